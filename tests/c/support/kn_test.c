@@ -1,0 +1,39 @@
+/*
+ * kn_test.c: see kn_test.h.
+ */
+#include "kn_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *kn_test_bootstrap(void) {
+    const char *b = getenv("KAFKA_BOOTSTRAP");
+    if (!b || !*b) {
+        fprintf(stderr, "KAFKA_BOOTSTRAP is not set: start a broker with tools/kafka/broker start\n");
+        fail_msg("no broker (KAFKA_BOOTSTRAP unset)");
+    }
+    return b;
+}
+
+const char *kn_test_source_path(const char *rel) {
+    static char buf[4096];
+    const char *root = getenv("KN_SOURCE_DIR");
+    snprintf(buf, sizeof buf, "%s/%s", root && *root ? root : ".", rel);
+    return buf;
+}
+
+const char *kn_test_topic(const char *tag) {
+    static char buf[256];
+    static int n;
+    snprintf(buf, sizeof buf, "kn-test-%s-%d-%d-%lld", tag, (int)getpid(), ++n,
+             (long long)(kn_test_now_ms() % 100000));
+    return buf;
+}
+
+int64_t kn_test_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,27 @@
+/*
+ * kn_test.h: helpers shared by the cmocka tests: where the real broker
+ * is (KAFKA_BOOTSTRAP), where test data lives, unique topic names.
+ */
+#ifndef KN_TEST_H
+#define KN_TEST_H
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* The broker's bootstrap list. An integration test calls this first; it
+ * fails the test (not skips it) when KAFKA_BOOTSTRAP is unset, so a
+ * missing broker can never count as a pass. */
+const char *kn_test_bootstrap(void);
+/* Path of a file under the source tree, e.g. "tests/data/x.txt".
+ * Returns a static buffer. */
+const char *kn_test_source_path(const char *rel);
+/* A topic name unique to this process and call: "kn-test-<tag>-<pid>-<n>".
+ * Returns a static buffer overwritten by the next call. */
+const char *kn_test_topic(const char *tag);
+/* Monotonic milliseconds. */
+int64_t kn_test_now_ms(void);
+
+#endif
