@@ -11,6 +11,41 @@
 
 #include "crc32c.h"
 
+/* tests/data/java-known-answers.txt: '@NAME COUNT' starts a section of
+ * COUNT lines; the inputs are generated as the file's header describes. */
+static FILE *ka_open_section(const char *name, int *count) {
+    FILE *f = fopen(kn_test_source_path("tests/data/java-known-answers.txt"), "r");
+    if (!f)
+        fail_msg("cannot open tests/data/java-known-answers.txt (run tools/java/gen-known-answers)");
+    char line[256], want[64];
+    snprintf(want, sizeof want, "@%s ", name);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, want, strlen(want)) == 0) {
+            *count = atoi(line + strlen(want));
+            return f;
+        }
+    fclose(f);
+    fail_msg("section @%s missing from java-known-answers.txt", name);
+    return NULL;
+}
+
+#define KA_LCG_START 0x6b61666b616e6174ull
+static uint64_t ka_step(uint64_t *x) {
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x;
+}
+/* Next LCG key into buf (>= 64 bytes); returns its length. */
+static size_t ka_lcg_key(uint64_t *x, uint8_t *buf) {
+    size_t len = 1 + (size_t)((ka_step(x) >> 33) % 64);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(ka_step(x) >> 56);
+    return len;
+}
+static void ka_fixed_key(uint8_t *buf, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)((i * 7 + 3) & 0xff);
+}
+
 typedef uint32_t (*crc_fn)(uint32_t, const void *, size_t);
 
 static void check_standard_vectors(crc_fn fn) {
@@ -78,11 +113,72 @@ static void test_paths_agree(void **state) {
     free(buf);
 }
 
+/* Java's Crc32C.compute over fixed keys, LCG streams and 100,000 LCG
+ * keys (folded), through every path. */
+static void test_java_known_answers(void **state) {
+    (void)state;
+    crc_fn fns[3] = {kn_crc32c, kn_crc32c_sw, kn_crc32c_hw};
+    int nfn = kn_crc32c_hw_available() ? 3 : 2;
+    uint8_t key[64];
+    int count, checked = 0;
+    FILE *f = ka_open_section("crc32c-fixed", &count);
+    assert_int_equal(count, 65);
+    for (int i = 0; i < count; i++) {
+        unsigned len, want;
+        assert_int_equal(fscanf(f, "%u %x", &len, &want), 2);
+        ka_fixed_key(key, len);
+        for (int k = 0; k < nfn; k++)
+            assert_true(fns[k](0, key, len) == want);
+        checked++;
+    }
+    fclose(f);
+
+    f = ka_open_section("crc32c-stream", &count);
+    for (int i = 0; i < count; i++) {
+        unsigned long n;
+        unsigned want;
+        assert_int_equal(fscanf(f, "%lu %x", &n, &want), 2);
+        uint8_t *buf = malloc(n ? n : 1);
+        assert_non_null(buf);
+        uint64_t x = KA_LCG_START;
+        for (unsigned long b = 0; b < n; b++)
+            buf[b] = (uint8_t)(ka_step(&x) >> 56);
+        for (int k = 0; k < nfn; k++)
+            assert_true(fns[k](0, buf, n) == want);
+        /* streamed in uneven pieces, as a batch is checked in parts */
+        uint32_t c = 0;
+        for (unsigned long off = 0, step = 1; off < n; off += step, step = step * 3 + 1)
+            c = kn_crc32c(c, buf + off, off + step <= n ? step : n - off);
+        assert_true(c == want);
+        free(buf);
+        checked++;
+    }
+    fclose(f);
+
+    f = ka_open_section("crc32c-lcg", &count);
+    unsigned nkeys;
+    unsigned long long want_fold;
+    assert_int_equal(fscanf(f, "%u %llx", &nkeys, &want_fold), 2);
+    fclose(f);
+    for (int k = 0; k < nfn; k++) {
+        uint64_t x = KA_LCG_START, fold = 0;
+        for (unsigned i = 0; i < nkeys; i++) {
+            size_t len = ka_lcg_key(&x, key);
+            fold = fold * 31 + fns[k](0, key, len);
+        }
+        assert_true(fold == want_fold);
+    }
+    checked++;
+    assert_int_equal(checked, 65 + 5 + 1);
+}
+
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sw_known),
         cmocka_unit_test(test_hw_known),
         cmocka_unit_test(test_paths_agree),
+        cmocka_unit_test(test_java_known_answers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,41 @@
 
 #include "murmur2.h"
 
+/* tests/data/java-known-answers.txt: '@NAME COUNT' starts a section of
+ * COUNT lines; the inputs are generated as the file's header describes. */
+static FILE *ka_open_section(const char *name, int *count) {
+    FILE *f = fopen(kn_test_source_path("tests/data/java-known-answers.txt"), "r");
+    if (!f)
+        fail_msg("cannot open tests/data/java-known-answers.txt (run tools/java/gen-known-answers)");
+    char line[256], want[64];
+    snprintf(want, sizeof want, "@%s ", name);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, want, strlen(want)) == 0) {
+            *count = atoi(line + strlen(want));
+            return f;
+        }
+    fclose(f);
+    fail_msg("section @%s missing from java-known-answers.txt", name);
+    return NULL;
+}
+
+#define KA_LCG_START 0x6b61666b616e6174ull
+static uint64_t ka_step(uint64_t *x) {
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x;
+}
+/* Next LCG key into buf (>= 64 bytes); returns its length. */
+static size_t ka_lcg_key(uint64_t *x, uint8_t *buf) {
+    size_t len = 1 + (size_t)((ka_step(x) >> 33) % 64);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)(ka_step(x) >> 56);
+    return len;
+}
+static void ka_fixed_key(uint8_t *buf, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (uint8_t)((i * 7 + 3) & 0xff);
+}
+
 static void test_java_unit_values(void **state) {
     (void)state;
     /* Values from Kafka's UtilsTest.testMurmur2 (Java ints). */
@@ -41,10 +76,76 @@ static void test_partition(void **state) {
     }
 }
 
+/* Java's Utils.murmur2 for fixed keys of every length 0..64. */
+static void test_java_fixed_keys(void **state) {
+    (void)state;
+    uint8_t key[64];
+    int count;
+    FILE *f = ka_open_section("murmur2-fixed", &count);
+    assert_int_equal(count, 65);
+    for (int i = 0; i < count; i++) {
+        unsigned len, h, pos;
+        assert_int_equal(fscanf(f, "%u %x %x", &len, &h, &pos), 3);
+        assert_int_equal(len, i);
+        ka_fixed_key(key, len);
+        assert_true(kn_murmur2(key, len) == h);
+        assert_true((kn_murmur2(key, len) & 0x7fffffffu) == pos);
+    }
+    fclose(f);
+}
+
+/* 100,000 LCG keys: each hash, then the partition for n = 1..64 summed
+ * and folded exactly as BuiltInPartitioner.partitionForKey picks it. */
+static void test_java_lcg_keys(void **state) {
+    (void)state;
+    int count;
+    FILE *f = ka_open_section("murmur2-lcg", &count);
+    assert_int_equal(count, 100000);
+    uint8_t(*keys)[64] = malloc((size_t)count * 64);
+    uint8_t *lens = malloc((size_t)count);
+    assert_non_null(keys);
+    assert_non_null(lens);
+    uint64_t x = KA_LCG_START;
+    for (int k = 0; k < count; k++) {
+        unsigned h;
+        lens[k] = (uint8_t)ka_lcg_key(&x, keys[k]);
+        assert_int_equal(fscanf(f, "%x", &h), 1);
+        if (kn_murmur2(keys[k], lens[k]) != h)
+            fail_msg("LCG key %d (len %u): murmur2 %08x, Java %08x", k, lens[k],
+                     kn_murmur2(keys[k], lens[k]), h);
+    }
+    fclose(f);
+
+    int nparts;
+    f = ka_open_section("partition-lcg", &nparts);
+    assert_int_equal(nparts, 64);
+    for (int i = 0; i < nparts; i++) {
+        int n;
+        unsigned long long want_sum, want_fold;
+        assert_int_equal(fscanf(f, "%d %llu %llx", &n, &want_sum, &want_fold), 3);
+        uint64_t sum = 0, fold = 0;
+        for (int k = 0; k < count; k++) {
+            int32_t p = kn_murmur2_partition(keys[k], lens[k], n);
+            assert_true(p >= 0 && p < n);
+            sum += (uint64_t)p;
+            fold = fold * 31 + (uint64_t)p;
+        }
+        if (sum != want_sum || fold != want_fold)
+            fail_msg("n=%d: sum %llu fold %016llx, Java %llu %016llx", n, (unsigned long long)sum,
+                     (unsigned long long)fold, want_sum, want_fold);
+    }
+    fclose(f);
+    free(keys);
+    free(lens);
+}
+
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_java_unit_values),
         cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_java_fixed_keys),
+        cmocka_unit_test(test_java_lcg_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
