@@ -80,6 +80,86 @@ typedef struct kn_allocator {
 } kn_allocator;
 void kn_set_allocator(const kn_allocator *allocator);
 
+/* ===================================================================
+ * Configuration (core/config/)
+ *
+ * Kafka's own property names, types, defaults and validation, from the
+ * Java client 4.3 catalog. A kn_conf holds the settings of one client
+ * of one type; a value is validated when it is set, and the rules that
+ * span several keys are checked by kn_conf_finalize when a client is
+ * built. See docs/configuration.md.
+ * =================================================================== */
+
+typedef struct kn_conf kn_conf;
+
+/* Which client a configuration is for; also used as a bitmask in the
+ * catalog (a key may belong to several client types). */
+typedef enum kn_client_type {
+    KN_CLIENT_PRODUCER = 1,
+    KN_CLIENT_CONSUMER = 2,
+    KN_CLIENT_ADMIN = 4
+} kn_client_type;
+
+/* A new configuration holding every default for that client type.
+ * Owned by the caller: kn_conf_destroy. NULL on allocation failure or
+ * an invalid type. */
+kn_conf *kn_conf_new(kn_client_type type);
+/* Deep copy (values and which keys were set explicitly). Owned by the
+ * caller: kn_conf_destroy. NULL on allocation failure. */
+kn_conf *kn_conf_dup(const kn_conf *conf);
+/* Frees conf and everything it holds. NULL is a no-op. */
+void kn_conf_destroy(kn_conf *conf);
+
+/* Sets key to value after validating it for this client type.
+ * value == NULL resets the key to its default (and forgets that it was
+ * set). Both strings are copied. Returns KN_OK, or KN_ERR__CONFIG with
+ * a message in errstr naming the key and what is accepted, e.g.
+ *   invalid value "fast" for acks: expected one of all, -1, 0, 1
+ *   unknown configuration key "bootstrap.server" for a consumer
+ *     (did you mean "bootstrap.servers"?)
+ * conf is unchanged on error. */
+int kn_conf_set(kn_conf *conf, const char *key, const char *value, char *errstr,
+                size_t errstr_size);
+
+/* Reads a Java .properties file (# and ! comments, key=value, key: value
+ * or key value, backslash continuation lines, \uXXXX and \t \n \r \f
+ * escapes) and kn_conf_set()s every entry. Errors name the file and
+ * line. Stops at the first error; entries before it stay set. */
+int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr,
+                            size_t errstr_size);
+
+/* Copies the current value of key (or its default) into buf as the
+ * string a user would write, NUL-terminated. On entry *sizep is the
+ * size of buf; on return it is the size needed including the NUL (if
+ * that is larger than the size given, buf holds a truncated value).
+ * buf may be NULL to query the size. Returns KN_OK, KN_ERR__CONFIG for
+ * a key unknown to this client type, or KN_ERR__NOT_FOUND when the
+ * value is null (no default and not set; *sizep is then 0). */
+int kn_conf_get(const kn_conf *conf, const char *key, char *buf, size_t *sizep);
+
+/* Cross-key validation, run by every client constructor (and callable
+ * earlier): bootstrap.servers present and well-formed, the producer's
+ * idempotence rules, delivery.timeout.ms >= linger.ms +
+ * request.timeout.ms, the consumer's group.protocol rules, ... Like
+ * Java, may adjust values the user did not set explicitly (e.g.
+ * disables the default idempotence when acks=1 was set). Returns KN_OK
+ * or KN_ERR__CONFIG with errstr. */
+int kn_conf_finalize(kn_conf *conf, char *errstr, size_t errstr_size);
+
+/* Calls fn for every key of this client type in name order with its
+ * effective value (NULL for a null value), and is_default = 1 when the
+ * key was not set explicitly. Password values are passed as
+ * "[hidden]". The strings are valid only during the call. Returns
+ * KN_OK. */
+int kn_conf_dump(const kn_conf *conf,
+                 void (*fn)(const char *key, const char *value, int is_default, void *opaque),
+                 void *opaque);
+
+/* The client type a configuration was created for. */
+kn_client_type kn_conf_client_type(const kn_conf *conf);
+
+/* ======================= end of Configuration ====================== */
+
 #ifdef __cplusplus
 }
 #endif
