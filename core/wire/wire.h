@@ -1,0 +1,204 @@
+/*
+ * wire.h: the per-client network layer (contract shared by the producer,
+ * consumer and admin modules).
+ *
+ * Threads: a knw_client owns ONE background network thread running a
+ * non-blocking event loop (poll(2) over every broker socket plus a wakeup
+ * eventfd). That thread alone touches sockets, connection state, the
+ * in-flight tables and the metadata cache writer side. Any thread may
+ * call knw_send()/knw_call()/knw_metadata_*(): they hand work to the
+ * network thread through a mutex-protected queue and wake it.
+ *
+ * Completion callbacks (knw_cb) run ON THE NETWORK THREAD: they must be
+ * short, must not block, and must never call user code or a lua_State;
+ * modules use them to move results onto their own queues, which the
+ * application drains from poll().
+ */
+#ifndef KN_WIRE_H
+#define KN_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "kafka_native.h"
+#include "reader.h"
+#include "writer.h"
+
+typedef struct kn_conf kn_conf;
+typedef struct knw_client knw_client;
+
+/* Special destinations for knw_send(). Real node ids are >= 0. */
+#define KNW_NODE_ANY (-1)        /* least-loaded connected broker (bootstrap ok) */
+#define KNW_NODE_CONTROLLER (-2) /* the controller from the latest metadata */
+
+/* A completed request, handed to the callback, which takes ownership
+ * and frees it with knw_resp_free() (possibly later, on another thread:
+ * e.g. the consumer keeps raw Fetch responses across polls). */
+typedef struct knw_resp {
+    int err;            /* 0, or KN_ERR__TRANSPORT / _TIMED_OUT / _PROTOCOL /
+                           _UNSUPPORTED_VERSION / _CLOSED / _ALL_BROKERS_DOWN */
+    char errstr[256];   /* human detail when err != 0 */
+    int16_t api_key;
+    int16_t api_version; /* the version actually used */
+    int32_t node_id;     /* the broker that answered (or was tried) */
+    int64_t latency_us;  /* send to response */
+    void *body;          /* decoded kp_<Api>Response, NULL if err */
+    kn_arena arena;      /* owns body's arrays */
+    uint8_t *raw;        /* raw response body bytes; body's slices point here */
+    size_t raw_len;
+} knw_resp;
+
+/* Frees a response and everything it owns. NULL is a no-op. */
+void knw_resp_free(knw_resp *resp);
+
+typedef void knw_cb(knw_client *client, knw_resp *resp, void *opaque);
+
+/* Creates the client and starts its network thread. conf is copied
+ * (caller keeps ownership of its conf). client_kind is "producer",
+ * "consumer" or "admin" (used in the default client.id). Returns NULL
+ * with errstr filled on invalid configuration or resource failure. */
+knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *errstr,
+                           size_t errstr_size);
+
+/* Stops the network thread, fails every pending request with
+ * KN_ERR__CLOSED (their callbacks run before this returns), closes all
+ * connections, frees everything. */
+void knw_client_destroy(knw_client *client);
+
+/* Queues a request. req is a kp_<Api>Request struct; it is encoded on
+ * the network thread once the destination's API versions are known, at
+ * the highest version both sides support that is <= max_version (-1 =
+ * no cap) and >= min_version (-1 = our lowest); so req (and everything it
+ * points to) must stay valid until cb runs. Exactly one cb call per
+ * successful knw_send(). timeout_ms bounds the whole wait (connect +
+ * queue + response); -1 uses request.timeout.ms. Returns 0, or an error
+ * (and then cb is NOT called): KN_ERR__CLOSED, KN_ERR__INVALID_ARG. */
+int knw_send(knw_client *client, int32_t node_id, int16_t api_key, int16_t min_version,
+             int16_t max_version, const void *req, int timeout_ms, knw_cb *cb, void *opaque);
+
+/* Like knw_send() without the cb: blocks the calling thread (never the
+ * network thread) until the response arrives or the timeout passes.
+ * Always returns a response (check resp->err); caller frees it. */
+knw_resp *knw_call(knw_client *client, int32_t node_id, int16_t api_key, int16_t min_version,
+                   int16_t max_version, const void *req, int timeout_ms);
+
+/* Highest version of api_key usable with node_id (both sides), or -1
+ * if unknown yet / unsupported. */
+int16_t knw_api_version(knw_client *client, int32_t node_id, int16_t api_key);
+
+/* ---- Metadata cache -------------------------------------------------
+ * An immutable, reference-counted snapshot. A new snapshot replaces the
+ * cache after every successful Metadata response; readers keep theirs
+ * until they release it. */
+
+typedef struct knw_broker {
+    int32_t node_id;
+    char *host;
+    int32_t port;
+    char *rack; /* NULL if none */
+} knw_broker;
+
+typedef struct knw_partition {
+    int32_t partition;
+    int16_t error;         /* Kafka error for this partition (e.g. LEADER_NOT_AVAILABLE) */
+    int32_t leader;        /* -1 if none */
+    int32_t leader_epoch;  /* -1 if unknown */
+    int32_t *replicas;
+    int32_t replica_count;
+    int32_t *isr;
+    int32_t isr_count;
+    int32_t *offline;
+    int32_t offline_count;
+} knw_partition;
+
+typedef struct knw_topic {
+    char *name;
+    kn_uuid topic_id;
+    int16_t error; /* e.g. UNKNOWN_TOPIC_OR_PARTITION */
+    bool is_internal;
+    knw_partition *partitions; /* sorted by partition id, index == id */
+    int32_t partition_count;
+} knw_topic;
+
+typedef struct knw_metadata {
+    int refcnt;            /* atomic; use knw_metadata_retain/release */
+    int64_t fetched_at_ms; /* monotonic ms */
+    char *cluster_id;      /* NULL if unknown */
+    int32_t controller_id; /* -1 if unknown */
+    knw_broker *brokers;   /* sorted by node_id */
+    int32_t broker_count;
+    knw_topic *topics;     /* sorted by name */
+    int32_t topic_count;
+    bool all_topics;       /* true if this snapshot lists every topic */
+} knw_metadata;
+
+/* Current snapshot (retained: release it), or NULL before the first. */
+knw_metadata *knw_metadata_get(knw_client *client);
+void knw_metadata_retain(knw_metadata *md);
+void knw_metadata_release(knw_metadata *md);
+/* Lookups inside a snapshot (binary search); NULL if absent. */
+const knw_topic *knw_metadata_topic(const knw_metadata *md, const char *name);
+const knw_topic *knw_metadata_topic_by_id(const knw_metadata *md, const kn_uuid *id);
+const knw_broker *knw_metadata_broker(const knw_metadata *md, int32_t node_id);
+
+/* Declares topics this client cares about: they are included in every
+ * metadata refresh (with all_topics false, the client only requests the
+ * union of registered topics). Thread-safe. */
+void knw_metadata_add_topics(knw_client *client, const char *const *topics, int count);
+void knw_metadata_remove_topics(knw_client *client, const char *const *topics, int count);
+/* Asks for a refresh soon (coalesced; rate-limited by retry.backoff.ms).
+ * all_topics: request every topic (admin list, pattern subscription). */
+void knw_metadata_request_refresh(knw_client *client, bool all_topics, const char *reason);
+/* Blocks until a snapshot newer than the current one (or, if
+ * min_fetched_at_ms > 0, one fetched at or after that time) exists, or
+ * timeout. Returns it retained, or NULL with *err set. */
+knw_metadata *knw_metadata_wait(knw_client *client, bool all_topics, int64_t min_fetched_at_ms,
+                                int timeout_ms, int *err);
+
+/* ---- Work on the network thread ------------------------------------
+ * Modules (fetcher prefetch, producer sender, group heartbeats) run
+ * their periodic work as tickers: fn is called on the network thread
+ * after each round of I/O, and right away after knw_wakeup(); it returns
+ * the number of ms until it next needs to run (-1: only when woken).
+ * knw_send() may be called from a ticker or a knw_cb (it must not
+ * deadlock there). */
+typedef int knw_tick_fn(knw_client *client, int64_t now_ms, void *opaque);
+/* Returns a ticker id >= 0, or a negative error. */
+int knw_ticker_add(knw_client *client, knw_tick_fn *fn, void *opaque);
+/* After this returns, fn is not running and will not run again. */
+void knw_ticker_remove(knw_client *client, int ticker_id);
+/* Wakes the network thread (any thread, async-signal-safe is not required). */
+void knw_wakeup(knw_client *client);
+
+/* Requests sent to node_id and not yet answered (network thread or any
+ * thread; approximate when read off the network thread). */
+int knw_inflight(knw_client *client, int32_t node_id);
+/* True if a connection to node_id is up and past its handshakes. */
+bool knw_node_ready(knw_client *client, int32_t node_id);
+
+/* Forces one broker connection closed (tests, and modules that detect a
+ * wedged connection); pending requests on it fail with _TRANSPORT. */
+void knw_disconnect(knw_client *client, int32_t node_id);
+
+/* Monotonic clock in ms / us used throughout the library. */
+int64_t knw_now_ms(void);
+int64_t knw_now_us(void);
+
+/* Observable counters (for metrics and tests); a consistent copy. */
+typedef struct knw_stats {
+    int64_t connects;          /* successful TCP connects */
+    int64_t connect_failures;
+    int64_t disconnects;
+    int64_t requests_sent;
+    int64_t responses_received;
+    int64_t request_timeouts;
+    int64_t metadata_refreshes;
+    int64_t protocol_errors;
+    int64_t rebootstraps;
+    int64_t bytes_sent;
+    int64_t bytes_received;
+} knw_stats;
+void knw_get_stats(knw_client *client, knw_stats *out);
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * test_wire_units.c: the wire layer's pure pieces: backoff curve and
+ * jitter bounds, the in-flight ring (O(1) correlation, order, wrap),
+ * framing of partial reads (one byte at a time), oversized and
+ * undersized frame sizes, the writev send queue under short writes,
+ * bootstrap list parsing and IPv4-first resolution.
+ */
+#include "kn_test.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "kafka_native.h"
+#include "kn_alloc.h"
+#include "wire/backoff.h"
+#include "wire/dns.h"
+#include "wire/frame.h"
+#include "wire/inflight.h"
+
+static void test_backoff_curve(void **state) {
+    knw_backoff b;
+    knw_backoff_init(&b, 50, 1000, 0.2);
+    /* Without jitter (rnd 0.5 = factor 1.0) the term doubles to the cap. */
+    assert_int_equal(knw_backoff_ms(&b, 0, 0.5), 50);
+    assert_int_equal(knw_backoff_ms(&b, 1, 0.5), 100);
+    assert_int_equal(knw_backoff_ms(&b, 2, 0.5), 200);
+    assert_int_equal(knw_backoff_ms(&b, 4, 0.5), 800);
+    assert_int_equal(knw_backoff_ms(&b, 5, 0.5), 1000);
+    assert_int_equal(knw_backoff_ms(&b, 1000000, 0.5), 1000);
+    /* Jitter extremes: factor 0.8 and just under 1.2, capped at max. */
+    assert_int_equal(knw_backoff_ms(&b, 0, 0.0), 40);
+    assert_int_equal(knw_backoff_ms(&b, 0, 0.999999), 59);
+    assert_int_equal(knw_backoff_ms(&b, 10, 0.999999), 1000);
+    /* Random draws stay within [0.8, 1.2) x term for every attempt. */
+    for (int attempt = 0; attempt < 8; attempt++) {
+        double term = 50.0 * (1 << (attempt < 5 ? attempt : 5));
+        if (term > 1000)
+            term = 1000;
+        int64_t lo = (int64_t)(0.8 * term), hi = (int64_t)(1.2 * term);
+        if (hi > 1000)
+            hi = 1000;
+        int64_t seen_min = INT64_MAX, seen_max = 0;
+        for (int i = 0; i < 2000; i++) {
+            int64_t v = knw_backoff_ms(&b, attempt, -1);
+            assert_true(v >= lo && v <= hi);
+            seen_min = v < seen_min ? v : seen_min;
+            seen_max = v > seen_max ? v : seen_max;
+        }
+        /* Jitter really varies (not a constant). */
+        assert_true(seen_max > seen_min);
+    }
+    /* max <= initial: constant. */
+    knw_backoff_init(&b, 100, 100, 0.2);
+    assert_int_equal(knw_backoff_ms(&b, 7, -1), 100);
+}
+
+static void test_inflight_order_and_wrap(void **state) {
+    knw_inflight t;
+    assert_int_equal(knw_inflight_init(&t, 5, INT32_MAX - 2), 0);
+    int vals[8];
+    int32_t ids[8];
+    for (int i = 0; i < 5; i++) {
+        ids[i] = knw_inflight_push(&t, &vals[i]);
+        assert_true(ids[i] >= 0);
+    }
+    /* Wrapped past INT32_MAX to 0. */
+    assert_int_equal(ids[0], INT32_MAX - 2);
+    assert_int_equal(ids[3], 0);
+    assert_int_equal(ids[4], 1);
+    assert_true(knw_inflight_full(&t));
+    assert_int_equal(knw_inflight_push(&t, &vals[5]), -1);
+    assert_ptr_equal(knw_inflight_at(&t, 2), &vals[2]);
+    assert_int_equal(knw_inflight_corr_at(&t, 4), 1);
+
+    /* Out-of-order correlation id: refused, expected id reported,
+     * nothing removed. */
+    int32_t expected = 0;
+    assert_null(knw_inflight_take(&t, ids[1], &expected));
+    assert_int_equal(expected, ids[0]);
+    assert_int_equal(t.count, 5);
+    assert_null(knw_inflight_take(&t, 12345, &expected));
+
+    for (int i = 0; i < 5; i++)
+        assert_ptr_equal(knw_inflight_take(&t, ids[i], &expected), &vals[i]);
+    assert_int_equal(t.count, 0);
+    assert_null(knw_inflight_take(&t, 2, &expected));
+    assert_int_equal(expected, -1);
+    /* Refill after drain keeps ids increasing. */
+    assert_int_equal(knw_inflight_push(&t, &vals[6]), 2);
+    assert_ptr_equal(knw_inflight_pop(&t), &vals[6]);
+    assert_null(knw_inflight_pop(&t));
+    knw_inflight_destroy(&t);
+}
+
+/* A reader that hands out a prepared byte string `step` bytes at a
+ * time, reporting EAGAIN every other call like a slow socket. */
+typedef struct drip {
+    const uint8_t *buf;
+    size_t len, off, step;
+    int calls;
+    bool eagain_between;
+} drip;
+
+static ssize_t drip_read(void *ctx, void *buf, size_t len) {
+    drip *d = ctx;
+    d->calls++;
+    if (d->eagain_between && d->calls % 2 == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (d->off == d->len) {
+        errno = EAGAIN;
+        return -1;
+    }
+    size_t n = d->len - d->off;
+    if (n > d->step)
+        n = d->step;
+    if (n > len)
+        n = len;
+    memcpy(buf, d->buf + d->off, n);
+    d->off += n;
+    return (ssize_t)n;
+}
+
+typedef struct frames {
+    uint8_t *f[8];
+    size_t len[8];
+    int n;
+} frames;
+
+static int collect(void *ctx, uint8_t *frame, size_t len) {
+    frames *fs = ctx;
+    fs->f[fs->n] = frame;
+    fs->len[fs->n] = len;
+    fs->n++;
+    return 0;
+}
+
+static size_t build_stream(uint8_t *out, const size_t *sizes, int n) {
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t s = (uint32_t)sizes[i];
+        out[off++] = (uint8_t)(s >> 24);
+        out[off++] = (uint8_t)(s >> 16);
+        out[off++] = (uint8_t)(s >> 8);
+        out[off++] = (uint8_t)s;
+        for (size_t j = 0; j < sizes[i]; j++)
+            out[off++] = (uint8_t)(i * 31 + j);
+    }
+    return off;
+}
+
+static void check_frames(frames *fs, const size_t *sizes, int n) {
+    assert_int_equal(fs->n, n);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(fs->len[i], sizes[i]);
+        for (size_t j = 0; j < sizes[i]; j++)
+            assert_int_equal(fs->f[i][j], (uint8_t)(i * 31 + j));
+        kn_free(fs->f[i]);
+    }
+}
+
+static void test_frame_partial_reads(void **state) {
+    /* Small and large frames (the large ones exceed the 64-byte stage,
+     * exercising the direct-read path). */
+    static const size_t sizes[] = {4, 10, 300, 5, 1000};
+    static uint8_t stream[2048];
+    size_t len = build_stream(stream, sizes, 5);
+    size_t steps[] = {1, 3, 64, 4096};
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        knw_rx rx;
+        assert_int_equal(knw_rx_init(&rx, 64, 1 << 20), 0);
+        drip d = {stream, len, 0, steps[s], 0, true};
+        frames fs = {.n = 0};
+        char err[256];
+        size_t nread = 0;
+        int guard = 0;
+        while (d.off < d.len && guard++ < 100000)
+            assert_int_equal(knw_rx_pump(&rx, drip_read, &d, collect, &fs, &nread, err, sizeof err), 0);
+        assert_int_equal(knw_rx_pump(&rx, drip_read, &d, collect, &fs, &nread, err, sizeof err), 0);
+        assert_int_equal(nread, len);
+        check_frames(&fs, sizes, 5);
+        assert_false(knw_rx_busy(&rx));
+        knw_rx_destroy(&rx);
+    }
+}
+
+static void test_frame_bad_sizes(void **state) {
+    uint8_t big[] = {0x7f, 0xff, 0xff, 0xff, 1, 2, 3};
+    uint8_t neg[] = {0xff, 0xff, 0xff, 0xfe};
+    uint8_t tiny[] = {0, 0, 0, 2, 1, 2};
+    uint8_t *cases[] = {big, neg, tiny};
+    size_t lens[] = {sizeof big, sizeof neg, sizeof tiny};
+    for (int i = 0; i < 3; i++) {
+        knw_rx rx;
+        assert_int_equal(knw_rx_init(&rx, 64, 100 << 20), 0);
+        drip d = {cases[i], lens[i], 0, 1, 0, false};
+        frames fs = {.n = 0};
+        char err[256] = "";
+        int rc = knw_rx_pump(&rx, drip_read, &d, collect, &fs, NULL, err, sizeof err);
+        assert_int_equal(rc, KN_ERR__PROTOCOL);
+        assert_non_null(strstr(err, "invalid"));
+        assert_int_equal(fs.n, 0);
+        knw_rx_destroy(&rx);
+    }
+}
+
+static ssize_t eof_read(void *ctx, void *buf, size_t len) { return 0; }
+
+static void test_frame_eof_mid_frame(void **state) {
+    knw_rx rx;
+    assert_int_equal(knw_rx_init(&rx, 64, 1024), 0);
+    uint8_t part[] = {0, 0, 0, 8, 1, 2};
+    drip d = {part, sizeof part, 0, 100, 0, false};
+    frames fs = {.n = 0};
+    char err[128];
+    assert_int_equal(knw_rx_pump(&rx, drip_read, &d, collect, &fs, NULL, err, sizeof err), 0);
+    assert_true(knw_rx_busy(&rx));
+    assert_int_equal(knw_rx_pump(&rx, eof_read, NULL, collect, &fs, NULL, err, sizeof err), KNW_RX_EOF);
+    knw_rx_destroy(&rx);
+}
+
+/* A writer that accepts at most `limit` bytes per call and then blocks
+ * once, collecting into out. */
+typedef struct sink {
+    uint8_t out[4096];
+    size_t len, limit;
+    int calls;
+} sink;
+
+static ssize_t sink_writev(void *ctx, const struct iovec *iov, int iovcnt) {
+    sink *s = ctx;
+    if (s->calls++ % 2 == 1) {
+        errno = EAGAIN;
+        return -1;
+    }
+    size_t n = 0;
+    for (int i = 0; i < iovcnt && n < s->limit; i++) {
+        size_t take = iov[i].iov_len;
+        if (take > s->limit - n)
+            take = s->limit - n;
+        memcpy(s->out + s->len + n, iov[i].iov_base, take);
+        n += take;
+    }
+    s->len += n;
+    return (ssize_t)n;
+}
+
+static void test_txq_short_writes(void **state) {
+    knw_txq q;
+    knw_txq_init(&q);
+    uint8_t expect[1000];
+    size_t total = 0;
+    for (int i = 0; i < 40; i++) {
+        size_t n = (size_t)(i % 7) + 1;
+        uint8_t *b = kn_malloc(n);
+        for (size_t j = 0; j < n; j++)
+            b[j] = expect[total + j] = (uint8_t)(total + j);
+        total += n;
+        assert_int_equal(knw_txq_push(&q, b, n), 0);
+    }
+    sink s = {.limit = 5};
+    size_t written = 0;
+    char err[64];
+    for (int guard = 0; !knw_txq_empty(&q) && guard < 1000; guard++)
+        assert_int_equal(knw_txq_flush(&q, sink_writev, &s, &written, err, sizeof err), 0);
+    assert_true(knw_txq_empty(&q));
+    assert_int_equal(written, total);
+    assert_int_equal(s.len, total);
+    assert_memory_equal(s.out, expect, total);
+    knw_txq_destroy(&q);
+}
+
+static void test_parse_hostports(void **state) {
+    knw_hostport *hp;
+    int n;
+    char err[256];
+    assert_int_equal(knw_parse_hostports(" a:1, [::1]:9092,host.example:65535 ,", &hp, &n, err, sizeof err), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(hp[0].host, "a");
+    assert_int_equal(hp[0].port, 1);
+    assert_string_equal(hp[1].host, "::1");
+    assert_int_equal(hp[1].port, 9092);
+    assert_string_equal(hp[2].host, "host.example");
+    knw_hostports_free(hp, n);
+    assert_int_equal(knw_parse_hostports("nohost", &hp, &n, err, sizeof err), KN_ERR__CONFIG);
+    assert_non_null(strstr(err, "nohost"));
+    assert_int_equal(knw_parse_hostports("h:0", &hp, &n, err, sizeof err), KN_ERR__CONFIG);
+    assert_int_equal(knw_parse_hostports("h:99999", &hp, &n, err, sizeof err), KN_ERR__CONFIG);
+    assert_int_equal(knw_parse_hostports(" , ", &hp, &n, err, sizeof err), KN_ERR__CONFIG);
+}
+
+static void test_resolve_ipv4_first(void **state) {
+    knw_addrs a;
+    char err[256];
+    /* "localhost" may map to ::1 and 127.0.0.1; IPv4 must come first. */
+    assert_int_equal(knw_dns_resolve("localhost", 9092, &a, err, sizeof err), 0);
+    assert_true(a.count >= 1);
+    bool seen6 = false;
+    for (int i = 0; i < a.count; i++) {
+        if (a.addrs[i].family == AF_INET6)
+            seen6 = true;
+        else
+            assert_false(seen6);
+    }
+    char buf[64];
+    knw_addr_str(&a.addrs[0], buf, sizeof buf);
+    assert_non_null(strstr(buf, ":9092"));
+    knw_addrs_free(&a);
+    assert_int_equal(knw_dns_resolve("no-such-host.invalid", 1, &a, err, sizeof err), KN_ERR__RESOLVE);
+    assert_non_null(strstr(err, "no-such-host.invalid"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backoff_curve),
+        cmocka_unit_test(test_inflight_order_and_wrap),
+        cmocka_unit_test(test_frame_partial_reads),
+        cmocka_unit_test(test_frame_bad_sizes),
+        cmocka_unit_test(test_frame_eof_mid_frame),
+        cmocka_unit_test(test_txq_short_writes),
+        cmocka_unit_test(test_parse_hostports),
+        cmocka_unit_test(test_resolve_ipv4_first),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
