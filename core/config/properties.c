@@ -256,7 +256,8 @@ int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr, size_
             if (!cont || pos >= len)
                 break;
         }
-        if (err || is_comment)
+        /* A lone "\" continued into a blank line leaves nothing. */
+        if (err || is_comment || logical.len == 0)
             continue;
         size_t klen, vstart;
         split_line(logical.p, logical.len, &klen, &vstart);
