@@ -1,0 +1,55 @@
+/*
+ * lk.h: what the files of the kafka_native Lua module share.
+ *
+ * One file per object: lk_module.c (luaopen_kafka_native, module
+ * table), lk_errors.c (the nil, message, code convention), lk_config.c
+ * (Lua table or .properties path -> kn_conf), lk_admin.c (the admin
+ * userdata). Later objects (consumer, producer) add their own lk_*.c
+ * and a registration function here.
+ *
+ * Threads: every function here runs on the thread that owns the
+ * lua_State; the library's network threads never see a lua_State.
+ * No module globals: all state hangs off userdata.
+ */
+#ifndef LK_H
+#define LK_H
+
+#include "compat.h"
+#include "kafka_native.h"
+
+/* Pushes nil, message, code-name (kn_err_name(code)) and returns 3: the
+ * runtime-error convention of every method. message NULL uses
+ * kn_err_message(code). */
+int lk_push_error(lua_State *L, int code, const char *message);
+
+/* Builds a kn_conf of the given client kind from the argument at idx:
+ * a table of Kafka properties (string, number and boolean values, or an
+ * array of strings joined with ",") or the path of a .properties file.
+ * Raises (luaL_argerror) when the argument has the wrong shape. Returns
+ * the conf (caller owns: kn_conf_destroy) or NULL with errstr filled
+ * and *errp set (KN_ERR__CONFIG, ...) when Kafka config rules reject it. */
+kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t errstr_size,
+                          int *errp);
+
+/* If the value at idx is a number with an integral value (5.3+ floats
+ * like 3.0 included), stores it in *out and returns 1; else returns 0. */
+int lk_get_integer(lua_State *L, int idx, lua_Integer *out);
+/* Converts the value at the top of the stack to the string Kafka would
+ * read (booleans "true"/"false", integral numbers without a fraction,
+ * arrays of scalars joined with ",") into buf. Returns 1, or 0 when the
+ * value cannot be a Kafka value or does not fit. Never raises. */
+int lk_conf_value(lua_State *L, char *buf, size_t size);
+/* Reads optional integer field `key` of the options table at idx (which
+ * may be none/nil): def when absent; raises when not an integer. */
+lua_Integer lk_opt_int_field(lua_State *L, int idx, const char *key, lua_Integer def);
+/* Same for a boolean field. */
+int lk_opt_bool_field(lua_State *L, int idx, const char *key, int def);
+/* Raises unless the argument at idx is a table or none/nil. */
+void lk_check_opt_table(lua_State *L, int idx);
+
+/* Registers the admin metatable; pushes nothing. */
+void lk_admin_register(lua_State *L);
+/* kafka_native.admin(config) */
+int lk_admin_new(lua_State *L);
+
+#endif

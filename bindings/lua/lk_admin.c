@@ -1,0 +1,490 @@
+/*
+ * lk_admin.c: the admin client userdata (kafka_native.admin(config)).
+ *
+ * The userdata holds only the kn_admin pointer; it is created zeroed
+ * (closed) before anything is allocated, so a failed constructor leaves
+ * nothing behind but garbage. close(), __gc and __close share one
+ * idempotent path; any other method on a closed handle raises
+ * "admin client is closed".
+ *
+ * Argument tables are checked completely (raising on a wrong shape)
+ * before any C memory is allocated, and temporary arrays live in Lua
+ * userdata, so a raise can never leak. Runtime failures of a whole call
+ * return nil, message, code; per-topic failures are fields of the result.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kafka_native_admin.h"
+#include "lk.h"
+
+#define LK_ADMIN_MT "kafka_native.admin"
+
+typedef struct lk_admin {
+    kn_admin *admin; /* NULL once closed */
+} lk_admin;
+
+static lk_admin *lk_admin_check(lua_State *L) {
+    lk_admin *la = (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT);
+    if (la->admin == NULL)
+        luaL_error(L, "admin client is closed");
+    return la;
+}
+
+static void lk_admin_close_ud(lk_admin *la) {
+    if (la->admin) {
+        kn_admin_destroy(la->admin);
+        la->admin = NULL;
+    }
+}
+
+/* close(), __gc and __close (5.4 passes the error as a 2nd argument). */
+static int lk_admin_close(lua_State *L) {
+    lk_admin_close_ud((lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT));
+    return 0;
+}
+
+static int lk_admin_tostring(lua_State *L) {
+    lk_admin *la = (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT);
+    if (la->admin)
+        lua_pushfstring(L, "kafka_native.admin (%p)", (void *)la);
+    else
+        lua_pushliteral(L, "kafka_native.admin (closed)");
+    return 1;
+}
+
+int lk_admin_new(lua_State *L) {
+    luaL_checkany(L, 1);
+    lk_admin *la = (lk_admin *)lk_newuserdata(L, sizeof(*la));
+    memset(la, 0, sizeof(*la));
+    luaL_getmetatable(L, LK_ADMIN_MT);
+    lua_setmetatable(L, -2);
+
+    char errstr[512] = "";
+    int err = KN_OK;
+    kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_ADMIN, errstr, sizeof(errstr), &err);
+    if (!conf)
+        return lk_push_error(L, err, errstr);
+    la->admin = kn_admin_new(conf, errstr, sizeof(errstr));
+    kn_conf_destroy(conf);
+    if (!la->admin)
+        return lk_push_error(L, KN_ERR__CONFIG, errstr);
+    return 1;
+}
+
+/* timeout_ms option (default -1: default.api.timeout.ms). */
+static int lk_timeout_opt(lua_State *L, int idx) {
+    lk_check_opt_table(L, idx);
+    lua_Integer t = lk_opt_int_field(L, idx, "timeout_ms", -1);
+    if (t > 0x7fffffff)
+        t = 0x7fffffff;
+    return (int)t;
+}
+
+/* Checks that the argument at idx is an array of non-empty-checked
+ * strings and returns its length. Raises otherwise. */
+static size_t lk_check_names(lua_State *L, int idx) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    size_t n = lua_rawlen(L, idx);
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, (int)i);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_argerror(L, idx, "array of topic names expected");
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
+/* Collects the names at idx (checked by lk_check_names) into a
+ * Lua-owned array of pointers; the strings stay alive because the table
+ * at idx holds them for the whole call. */
+static const char **lk_collect_names(lua_State *L, int idx, size_t n) {
+    const char **names = (const char **)lua_newuserdata(L, (n ? n : 1) * sizeof(*names));
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, idx, (int)(i + 1));
+        names[i] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    return names;
+}
+
+static void lk_set_str(lua_State *L, const char *key, const char *value) {
+    if (value) {
+        lua_pushstring(L, value);
+        lua_setfield(L, -2, key);
+    }
+}
+
+static void lk_set_int(lua_State *L, const char *key, lua_Integer value) {
+    lua_pushinteger(L, value);
+    lua_setfield(L, -2, key);
+}
+
+/* Pushes name -> {error=, code=, message=, topic_id=, ...}. */
+static void lk_push_topic_results(lua_State *L, const kn_topic_results *res, int with_counts) {
+    size_t n = kn_topic_results_count(res);
+    lua_createtable(L, 0, (int)n);
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 4);
+        int err = kn_topic_results_error(res, i);
+        if (err) {
+            lk_set_str(L, "error", kn_err_name(err));
+            lk_set_int(L, "code", err);
+            lk_set_str(L, "message", kn_topic_results_error_message(res, i));
+        } else {
+            lk_set_str(L, "topic_id", kn_topic_results_topic_id(res, i));
+            if (with_counts && kn_topic_results_partitions(res, i) >= 0) {
+                lk_set_int(L, "partitions", kn_topic_results_partitions(res, i));
+                lk_set_int(L, "replication_factor", kn_topic_results_replication_factor(res, i));
+            }
+        }
+        lua_setfield(L, -2, kn_topic_results_name(res, i));
+    }
+}
+
+/* ---- create_topics -------------------------------------------------- */
+
+/* Raises unless the topic spec at the top of the stack is well formed. */
+static void lk_check_new_topic(lua_State *L, int argidx) {
+    char value[1024];
+    lua_Integer v;
+    if (lua_type(L, -1) != LUA_TTABLE)
+        luaL_argerror(L, argidx, "array of topic tables expected");
+    lua_getfield(L, -1, "name");
+    if (lua_type(L, -1) != LUA_TSTRING)
+        luaL_argerror(L, argidx, "topic 'name' (string) expected");
+    lua_pop(L, 1);
+    static const char *const int_fields[] = {"partitions", "replication_factor"};
+    for (int f = 0; f < 2; f++) {
+        lua_getfield(L, -1, int_fields[f]);
+        if (!lua_isnil(L, -1) &&
+            (!lk_get_integer(L, -1, &v) || v < -1 || v > (f == 0 ? 0x7fffffff : 0x7fff))) {
+            lua_pushfstring(L, "topic '%s' must be an integer", int_fields[f]);
+            luaL_argerror(L, argidx, lua_tostring(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+    lua_getfield(L, -1, "configs");
+    if (!lua_isnil(L, -1)) {
+        if (lua_type(L, -1) != LUA_TTABLE)
+            luaL_argerror(L, argidx, "topic 'configs' must be a table");
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            if (lua_type(L, -2) != LUA_TSTRING || !lk_conf_value(L, value, sizeof(value)))
+                luaL_argerror(L, argidx, "topic 'configs' must map names to strings, numbers "
+                                         "or booleans");
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "replica_assignment");
+    if (!lua_isnil(L, -1)) {
+        if (lua_type(L, -1) != LUA_TTABLE)
+            luaL_argerror(L, argidx, "topic 'replica_assignment' must be a table");
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            int ok = lk_get_integer(L, -2, &v) && v >= 0 && v <= 0x7fffffff &&
+                     lua_type(L, -1) == LUA_TTABLE;
+            for (size_t b = 1; ok && b <= lua_rawlen(L, -1); b++) {
+                lua_rawgeti(L, -1, (int)b);
+                ok = lk_get_integer(L, -1, &v) && v >= 0 && v <= 0x7fffffff;
+                lua_pop(L, 1);
+            }
+            if (!ok)
+                luaL_argerror(L, argidx, "topic 'replica_assignment' must map partition "
+                                         "numbers to arrays of broker ids");
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+}
+
+static lua_Integer lk_field_int(lua_State *L, const char *key, lua_Integer def) {
+    lua_Integer v = def;
+    lua_getfield(L, -1, key);
+    if (!lua_isnil(L, -1))
+        lk_get_integer(L, -1, &v);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Builds the kn_new_topic for the (checked) spec at the top of the
+ * stack. Returns NULL only when out of memory. Caller owns the result. */
+static kn_new_topic *lk_build_new_topic(lua_State *L) {
+    char value[1024];
+    lua_getfield(L, -1, "name");
+    kn_new_topic *nt =
+        kn_new_topic_new(lua_tostring(L, -1), (int32_t)lk_field_int(L, "partitions", -1),
+                         (int16_t)lk_field_int(L, "replication_factor", -1));
+    lua_pop(L, 1);
+    if (!nt)
+        return NULL;
+    int err = KN_OK;
+    lua_getfield(L, -1, "configs");
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            lk_conf_value(L, value, sizeof(value));
+            if (!err)
+                err = kn_new_topic_set_config(nt, lua_tostring(L, -2), value);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "replica_assignment");
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            lua_Integer part = 0, id = 0;
+            lk_get_integer(L, -2, &part);
+            size_t nb = lua_rawlen(L, -1);
+            int32_t *ids = (int32_t *)lua_newuserdata(L, (nb ? nb : 1) * sizeof(*ids));
+            for (size_t b = 0; b < nb; b++) {
+                lua_rawgeti(L, -2, (int)(b + 1));
+                lk_get_integer(L, -1, &id);
+                ids[b] = (int32_t)id;
+                lua_pop(L, 1);
+            }
+            if (!err)
+                err = kn_new_topic_set_replica_assignment(nt, (int32_t)part, ids, nb);
+            lua_pop(L, 2);
+        }
+    }
+    lua_pop(L, 1);
+    if (err) {
+        kn_new_topic_destroy(nt);
+        return NULL;
+    }
+    return nt;
+}
+
+/* admin:create_topics({ {name=, partitions=, replication_factor=,
+ *   configs={...}, replica_assignment={[0]={1,2}}}, ... },
+ *   {timeout_ms=, validate_only=}) -> name -> result, or nil, msg, code */
+static int lk_admin_create_topics(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int timeout_ms = lk_timeout_opt(L, 3);
+    int flags = lk_opt_bool_field(L, 3, "validate_only", 0) ? KN_ADMIN_VALIDATE_ONLY : 0;
+    size_t n = lua_rawlen(L, 2);
+    for (size_t i = 1; i <= n; i++) {
+        lua_rawgeti(L, 2, (int)i);
+        lk_check_new_topic(L, 2);
+        lua_pop(L, 1);
+    }
+
+    kn_new_topic **topics = (kn_new_topic **)lua_newuserdata(L, (n ? n : 1) * sizeof(*topics));
+    int err = KN_OK;
+    size_t built = 0;
+    for (; built < n; built++) {
+        lua_rawgeti(L, 2, (int)(built + 1));
+        topics[built] = lk_build_new_topic(L);
+        lua_pop(L, 1);
+        if (!topics[built]) {
+            err = KN_ERR__NOMEM;
+            break;
+        }
+    }
+    char errstr[512] = "";
+    kn_topic_results *res = NULL;
+    if (!err)
+        err = kn_admin_create_topics(la->admin, topics, n, flags, timeout_ms, &res, errstr,
+                                     sizeof(errstr));
+    for (size_t i = 0; i < built; i++)
+        kn_new_topic_destroy(topics[i]);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lk_push_topic_results(L, res, 1);
+    kn_topic_results_destroy(res);
+    return 1;
+}
+
+/* admin:delete_topics({names}, {timeout_ms=}) -> name -> result */
+static int lk_admin_delete_topics(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    size_t n = lk_check_names(L, 2);
+    int timeout_ms = lk_timeout_opt(L, 3);
+    const char **names = lk_collect_names(L, 2, n);
+    char errstr[512] = "";
+    kn_topic_results *res = NULL;
+    int err = kn_admin_delete_topics(la->admin, names, n, timeout_ms, &res, errstr,
+                                     sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lk_push_topic_results(L, res, 0);
+    kn_topic_results_destroy(res);
+    return 1;
+}
+
+/* admin:list_topics({internal=false, timeout_ms=}) -> array of
+ * {name=, topic_id=, internal=} sorted by name */
+static int lk_admin_list_topics(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    int timeout_ms = lk_timeout_opt(L, 2);
+    int flags = lk_opt_bool_field(L, 2, "internal", 0) ? KN_ADMIN_LIST_INTERNAL : 0;
+    char errstr[512] = "";
+    kn_topic_list *list = NULL;
+    int err = kn_admin_list_topics(la->admin, flags, timeout_ms, &list, errstr, sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    size_t n = kn_topic_list_count(list);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 3);
+        lk_set_str(L, "name", kn_topic_list_name(list, i));
+        lk_set_str(L, "topic_id", kn_topic_list_topic_id(list, i));
+        lua_pushboolean(L, kn_topic_list_is_internal(list, i));
+        lua_setfield(L, -2, "internal");
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    kn_topic_list_destroy(list);
+    return 1;
+}
+
+static void lk_push_int_array(lua_State *L, const int32_t *ids, size_t n) {
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushinteger(L, ids[i]);
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+}
+
+static void lk_push_partition(lua_State *L, const kn_partition_info *pi) {
+    size_t n;
+    const int32_t *ids;
+    lua_createtable(L, 0, 7);
+    lk_set_int(L, "partition", kn_partition_info_id(pi));
+    lk_set_int(L, "leader", kn_partition_info_leader(pi));
+    lk_set_int(L, "leader_epoch", kn_partition_info_leader_epoch(pi));
+    if (kn_partition_info_error(pi))
+        lk_set_str(L, "error", kn_err_name(kn_partition_info_error(pi)));
+    ids = kn_partition_info_replicas(pi, &n);
+    lk_push_int_array(L, ids, n);
+    lua_setfield(L, -2, "replicas");
+    ids = kn_partition_info_isr(pi, &n);
+    lk_push_int_array(L, ids, n);
+    lua_setfield(L, -2, "isr");
+    ids = kn_partition_info_offline(pi, &n);
+    lk_push_int_array(L, ids, n);
+    lua_setfield(L, -2, "offline");
+}
+
+/* admin:describe_topics({names}, {timeout_ms=}) -> name -> {name=,
+ * topic_id=, internal=, partitions={ {partition=, leader=, ...}, ...}}
+ * or name -> {error=, code=, message=} */
+static int lk_admin_describe_topics(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    size_t n = lk_check_names(L, 2);
+    int timeout_ms = lk_timeout_opt(L, 3);
+    const char **names = lk_collect_names(L, 2, n);
+    char errstr[512] = "";
+    kn_topic_descriptions *desc = NULL;
+    int err = kn_admin_describe_topics(la->admin, names, n, timeout_ms, &desc, errstr,
+                                       sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    size_t count = kn_topic_descriptions_count(desc);
+    lua_createtable(L, 0, (int)count);
+    for (size_t i = 0; i < count; i++) {
+        lua_createtable(L, 0, 4);
+        lk_set_str(L, "name", kn_topic_descriptions_name(desc, i));
+        int terr = kn_topic_descriptions_error(desc, i);
+        if (terr) {
+            lk_set_str(L, "error", kn_err_name(terr));
+            lk_set_int(L, "code", terr);
+            lk_set_str(L, "message", kn_topic_descriptions_error_message(desc, i));
+        } else {
+            lk_set_str(L, "topic_id", kn_topic_descriptions_topic_id(desc, i));
+            lua_pushboolean(L, kn_topic_descriptions_is_internal(desc, i));
+            lua_setfield(L, -2, "internal");
+            size_t np = kn_topic_descriptions_partition_count(desc, i);
+            lua_createtable(L, (int)np, 0);
+            for (size_t p = 0; p < np; p++) {
+                lk_push_partition(L, kn_topic_descriptions_partition(desc, i, p));
+                lua_rawseti(L, -2, (int)(p + 1));
+            }
+            lua_setfield(L, -2, "partitions");
+        }
+        lua_setfield(L, -2, kn_topic_descriptions_name(desc, i));
+    }
+    kn_topic_descriptions_destroy(desc);
+    return 1;
+}
+
+/* admin:describe_cluster({timeout_ms=}) -> {cluster_id=, controller_id=,
+ * brokers={ {id=, host=, port=, rack=}, ... }} */
+static int lk_admin_describe_cluster(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    int timeout_ms = lk_timeout_opt(L, 2);
+    char errstr[512] = "";
+    kn_cluster_description *cd = NULL;
+    int err = kn_admin_describe_cluster(la->admin, timeout_ms, &cd, errstr, sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_createtable(L, 0, 3);
+    lk_set_str(L, "cluster_id", kn_cluster_description_cluster_id(cd));
+    lk_set_int(L, "controller_id", kn_cluster_description_controller_id(cd));
+    size_t n = kn_cluster_description_broker_count(cd);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_createtable(L, 0, 4);
+        lk_set_int(L, "id", kn_cluster_description_broker_id(cd, i));
+        lk_set_str(L, "host", kn_cluster_description_broker_host(cd, i));
+        lk_set_int(L, "port", kn_cluster_description_broker_port(cd, i));
+        lk_set_str(L, "rack", kn_cluster_description_broker_rack(cd, i));
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    lua_setfield(L, -2, "brokers");
+    kn_cluster_description_destroy(cd);
+    return 1;
+}
+
+/* admin:wait_for_topics({names}, timeout_ms) -> true, or nil, msg, code */
+static int lk_admin_wait_for_topics(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    size_t n = lk_check_names(L, 2);
+    lua_Integer timeout_ms = -1;
+    if (!lua_isnoneornil(L, 3) && !lk_get_integer(L, 3, &timeout_ms))
+        return luaL_argerror(L, 3, "timeout_ms (integer) expected");
+    if (timeout_ms > 0x7fffffff)
+        timeout_ms = 0x7fffffff;
+    const char **names = lk_collect_names(L, 2, n);
+    char errstr[512] = "";
+    int err = kn_admin_wait_for_topics(la->admin, names, n, (int)timeout_ms, errstr,
+                                       sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static const luaL_Reg lk_admin_methods[] = {
+    {"create_topics", lk_admin_create_topics},
+    {"delete_topics", lk_admin_delete_topics},
+    {"list_topics", lk_admin_list_topics},
+    {"describe_topics", lk_admin_describe_topics},
+    {"describe_cluster", lk_admin_describe_cluster},
+    {"wait_for_topics", lk_admin_wait_for_topics},
+    {"close", lk_admin_close},
+    {NULL, NULL},
+};
+
+static const luaL_Reg lk_admin_meta[] = {
+    {"__gc", lk_admin_close},
+#if LUA_VERSION_NUM >= 504
+    {"__close", lk_admin_close},
+#endif
+    {"__tostring", lk_admin_tostring},
+    {NULL, NULL},
+};
+
+void lk_admin_register(lua_State *L) {
+    if (luaL_newmetatable(L, LK_ADMIN_MT)) {
+        luaL_setfuncs(L, lk_admin_meta, 0);
+        luaL_newlib(L, lk_admin_methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushliteral(L, "kafka_native.admin");
+        lua_setfield(L, -2, "__name");
+    }
+    lua_pop(L, 1);
+}
