@@ -310,7 +310,9 @@ int kn_conf_get_list(const kn_conf *conf, const char *key, char ***items, int *c
     *items = NULL;
     *count = 0;
     long i = getter_slot(conf, key, T(KN_CONF_LIST));
-    const char *v = i >= 0 ? slot_value(conf, (size_t)i) : NULL;
+    if (i < 0)
+        return KN_ERR__INVALID_ARG;
+    const char *v = slot_value(conf, (size_t)i);
     /* Values are canonical: items trimmed, joined by single commas. */
     int n = 0;
     if (v && *v) {

@@ -26,8 +26,9 @@ double kn_conf_get_double(const kn_conf *conf, const char *key);
 const char *kn_conf_get_str(const kn_conf *conf, const char *key);
 /* list keys: *items is a new array of *count new strings (no NULL
  * terminator needed; one is added anyway). Owned by the caller:
- * kn_conf_list_free. Returns KN_OK or KN_ERR__NOMEM (then *items is
- * NULL, *count 0). */
+ * kn_conf_list_free. Returns KN_OK, KN_ERR__NOMEM, or (for a key that
+ * is not a list of this client type) KN_ERR__INVALID_ARG; on error
+ * *items is NULL and *count 0. */
 int kn_conf_get_list(const kn_conf *conf, const char *key, char ***items, int *count);
 void kn_conf_list_free(char **items, int count);
 
