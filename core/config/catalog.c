@@ -301,27 +301,23 @@ static int check_string(const kn_conf_key *k, const char *value, char **canon, c
         }
         break;
     case KN_CHECK_OFFSET_RESET: {
+        /* Java's AutoOffsetResetStrategy: exact lower-case words; only
+         * the ISO-8601 part after "by_duration:" ignores case. */
         static const char *const words[] = {"latest", "earliest", "none", NULL};
-        const char *v = find_value(words, p, len, 1);
+        const char *v = find_value(words, p, len, 0);
         if (v) {
             *canon = kn_strdup(v);
             return *canon ? KN_OK : KN_ERR__NOMEM;
         }
         static const char prefix[] = "by_duration:";
         size_t plen = sizeof(prefix) - 1;
-        if (len > plen && strncasecmp(p, prefix, plen) == 0 && valid_duration(p + plen, len - plen)) {
-            char *c = kn_malloc(len + 1);
-            if (!c)
-                return KN_ERR__NOMEM;
-            memcpy(c, prefix, plen);
-            memcpy(c + plen, p + plen, len - plen);
-            c[len] = 0;
-            *canon = c;
-            return KN_OK;
+        if (len > plen && strncmp(p, prefix, plen) == 0 && valid_duration(p + plen, len - plen)) {
+            *canon = kn_strndup(p, len);
+            return *canon ? KN_OK : KN_ERR__NOMEM;
         }
         kn_errstr_set(errstr, size,
                       "invalid value \"%s\" for %s: expected one of latest, earliest, none, "
-                      "by_duration:<ISO-8601 duration, e.g. PT1H> (any case; no negative duration)",
+                      "by_duration:<ISO-8601 duration, e.g. PT1H> (not negative)",
                       value, k->name);
         return KN_ERR__CONFIG;
     }
@@ -394,6 +390,19 @@ static int check_list(const kn_conf_key *k, const char *value, char **canon, cha
             kn_free(out);
             return KN_ERR__CONFIG;
         }
+        /* Java 4.x refuses duplicates in its lists; for the others a
+         * repeated item is a mistake too. */
+        for (size_t s = 0; s < off;) {
+            const char *c = memchr(out + s, ',', off - s);
+            size_t e = c ? (size_t)(c - out) : off;
+            if (e - s == (size_t)(b - a) && memcmp(out + s, a, e - s) == 0) {
+                kn_errstr_set(errstr, size, "invalid value \"%s\" for %s: \"%.*s\" is listed twice", value,
+                              k->name, (int)(b - a), a);
+                kn_free(out);
+                return KN_ERR__CONFIG;
+            }
+            s = e + 1;
+        }
         if (off)
             out[off++] = ',';
         memcpy(out + off, a, (size_t)(b - a));
@@ -429,10 +438,13 @@ int kn_conf_key_validate(const kn_conf_key *k, const char *value, char **canon, 
         return check_double(k, value, canon, errstr, errstr_size);
     case KN_CONF_LIST:
         return check_list(k, value, canon, errstr, errstr_size);
-    case KN_CONF_PASSWORD:
-        /* Java keeps passwords verbatim (no trim). */
-        *canon = kn_strdup(value);
+    case KN_CONF_PASSWORD: {
+        /* Java 4.x trims passwords like every other string value. */
+        size_t len;
+        const char *p = trim(value, &len);
+        *canon = kn_strndup(p, len);
         return *canon ? KN_OK : KN_ERR__NOMEM;
+    }
     case KN_CONF_STRING:
     case KN_CONF_CLASS:
         return check_string(k, value, canon, errstr, errstr_size);

@@ -142,15 +142,16 @@ static int finalize_producer(kn_conf *conf, char *errstr, size_t size) {
             }
             disable = 1;
         }
-        if (kn_conf_get_int(conf, "max.in.flight.requests.per.connection") > KN_MAX_IN_FLIGHT_IDEMPOTENT) {
-            if (explicit_idempotence) {
-                kn_errstr_set(errstr, size,
-                              "must set max.in.flight.requests.per.connection to at most %d to use the "
-                              "idempotent producer",
-                              KN_MAX_IN_FLIGHT_IDEMPOTENT);
-                return KN_ERR__CONFIG;
-            }
-            disable = 1;
+        /* Java 4.x: too many in-flight requests is an error whenever
+         * idempotence is on, even by default (set enable.idempotence=false
+         * to use more). */
+        int64_t in_flight = kn_conf_get_int(conf, "max.in.flight.requests.per.connection");
+        if (in_flight > KN_MAX_IN_FLIGHT_IDEMPOTENT) {
+            kn_errstr_set(errstr, size,
+                          "to use the idempotent producer, max.in.flight.requests.per.connection must be set to "
+                          "at most %d (current value %" PRId64 "); set enable.idempotence=false to allow more",
+                          KN_MAX_IN_FLIGHT_IDEMPOTENT, in_flight);
+            return KN_ERR__CONFIG;
         }
         if (disable) {
             if (kn_conf_derive(conf, "enable.idempotence", "false") != KN_OK)
@@ -160,6 +161,16 @@ static int finalize_producer(kn_conf *conf, char *errstr, size_t size) {
     }
     if (!idempotence && kn_conf_is_set(conf, "transactional.id")) {
         kn_errstr_set(errstr, size, "cannot set a transactional.id without also enabling idempotence");
+        return KN_ERR__CONFIG;
+    }
+
+    /* With two-phase commit an external coordinator ends transactions,
+     * so the broker-side transaction timeout cannot apply. */
+    if (kn_conf_get_bool(conf, "transaction.two.phase.commit.enable") &&
+        kn_conf_is_set(conf, "transaction.timeout.ms")) {
+        kn_errstr_set(errstr, size,
+                      "cannot set transaction.timeout.ms when transaction.two.phase.commit.enable is set to true "
+                      "(transactions do not expire with two-phase commit)");
         return KN_ERR__CONFIG;
     }
 
@@ -210,25 +221,24 @@ static int set_non_blank(const kn_conf *conf, const char *key) {
 }
 
 static int finalize_consumer(kn_conf *conf, char *errstr, size_t size) {
+    /* Java's *_PROTOCOL_UNSUPPORTED_CONFIGS: settings the chosen group
+     * protocol does not use are errors when set to a non-blank value.
+     * The share.* keys belong to share consumers, never to these. */
     const char *protocol = kn_conf_get_str(conf, "group.protocol");
     int consumer_protocol = protocol && strcmp(protocol, "consumer") == 0;
-    if (consumer_protocol) {
-        static const char *const unsupported[] = {"partition.assignment.strategy", "heartbeat.interval.ms",
-                                                  "session.timeout.ms"};
-        char list[160] = "";
-        for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
-            if (set_non_blank(conf, unsupported[i]))
-                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
-                         unsupported[i]);
-        if (list[0]) {
-            kn_errstr_set(errstr, size,
-                          "%s cannot be set when group.protocol=CONSUMER (the broker decides assignment and "
-                          "timeouts)",
-                          list);
-            return KN_ERR__CONFIG;
-        }
-    } else if (set_non_blank(conf, "group.remote.assignor")) {
-        kn_errstr_set(errstr, size, "group.remote.assignor cannot be set when group.protocol=CLASSIC");
+    static const char *const consumer_unsupported[] = {"partition.assignment.strategy", "heartbeat.interval.ms",
+                                                       "session.timeout.ms", "share.acknowledgement.mode",
+                                                       "share.acquire.mode", NULL};
+    static const char *const classic_unsupported[] = {"group.remote.assignor", "share.acknowledgement.mode",
+                                                      "share.acquire.mode", NULL};
+    const char *const *unsupported = consumer_protocol ? consumer_unsupported : classic_unsupported;
+    char list[200] = "";
+    for (size_t i = 0; unsupported[i]; i++)
+        if (set_non_blank(conf, unsupported[i]))
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "", unsupported[i]);
+    if (list[0]) {
+        kn_errstr_set(errstr, size, "%s cannot be set when group.protocol=%s", list,
+                      consumer_protocol ? "CONSUMER" : "CLASSIC");
         return KN_ERR__CONFIG;
     }
 

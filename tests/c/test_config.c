@@ -174,11 +174,21 @@ static void test_wrong_values_name_key_and_accepted(void **state) {
     EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "by_duration:-PT1H", "auto.offset.reset");
     EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "by_duration:P1H", "auto.offset.reset");
     EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "by_duration:", "auto.offset.reset");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "EARLIEST", "auto.offset.reset");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "By_Duration:PT1H", "auto.offset.reset");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "by_duration:PT1H2D", "auto.offset.reset");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "auto.offset.reset", "by_duration:P1DT", "auto.offset.reset");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "share.acknowledgement.mode", "IMPLICIT", "implicit, explicit");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "sasl.oauthbearer.assertion.claim.exp.seconds", "86401", "[0, 86400]");
     EXPECT_ERROR(KN_CLIENT_CONSUMER, "group.protocol", "new", "classic, consumer");
     EXPECT_ERROR(KN_CLIENT_ADMIN, "security.protocol", "TLS", "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL");
     /* Lists: empty items are mistakes. */
     EXPECT_ERROR(KN_CLIENT_PRODUCER, "bootstrap.servers", "a:1,,b:2", "bootstrap.servers", "empty item");
     EXPECT_ERROR(KN_CLIENT_PRODUCER, "bootstrap.servers", "a:1,", "empty item");
+    EXPECT_ERROR(KN_CLIENT_PRODUCER, "bootstrap.servers", "a:1, b:2 ,a:1", "bootstrap.servers", "\"a:1\" is listed twice");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "partition.assignment.strategy",
+                 "org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.RangeAssignor",
+                 "listed twice");
 }
 
 static void test_value_forms(void **state) {
@@ -203,19 +213,22 @@ static void test_value_forms(void **state) {
     assert_string_equal(kn_conf_get_str(c, "security.protocol"), "SASL_SSL");
     set_ok(c, "group.protocol", "CONSUMER");
     assert_string_equal(kn_conf_get_str(c, "group.protocol"), "consumer");
-    set_ok(c, "auto.offset.reset", "EARLIEST");
+    set_ok(c, "auto.offset.reset", " earliest ");
     assert_string_equal(kn_conf_get_str(c, "auto.offset.reset"), "earliest");
-    set_ok(c, "auto.offset.reset", "By_Duration:P1DT2H30M1.5S");
+    set_ok(c, "auto.offset.reset", "by_duration:P1DT2H30M1.5S");
     assert_string_equal(kn_conf_get_str(c, "auto.offset.reset"), "by_duration:P1DT2H30M1.5S");
+    set_ok(c, "auto.offset.reset", "by_duration:pt0s");
+    set_ok(c, "sasl.oauthbearer.assertion.algorithm", "es256");
+    assert_string_equal(kn_conf_get_str(c, "sasl.oauthbearer.assertion.algorithm"), "ES256");
     /* Strings trimmed like Java; doubles canonical. */
     set_ok(c, "group.id", "  my-group\t");
     assert_string_equal(kn_conf_get_str(c, "group.id"), "my-group");
     set_ok(c, "sasl.login.refresh.window.factor", "0.50");
     check_value(c, "sasl.login.refresh.window.factor", "0.5");
     assert_true(kn_conf_get_double(c, "sasl.login.refresh.window.factor") == 0.5);
-    /* Passwords are kept verbatim. */
+    /* Passwords are trimmed like other strings (Java 4.x). */
     set_ok(c, "ssl.key.password", " s3cret ");
-    assert_string_equal(kn_conf_get_str(c, "ssl.key.password"), " s3cret ");
+    assert_string_equal(kn_conf_get_str(c, "ssl.key.password"), "s3cret");
     /* Lists: trimmed items. */
     set_ok(c, "bootstrap.servers", " a:1 ,b:2,  c:3 ");
     check_value(c, "bootstrap.servers", "a:1,b:2,c:3");

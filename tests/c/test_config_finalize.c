@@ -69,7 +69,7 @@ static void test_idempotence_rules(void **state) {
 
     /* A conflicting setting quietly turns the default idempotence off. */
     const char *const *conflicts[] = {KV(BOOT, "acks", "1"), KV(BOOT, "acks", "0"), KV(BOOT, "retries", "0"),
-                                      KV(BOOT, "max.in.flight.requests.per.connection", "6")};
+                                      KV(BOOT, "acks", "1", "max.in.flight.requests.per.connection", "5")};
     for (size_t i = 0; i < sizeof(conflicts) / sizeof(conflicts[0]); i++) {
         p = make(KN_CLIENT_PRODUCER, conflicts[i]);
         finalize_ok(p);
@@ -90,7 +90,15 @@ static void test_idempotence_rules(void **state) {
                    "must set retries to non-zero");
     finalize_fails(KN_CLIENT_PRODUCER,
                    KV(BOOT, "enable.idempotence", "true", "max.in.flight.requests.per.connection", "6"),
-                   "max.in.flight.requests.per.connection to at most 5");
+                   "max.in.flight.requests.per.connection must be set to at most 5 (current value 6)");
+    /* Java 4.x: more than 5 in flight is an error even with idempotence
+     * only on by default, and even when acks=1 would turn it off. */
+    finalize_fails(KN_CLIENT_PRODUCER, KV(BOOT, "max.in.flight.requests.per.connection", "6"), "at most 5");
+    finalize_fails(KN_CLIENT_PRODUCER, KV(BOOT, "acks", "1", "max.in.flight.requests.per.connection", "10"),
+                   "at most 5");
+    p = make(KN_CLIENT_PRODUCER, KV(BOOT, "enable.idempotence", "false", "max.in.flight.requests.per.connection", "10"));
+    finalize_ok(p);
+    kn_conf_destroy(p);
     /* Explicitly off: anything goes, but no transactions. */
     p = make(KN_CLIENT_PRODUCER, KV(BOOT, "enable.idempotence", "false", "acks", "1", "retries", "0"));
     finalize_ok(p);
@@ -100,6 +108,15 @@ static void test_idempotence_rules(void **state) {
     finalize_fails(KN_CLIENT_PRODUCER, KV(BOOT, "acks", "1", "transactional.id", "tx"),
                    "transactional.id without also enabling idempotence");
     p = make(KN_CLIENT_PRODUCER, KV(BOOT, "transactional.id", "tx"));
+    finalize_ok(p);
+    kn_conf_destroy(p);
+
+    /* Two-phase commit: transactions never expire, so no timeout. */
+    finalize_fails(KN_CLIENT_PRODUCER,
+                   KV(BOOT, "transactional.id", "tx", "transaction.two.phase.commit.enable", "true",
+                      "transaction.timeout.ms", "60000"),
+                   "cannot set transaction.timeout.ms when transaction.two.phase.commit.enable is set to true");
+    p = make(KN_CLIENT_PRODUCER, KV(BOOT, "transactional.id", "tx", "transaction.two.phase.commit.enable", "true"));
     finalize_ok(p);
     kn_conf_destroy(p);
 }
@@ -140,6 +157,12 @@ static void test_consumer_rules(void **state) {
     kn_conf_destroy(c);
     finalize_fails(KN_CLIENT_CONSUMER, KV(BOOT, "group.id", "g", "group.remote.assignor", "uniform"),
                    "group.remote.assignor cannot be set when group.protocol=CLASSIC");
+    /* share.* settings belong to share consumers only. */
+    finalize_fails(KN_CLIENT_CONSUMER, KV(BOOT, "group.id", "g", "share.acknowledgement.mode", "explicit"),
+                   "share.acknowledgement.mode cannot be set when group.protocol=CLASSIC");
+    finalize_fails(KN_CLIENT_CONSUMER,
+                   KV(BOOT, "group.id", "g", "group.protocol", "consumer", "share.acquire.mode", "record_limit"),
+                   "share.acquire.mode cannot be set when group.protocol=CONSUMER");
     /* Blank values count as unset, as in Java. */
     c = make(KN_CLIENT_CONSUMER, KV(BOOT, "group.id", "g", "group.remote.assignor", " "));
     finalize_ok(c);

@@ -335,14 +335,16 @@ local VALIDATORS = {
   ["max.poll.interval.ms"] = { min = 1 },
   ["isolation.level"] = { enum = { "read_committed", "read_uncommitted" } },
   ["group.protocol"] = { enum = { "classic", "consumer" }, icase = true },
-  ["share.acknowledgement.mode"] = { enum = { "implicit", "explicit" }, icase = true },
-  ["share.acquire.mode"] = { enum = { "batch_optimized", "record_limit" }, icase = true },
+  ["share.acknowledgement.mode"] = { enum = { "implicit", "explicit" } },
+  ["share.acquire.mode"] = { enum = { "batch_optimized", "record_limit" } },
   -- SASL
   ["sasl.login.refresh.window.factor"] = { min = 0.5, max = 1.0 },
   ["sasl.login.refresh.window.jitter"] = { min = 0.0, max = 0.25 },
   ["sasl.login.refresh.min.period.seconds"] = { min = 0, max = 900 },
   ["sasl.login.refresh.buffer.seconds"] = { min = 0, max = 3600 },
-  ["sasl.oauthbearer.assertion.algorithm"] = { enum = { "ES256", "RS256" } },
+  ["sasl.oauthbearer.assertion.algorithm"] = { enum = { "ES256", "RS256" }, icase = true },
+  ["sasl.oauthbearer.assertion.claim.exp.seconds"] = { min = 0, max = 86400 },
+  ["sasl.oauthbearer.assertion.claim.nbf.seconds"] = { min = 0, max = 3600 },
   ["sasl.oauthbearer.jwt.retriever.class"] = { supported = {
     "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever" } },
   ["sasl.oauthbearer.jwt.validator.class"] = { supported = {
