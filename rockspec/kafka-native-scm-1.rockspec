@@ -1,0 +1,59 @@
+-- kafka-native-scm-1.rockspec: builds the kafka_native Lua module from a
+-- clone with CMake (`luarocks make rockspec/kafka-native-scm-1.rockspec`).
+-- The C core is linked statically into kafka_native.so; only the system
+-- libraries below stay shared. luarocks passes the Lua it builds for
+-- (headers, ABI) and where to install the module.
+rockspec_format = "3.0"
+package = "kafka-native"
+version = "scm-1"
+
+source = {
+  -- `luarocks make` builds the checked-out tree and never fetches this.
+  url = "git+file:///kafka-native",
+  branch = "main",
+}
+
+description = {
+  summary = "Apache Kafka client written in C11 from the wire protocol up, for Lua",
+  detailed = [[
+kafka-native speaks the Kafka protocol itself (no librdkafka), behaves
+like the Java client 4.x and takes Kafka's own configuration names.
+This rock provides the kafka_native module for Lua 5.1, 5.3, 5.4 and
+LuaJIT/OpenResty.
+]],
+  license = "Apache-2.0",
+  labels = { "kafka", "messaging" },
+}
+
+dependencies = {
+  "lua >= 5.1",
+}
+
+external_dependencies = {
+  OPENSSL = { header = "openssl/ssl.h", library = "ssl" },
+  SASL = { header = "sasl/sasl.h", library = "sasl2" },
+  ZSTD = { header = "zstd.h", library = "zstd" },
+  LZ4 = { header = "lz4.h", library = "lz4" },
+  SNAPPY = { header = "snappy-c.h", library = "snappy" },
+  ZLIB = { header = "zlib.h", library = "z" },
+}
+
+build = {
+  type = "cmake",
+  variables = {
+    CMAKE_BUILD_TYPE = "Release",
+    CMAKE_INSTALL_PREFIX = "$(PREFIX)",
+    -- Users' compilers may warn where ours do not: warnings stay warnings.
+    KN_WERROR = "OFF",
+    KN_LUA = "ON",
+    -- Only the module: no cmocka tests or benchmark programs.
+    KN_BUILD_TESTS = "OFF",
+    -- LUA_INCDIR makes the module use luarocks' Lua headers (PUC or
+    -- LuaJIT) instead of pkg-config; KN_LUA_VERSION only names the build
+    -- output directory.
+    KN_LUA_VERSION = "$(LUA_VERSION)",
+    LUA_INCDIR = "$(LUA_INCDIR)",
+    LUA_CMOD_DIR = "$(LIBDIR)",
+    OPENSSL_ROOT_DIR = "$(OPENSSL_DIR)",
+  },
+}
