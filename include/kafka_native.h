@@ -105,7 +105,9 @@ typedef enum kn_client_type {
  * an invalid type. */
 kn_conf *kn_conf_new(kn_client_type type);
 /* Deep copy (values and which keys were set explicitly). Owned by the
- * caller: kn_conf_destroy. NULL on allocation failure. */
+ * caller: kn_conf_destroy. NULL on allocation failure or NULL conf.
+ * A kn_conf is not locked: use one from one thread at a time (copies
+ * are independent). */
 kn_conf *kn_conf_dup(const kn_conf *conf);
 /* Frees conf and everything it holds. NULL is a no-op. */
 void kn_conf_destroy(kn_conf *conf);
@@ -150,7 +152,7 @@ int kn_conf_finalize(kn_conf *conf, char *errstr, size_t errstr_size);
  * effective value (NULL for a null value), and is_default = 1 when the
  * key was not set explicitly. Password values are passed as
  * "[hidden]". The strings are valid only during the call. Returns
- * KN_OK. */
+ * KN_OK, or KN_ERR__INVALID_ARG for a NULL conf or fn. */
 int kn_conf_dump(const kn_conf *conf,
                  void (*fn)(const char *key, const char *value, int is_default, void *opaque),
                  void *opaque);

@@ -63,6 +63,8 @@ void kn_conf_destroy(kn_conf *conf) {
 }
 
 kn_conf *kn_conf_dup(const kn_conf *src) {
+    if (!src)
+        return NULL;
     kn_conf *conf = kn_conf_new(src->type);
     if (!conf)
         return NULL;
@@ -143,27 +145,32 @@ static int unknown_key_error(const kn_conf *conf, const char *key, char *errstr,
                       (clients & KN_CLIENT_PRODUCER) || (clients & KN_CLIENT_CONSUMER) ? "" : "n", owners);
         return KN_ERR__CONFIG;
     }
-    /* Allow about one edit per four characters, at least two. */
+    /* Allow about one edit per four characters, at least two. Keys of
+     * this client type first; failing that, a near key of another type
+     * is still worth naming. */
     size_t klen = strlen(key);
     size_t cap = klen / 4 > 2 ? klen / 4 : 2;
-    size_t best = cap + 1;
-    const char *best_name = NULL;
+    const kn_conf_key *best[2] = {NULL, NULL};
+    size_t best_d[2] = {cap + 1, cap + 1};
     for (size_t i = 0; i < conf->nslots; i++) {
         const kn_conf_key *k = kn_conf_key_at(i);
-        if (!(k->clients & conf->type))
-            continue;
+        int other_type = !(k->clients & conf->type);
         size_t d = edit_distance(key, k->name, cap);
-        if (d < best) {
-            best = d;
-            best_name = k->name;
+        if (d < best_d[other_type]) {
+            best_d[other_type] = d;
+            best[other_type] = k;
         }
     }
-    if (best_name)
-        kn_errstr_set(errstr, size, "unknown configuration key \"%s\" for a%s %s (did you mean \"%s\"?)", key,
-                      conf->type == KN_CLIENT_ADMIN ? "n" : "", client_name(conf->type), best_name);
+    const char *an = conf->type == KN_CLIENT_ADMIN ? "n" : "";
+    if (best[0])
+        kn_errstr_set(errstr, size, "unknown configuration key \"%s\" for a%s %s (did you mean \"%s\"?)", key, an,
+                      client_name(conf->type), best[0]->name);
+    else if (best[1])
+        kn_errstr_set(errstr, size,
+                      "unknown configuration key \"%s\" for a%s %s (\"%s\" is close, but it is not a %s setting)",
+                      key, an, client_name(conf->type), best[1]->name, client_name(conf->type));
     else
-        kn_errstr_set(errstr, size, "unknown configuration key \"%s\" for a%s %s", key,
-                      conf->type == KN_CLIENT_ADMIN ? "n" : "", client_name(conf->type));
+        kn_errstr_set(errstr, size, "unknown configuration key \"%s\" for a%s %s", key, an, client_name(conf->type));
     return KN_ERR__CONFIG;
 }
 
@@ -238,6 +245,8 @@ int kn_conf_is_set(const kn_conf *conf, const char *key) {
 
 int kn_conf_dump(const kn_conf *conf,
                  void (*fn)(const char *key, const char *value, int is_default, void *opaque), void *opaque) {
+    if (!conf || !fn)
+        return KN_ERR__INVALID_ARG;
     /* The generated table is sorted; the extra keys are merged in so the
      * caller sees one name order. */
     size_t ng = kn_conf_catalog_count, ne = kn_conf_extra_count;

@@ -293,6 +293,7 @@ static void test_unknown_keys(void **state) {
     EXPECT_ERROR(KN_CLIENT_PRODUCER, "group.id", "g", "group.id is a consumer setting");
     EXPECT_ERROR(KN_CLIENT_PRODUCER, "default.api.timeout.ms", "1", "is a consumer and admin client setting");
     EXPECT_ERROR(KN_CLIENT_ADMIN, "acks", "1", "for an admin client", "acks is a producer setting");
+    EXPECT_ERROR(KN_CLIENT_CONSUMER, "lingr.ms", "5", "\"linger.ms\" is close, but it is not a consumer setting");
     /* Far from everything: no suggestion. */
     char err[512];
     kn_conf *c = kn_conf_new(KN_CLIENT_CONSUMER);
@@ -375,6 +376,8 @@ static void test_dump_and_dup(void **state) {
     assert_non_null(strstr(buf, "hunter2"));
     kn_conf_destroy(d);
     kn_conf_destroy(NULL);
+    assert_null(kn_conf_dup(NULL));
+    assert_int_equal(kn_conf_dump(NULL, dump_cb, &st), KN_ERR__INVALID_ARG);
 }
 
 /* ---- allocation failures: every allocation may fail; the API reports
