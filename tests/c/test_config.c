@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/catalog.h"
 #include "config/config.h"
@@ -399,12 +400,16 @@ static void *failing_realloc(void *p, size_t size) {
     return realloc(p, size);
 }
 
+static char props_path[64];
+
 static int run_scenario(void) {
     char err[256];
     kn_conf *c = kn_conf_new(KN_CLIENT_CONSUMER);
     if (!c)
         return KN_ERR__NOMEM;
-    int rc = kn_conf_set(c, "bootstrap.servers", "a:1,b:2", err, sizeof(err));
+    int rc = kn_conf_load_properties(c, props_path, err, sizeof(err));
+    if (!rc)
+        rc = kn_conf_set(c, "bootstrap.servers", "a:1,b:2", err, sizeof(err));
     if (!rc)
         rc = kn_conf_set(c, "group.id", "g", err, sizeof(err));
     kn_conf *d = rc ? NULL : kn_conf_dup(c);
@@ -423,6 +428,12 @@ static int run_scenario(void) {
 }
 
 static void test_allocation_failures(void **state) {
+    snprintf(props_path, sizeof(props_path), "/tmp/kn-test-alloc-%d-XXXXXX", (int)getpid());
+    int fd = mkstemp(props_path);
+    assert_true(fd >= 0);
+    static const char props[] = "# alloc test\nclient.id = caf\\u00e9 \\\n   client\nfetch.min.bytes: 5\n";
+    assert_int_equal(write(fd, props, sizeof(props) - 1), (ssize_t)(sizeof(props) - 1));
+    close(fd);
     kn_allocator a = {failing_malloc, failing_realloc, NULL};
     kn_set_allocator(&a);
     int succeeded = 0;
@@ -436,6 +447,7 @@ static void test_allocation_failures(void **state) {
     }
     alloc_budget = -1;
     kn_set_allocator(NULL);
+    unlink(props_path);
     assert_true(succeeded);
 }
 
