@@ -374,7 +374,7 @@ local function first_sentence(doc)
   local s = doc:gsub("<[^>]*>", " ")
   s = s:gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&quot;", '"'):gsub("&mdash;", "-")
        :gsub("&nbsp;", " "):gsub("&amp;", "&")
-  s = s:gsub("%s+", " "):gsub("^ ", "")
+  s = s:gsub("%s+", " "):gsub("^ ", ""):gsub(" ([.,])", "%1")
   -- A sentence ends at ". " before a capital/digit or at the end; "e.g." and
   -- "i.e." do not end one.
   local i = 1
