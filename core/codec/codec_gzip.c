@@ -8,14 +8,27 @@
 
 #include "codec/codec.h"
 #include "error.h"
+#include "kn_alloc.h"
 
 /* windowBits 15 with +16 selects the gzip wrapper in zlib. */
 #define GZ_WBITS (15 + 16)
 #define GZ_CHUNK ((size_t)64 * 1024)
 
+/* zlib's allocations go through kn_alloc so tests can inject failures. */
+static voidpf gz_alloc(voidpf opaque, uInt items, uInt size) {
+    (void)opaque;
+    return kn_calloc(items, size);
+}
+static void gz_free(voidpf opaque, voidpf p) {
+    (void)opaque;
+    kn_free(p);
+}
+
 static int gz_compress(const uint8_t *in, size_t len, int level, kn_wr *out, char *errstr,
                        size_t errsize) {
     z_stream zs = {0};
+    zs.zalloc = gz_alloc;
+    zs.zfree = gz_free;
     int zr = deflateInit2(&zs, level, Z_DEFLATED, GZ_WBITS, 8, Z_DEFAULT_STRATEGY);
     if (zr != Z_OK) {
         kn_errstr_set(errstr, errsize, "gzip: deflateInit2 failed (%d)", zr);
@@ -58,6 +71,8 @@ static int gz_compress(const uint8_t *in, size_t len, int level, kn_wr *out, cha
 static int gz_decompress(const uint8_t *in, size_t len, kn_wr *out, char *errstr,
                          size_t errsize) {
     z_stream zs = {0};
+    zs.zalloc = gz_alloc;
+    zs.zfree = gz_free;
     int zr = inflateInit2(&zs, GZ_WBITS);
     if (zr != Z_OK) {
         kn_errstr_set(errstr, errsize, "gzip: inflateInit2 failed (%d)", zr);

@@ -503,6 +503,59 @@ static void test_decompress_cap(void **state) {
     kn_wr_free(&out);
 }
 
+/* Allocation failure at every point of building and decoding a gzip
+ * batch: each call reports KN_ERR__NOMEM (or succeeds), nothing crashes
+ * and nothing leaks (ASan build). */
+static int alloc_countdown;
+static void *fail_malloc(size_t n) { return alloc_countdown-- == 0 ? NULL : malloc(n); }
+static void *fail_realloc(void *p, size_t n) {
+    return alloc_countdown-- == 0 ? NULL : realloc(p, n);
+}
+
+static void test_alloc_failures(void **state) {
+    kn_allocator a = {fail_malloc, fail_realloc, free};
+    int saw_nomem = 0;
+    for (int fail_at = 0; fail_at < 60; fail_at++) {
+        kn_set_allocator(&a);
+        alloc_countdown = fail_at;
+        kn_rb_builder_conf c;
+        kn_rb_builder_conf_init(&c);
+        c.codec = KN_CODEC_GZIP;
+        kn_rb_builder b;
+        kn_rb_builder_init(&b, &c, 0);
+        int rc = 0;
+        for (int i = 0; i < 20 && rc == 0; i++)
+            rc = kn_rb_builder_append(&b, i, i, B("key"), B("value value value"), NULL, 0);
+        kn_wr out, scr;
+        kn_wr_init(&out, 0, 0);
+        kn_wr_init(&scr, 0, 1 << 20);
+        char es[256];
+        if (rc == 0)
+            rc = kn_rb_builder_finish(&b, &out, es, sizeof es);
+        if (rc == 0) {
+            kn_rb rb;
+            assert_int_equal(kn_rb_parse(&rb, out.buf, out.len, KN_RB_VERIFY_CRC, es, sizeof es), 0);
+            rc = kn_rb_records_begin(&rb, &scr, es, sizeof es);
+            kn_record r;
+            int n = 0;
+            while (rc == 0 && kn_rb_next(&rb, &r, es, sizeof es) == 1)
+                n++;
+            if (rc == 0)
+                assert_int_equal(n, 20);
+        }
+        if (rc != 0) {
+            assert_int_equal(rc, KN_ERR__NOMEM);
+            saw_nomem++;
+        }
+        kn_set_allocator(NULL);
+        kn_wr_free(&out);
+        kn_wr_free(&scr);
+        kn_rb_builder_free(&b);
+    }
+    assert_true(saw_nomem > 3);
+}
+
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),
@@ -515,6 +568,7 @@ int main(void) {
         cmocka_unit_test(test_records_blob),
         cmocka_unit_test(test_record_corruption),
         cmocka_unit_test(test_decompress_cap),
+        cmocka_unit_test(test_alloc_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
