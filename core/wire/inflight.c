@@ -6,7 +6,7 @@
 #include "kafka_native.h"
 #include "kn_alloc.h"
 
-int knw_inflight_init(knw_inflight *t, int limit, int32_t first_corr) {
+int knw_iftab_init(knw_iftab *t, int limit, int32_t first_corr) {
     if (limit < 1)
         limit = 1;
     uint32_t cap = 1;
@@ -22,7 +22,7 @@ int knw_inflight_init(knw_inflight *t, int limit, int32_t first_corr) {
     return 0;
 }
 
-void knw_inflight_destroy(knw_inflight *t) {
+void knw_iftab_destroy(knw_iftab *t) {
     kn_free(t->slots);
     t->slots = NULL;
     t->count = 0;
@@ -33,7 +33,7 @@ void knw_inflight_destroy(knw_inflight *t) {
  * a power of two dividing 2^31. */
 static inline int32_t next_id(int32_t c) { return (int32_t)(((uint32_t)c + 1) & 0x7fffffffu); }
 
-int32_t knw_inflight_push(knw_inflight *t, void *p) {
+int32_t knw_iftab_push(knw_iftab *t, void *p) {
     if (t->count >= t->limit)
         return -1;
     int32_t corr = t->next_corr;
@@ -43,16 +43,16 @@ int32_t knw_inflight_push(knw_inflight *t, void *p) {
     return corr;
 }
 
-void *knw_inflight_take(knw_inflight *t, int32_t corr, int32_t *expected) {
+void *knw_iftab_take(knw_iftab *t, int32_t corr, int32_t *expected) {
     if (t->count == 0 || corr != t->head_corr) {
         if (expected)
             *expected = t->count ? t->head_corr : -1;
         return NULL;
     }
-    return knw_inflight_pop(t);
+    return knw_iftab_pop(t);
 }
 
-void *knw_inflight_pop(knw_inflight *t) {
+void *knw_iftab_pop(knw_iftab *t) {
     if (t->count == 0)
         return NULL;
     uint32_t slot = (uint32_t)t->head_corr & t->mask;
@@ -63,8 +63,8 @@ void *knw_inflight_pop(knw_inflight *t) {
     return p;
 }
 
-void *knw_inflight_at(const knw_inflight *t, int i) {
+void *knw_iftab_at(const knw_iftab *t, int i) {
     if (i < 0 || i >= t->count)
         return NULL;
-    return t->slots[(uint32_t)knw_inflight_corr_at(t, i) & t->mask];
+    return t->slots[(uint32_t)knw_iftab_corr_at(t, i) & t->mask];
 }

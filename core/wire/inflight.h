@@ -15,30 +15,30 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct knw_inflight {
+typedef struct knw_iftab {
     void **slots;      /* owned array of cap entries */
     uint32_t mask;     /* cap - 1 */
     int limit;         /* max.in.flight.requests.per.connection */
     int count;
     int32_t head_corr; /* correlation id of the oldest entry */
     int32_t next_corr; /* id the next push gets */
-} knw_inflight;
+} knw_iftab;
 
 /* limit >= 1. Returns 0 or KN_ERR__NOMEM. */
-int knw_inflight_init(knw_inflight *t, int limit, int32_t first_corr);
-void knw_inflight_destroy(knw_inflight *t);
-static inline bool knw_inflight_full(const knw_inflight *t) { return t->count >= t->limit; }
+int knw_iftab_init(knw_iftab *t, int limit, int32_t first_corr);
+void knw_iftab_destroy(knw_iftab *t);
+static inline bool knw_iftab_full(const knw_iftab *t) { return t->count >= t->limit; }
 /* Stores p, returns its correlation id (>= 0), or -1 if full. */
-int32_t knw_inflight_push(knw_inflight *t, void *p);
+int32_t knw_iftab_push(knw_iftab *t, void *p);
 /* The oldest entry if corr is its id (and removes it); otherwise NULL
  * and *expected set to the id that was due (-1 if none outstanding). */
-void *knw_inflight_take(knw_inflight *t, int32_t corr, int32_t *expected);
+void *knw_iftab_take(knw_iftab *t, int32_t corr, int32_t *expected);
 /* Removes and returns the oldest entry (NULL if empty). */
-void *knw_inflight_pop(knw_inflight *t);
+void *knw_iftab_pop(knw_iftab *t);
 /* i-th oldest entry, 0 <= i < count (for timeout scans). */
-void *knw_inflight_at(const knw_inflight *t, int i);
+void *knw_iftab_at(const knw_iftab *t, int i);
 /* Correlation id of the i-th oldest entry. */
-static inline int32_t knw_inflight_corr_at(const knw_inflight *t, int i) {
+static inline int32_t knw_iftab_corr_at(const knw_iftab *t, int i) {
     return (int32_t)(((uint32_t)t->head_corr + (uint32_t)i) & 0x7fffffffu);
 }
 

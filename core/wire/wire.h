@@ -181,6 +181,12 @@ bool knw_node_ready(knw_client *client, int32_t node_id);
  * wedged connection); pending requests on it fail with _TRANSPORT. */
 void knw_disconnect(knw_client *client, int32_t node_id);
 
+/* Routes this client's log records to fn (called on the network thread
+ * or the thread that logs; it must only queue the record). NULL restores
+ * the stderr default. Declared in core/log.h: kn_log_fn. */
+typedef void kn_log_fn(int level, const char *msg, void *opaque);
+void knw_set_log_handler(knw_client *client, kn_log_fn *fn, void *opaque);
+
 /* Monotonic clock in ms / us used throughout the library. */
 int64_t knw_now_ms(void);
 int64_t knw_now_us(void);
