@@ -1,0 +1,491 @@
+/*
+ * accumulator.c: per-partition batch queues, buffer.memory back-pressure
+ * and the done queue; see accumulator.h for the locking rules.
+ */
+#include "producer/accumulator.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "crc32c.h"
+#include "error.h"
+#include "kn_alloc.h"
+
+/* Header field offsets inside a v2 batch (see record_batch.h). */
+#define KNP_PRODUCER_ID_OFFSET 43
+#define KNP_PRODUCER_EPOCH_OFFSET 51
+#define KNP_BASE_SEQUENCE_OFFSET 53
+
+/* Memory charged per batch on top of its records. */
+#define KNP_BATCH_OVERHEAD ((int64_t)sizeof(knp_batch) + KN_RB_HEADER_SIZE)
+
+static void acc_deadline_ts(int64_t deadline_ms, struct timespec *ts) {
+    ts->tv_sec = (time_t)(deadline_ms / 1000);
+    ts->tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
+}
+
+static int64_t acc_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int knp_acc_init(knp_acc *acc, const knp_acc_conf *conf, uint64_t seed) {
+    memset(acc, 0, sizeof *acc);
+    acc->conf = *conf;
+    knp_rng_seed(&acc->rng, seed);
+    acc->nbuckets = 64;
+    acc->buckets = kn_calloc(acc->nbuckets, sizeof *acc->buckets);
+    if (!acc->buckets)
+        return KN_ERR__NOMEM;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    /* Deadlines are monotonic ms, as everywhere in the library. */
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&acc->lock, NULL);
+    pthread_cond_init(&acc->mem_cond, &ca);
+    pthread_cond_init(&acc->done_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    return 0;
+}
+
+void knp_batch_free(knp_batch *b) {
+    if (!b)
+        return;
+    /* Both are safe to free twice (buffers reset to NULL). */
+    kn_wr_free(&b->wire);
+    kn_rb_builder_free(&b->b);
+    kn_free(b->meta);
+    kn_free(b);
+}
+
+static void batch_list_free(knp_batch *b) {
+    while (b) {
+        knp_batch *next = b->next;
+        knp_batch_free(b);
+        b = next;
+    }
+}
+
+void knp_acc_destroy(knp_acc *acc) {
+    if (!acc->buckets)
+        return;
+    for (int32_t i = 0; i < acc->npqs; i++) {
+        batch_list_free(acc->pqs[i]->head);
+        kn_free(acc->pqs[i]);
+    }
+    kn_free(acc->pqs);
+    for (uint32_t i = 0; i < acc->nbuckets; i++) {
+        knp_topic *t = acc->buckets[i];
+        while (t) {
+            knp_topic *next = t->hnext;
+            kn_free(t->name);
+            kn_free(t->parts);
+            kn_free(t->avail);
+            knp_sticky_free(&t->sticky);
+            kn_free(t);
+            t = next;
+        }
+    }
+    kn_free(acc->buckets);
+    batch_list_free(acc->done_head);
+    pthread_mutex_destroy(&acc->lock);
+    pthread_cond_destroy(&acc->mem_cond);
+    pthread_cond_destroy(&acc->done_cond);
+    memset(acc, 0, sizeof *acc);
+}
+
+static uint32_t topic_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create) {
+    uint32_t h = topic_hash(name);
+    for (knp_topic *t = acc->buckets[h % acc->nbuckets]; t; t = t->hnext)
+        if (strcmp(t->name, name) == 0)
+            return t;
+    if (!create)
+        return NULL;
+    if ((uint32_t)acc->ntopics >= acc->nbuckets * 2) {
+        uint32_t nb = acc->nbuckets * 4;
+        knp_topic **nbk = kn_calloc(nb, sizeof *nbk);
+        if (nbk) {
+            for (uint32_t i = 0; i < acc->nbuckets; i++) {
+                knp_topic *t = acc->buckets[i];
+                while (t) {
+                    knp_topic *next = t->hnext;
+                    uint32_t j = topic_hash(t->name) % nb;
+                    t->hnext = nbk[j];
+                    nbk[j] = t;
+                    t = next;
+                }
+            }
+            kn_free(acc->buckets);
+            acc->buckets = nbk;
+            acc->nbuckets = nb;
+        } /* else: keep the longer chains */
+    }
+    knp_topic *t = kn_calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->name = kn_strdup(name);
+    if (!t->name) {
+        kn_free(t);
+        return NULL;
+    }
+    knp_sticky_init(&t->sticky);
+    uint32_t j = h % acc->nbuckets;
+    t->hnext = acc->buckets[j];
+    acc->buckets[j] = t;
+    acc->ntopics++;
+    return t;
+}
+
+int knp_acc_topic_update(knp_acc *acc, knp_topic *t, int32_t count, const int32_t *avail,
+                         int32_t navail) {
+    if (count > t->partition_count) {
+        knp_partq **parts = kn_realloc(t->parts, (size_t)count * sizeof *parts);
+        if (!parts)
+            return KN_ERR__NOMEM;
+        for (int32_t i = t->partition_count; i < count; i++)
+            parts[i] = NULL;
+        t->parts = parts;
+        t->partition_count = count;
+    }
+    if (navail > t->navail || !t->avail) {
+        int32_t *a = kn_realloc(t->avail, (size_t)(navail > 0 ? navail : 1) * sizeof *a);
+        if (!a)
+            return KN_ERR__NOMEM;
+        t->avail = a;
+    }
+    int32_t n = 0;
+    for (int32_t i = 0; i < navail; i++)
+        if (avail[i] >= 0 && avail[i] < t->partition_count)
+            t->avail[n++] = avail[i];
+    t->navail = n;
+    return 0;
+}
+
+knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p) {
+    if (p < 0 || p >= t->partition_count)
+        return NULL;
+    if (t->parts[p])
+        return t->parts[p];
+    if (acc->npqs == acc->pqs_cap) {
+        int32_t cap = acc->pqs_cap ? acc->pqs_cap * 2 : 64;
+        knp_partq **pqs = kn_realloc(acc->pqs, (size_t)cap * sizeof *pqs);
+        if (!pqs)
+            return NULL;
+        acc->pqs = pqs;
+        acc->pqs_cap = cap;
+    }
+    knp_partq *pq = kn_calloc(1, sizeof *pq);
+    if (!pq)
+        return NULL;
+    pq->topic = t;
+    pq->partition = p;
+    pq->leader = -1;
+    pq->inflight_node = -1;
+    acc->pqs[acc->npqs++] = pq;
+    t->parts[p] = pq;
+    return pq;
+}
+
+static knp_batch *batch_new(knp_acc *acc, knp_partq *pq, int64_t now_ms) {
+    knp_batch *b = kn_calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    kn_rb_builder_conf bc;
+    kn_rb_builder_conf_init(&bc);
+    bc.codec = acc->conf.codec;
+    bc.level = acc->conf.level;
+    /* A single record may exceed batch.size (it then travels alone), up
+     * to max.request.size. */
+    kn_rb_builder_init(&b->b, &bc, (size_t)acc->conf.max_request_size);
+    b->pq = pq;
+    b->created_ms = now_ms;
+    b->deadline_ms = now_ms + acc->conf.delivery_timeout_ms;
+    b->base_seq = -1;
+    b->base_offset = -1;
+    b->log_append_time = -1;
+    return b;
+}
+
+int32_t knp_rec_size(const knp_rec *rec, int32_t offset_delta, int64_t ts_delta) {
+    size_t n = kn_rb_record_size(offset_delta, ts_delta, rec->key, rec->value, rec->headers,
+                                 rec->header_count);
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+static bool batch_open(const knp_batch *b) { return b && !b->full && !b->built; }
+
+int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec *rec,
+                   int64_t now_ms, int64_t block_deadline_ms, int32_t *out_partition,
+                   char *errstr, size_t errsize) {
+    const knp_acc_conf *c = &acc->conf;
+    int32_t n = t->partition_count;
+    if (n <= 0) {
+        kn_errstr_set(errstr, errsize, "topic %s has no known partitions", t->name);
+        return KN_ERR__INVALID_ARG;
+    }
+    if (partition >= n) {
+        kn_errstr_set(errstr, errsize,
+                      "invalid partition given with record: %d is not in the range [0...%d] "
+                      "of topic %s",
+                      (int)partition, (int)n - 1, t->name);
+        return KN_ERR__INVALID_ARG;
+    }
+    for (;;) {
+        if (acc->closing) {
+            kn_errstr_set(errstr, errsize, "producer is closing");
+            return KN_ERR__CLOSED;
+        }
+        bool sticky = false;
+        int32_t p = partition;
+        if (p < 0) {
+            if (rec->key.len >= 0 && !c->ignore_keys) {
+                p = knp_part_keyed(rec->key.ptr, (size_t)rec->key.len, n);
+            } else if (c->round_robin) {
+                p = knp_part_round_robin(&t->rr_counter, t->avail, t->navail, n);
+            } else {
+                p = knp_sticky_peek(&t->sticky, &acc->rng, t->avail, t->navail, n);
+                sticky = true;
+            }
+        }
+        knp_partq *pq = knp_acc_partq(acc, t, p);
+        if (!pq)
+            return KN_ERR__NOMEM;
+        knp_batch *b = batch_open(pq->tail) ? pq->tail : NULL;
+        int32_t rsize = knp_rec_size(rec, b ? b->count : 0,
+                                     b ? rec->timestamp - b->b.base_timestamp : 0);
+        int64_t alone = KN_RB_HEADER_SIZE + (int64_t)rsize;
+        if (alone > c->max_request_size) {
+            kn_errstr_set(errstr, errsize,
+                          "the message is %lld bytes when serialized which is larger than "
+                          "max.request.size (%d)",
+                          (long long)alone, (int)c->max_request_size);
+            return KN_ERR_MESSAGE_TOO_LARGE;
+        }
+        if (b && b->count > 0 &&
+            (int64_t)kn_rb_builder_size(&b->b) + rsize > (int64_t)c->batch_size) {
+            /* Does not fit: close this batch for appends, start another. */
+            b->full = true;
+            if (acc->wake)
+                acc->wake(acc->hook_opaque);
+            b = NULL;
+            rsize = knp_rec_size(rec, 0, 0);
+        }
+        int64_t charge = rsize + (int64_t)sizeof(knp_rec_meta) + (b ? 0 : KNP_BATCH_OVERHEAD);
+        if (charge > c->buffer_memory) {
+            kn_errstr_set(errstr, errsize,
+                          "the message is %lld bytes when serialized which is larger than the "
+                          "total memory buffer (buffer.memory %lld)",
+                          (long long)charge, (long long)c->buffer_memory);
+            return KN_ERR_MESSAGE_TOO_LARGE;
+        }
+        if (acc->mem_used + charge > c->buffer_memory) {
+            if (acc_now_ms() >= block_deadline_ms) {
+                kn_errstr_set(errstr, errsize,
+                              "buffer.memory (%lld bytes) stayed full until max.block.ms: "
+                              "%lld bytes in use, %lld needed; records are not being "
+                              "delivered fast enough (broker down or too slow?)",
+                              (long long)c->buffer_memory, (long long)acc->mem_used,
+                              (long long)charge);
+                return KN_ERR__QUEUE_FULL;
+            }
+            /* Waiters make every batch sendable (Java: "exhausted"). */
+            acc->mem_waiters++;
+            if (acc->wake)
+                acc->wake(acc->hook_opaque);
+            struct timespec ts;
+            acc_deadline_ts(block_deadline_ms, &ts);
+            pthread_cond_timedwait(&acc->mem_cond, &acc->lock, &ts);
+            acc->mem_waiters--;
+            continue; /* the queues may have changed: start over */
+        }
+        bool fresh = false;
+        if (!b) {
+            b = batch_new(acc, pq, now_ms);
+            if (!b)
+                return KN_ERR__NOMEM;
+            fresh = true;
+        }
+        if (b->count == b->meta_cap) {
+            int32_t cap = b->meta_cap ? b->meta_cap * 2 : 16;
+            knp_rec_meta *m = kn_realloc(b->meta, (size_t)cap * sizeof *m);
+            if (!m) {
+                if (fresh)
+                    knp_batch_free(b);
+                return KN_ERR__NOMEM;
+            }
+            b->meta = m;
+            b->meta_cap = cap;
+        }
+        int rc = kn_rb_builder_append(&b->b, b->count, rec->timestamp, rec->key, rec->value,
+                                      rec->headers, rec->header_count);
+        if (rc) {
+            if (fresh)
+                knp_batch_free(b);
+            kn_errstr_set(errstr, errsize, "cannot append the record: %s", kn_err_message(rc));
+            return rc;
+        }
+        if (fresh) {
+            if (pq->tail)
+                pq->tail->next = b;
+            else
+                pq->head = b;
+            pq->tail = b;
+            pq->depth++;
+        }
+        b->meta[b->count].dr = rec->dr;
+        b->meta[b->count].opaque = rec->opaque;
+        b->meta[b->count].timestamp = rec->timestamp;
+        b->count++;
+        if (rec->dr)
+            b->has_dr = true;
+        b->mem += (size_t)charge;
+        acc->mem_used += charge;
+        acc->outstanding++;
+        bool became_full = (int64_t)kn_rb_builder_size(&b->b) >= (int64_t)c->batch_size;
+        if (became_full)
+            b->full = true;
+        if ((became_full || fresh) && acc->wake)
+            acc->wake(acc->hook_opaque);
+        if (sticky)
+            knp_sticky_update(&t->sticky, &acc->rng, rsize, c->batch_size, !batch_open(pq->tail),
+                              t->avail, t->navail, n);
+        *out_partition = p;
+        return 0;
+    }
+}
+
+bool knp_acc_head_ready(knp_acc *acc, knp_partq *pq, int64_t now_ms, int64_t *next_ms) {
+    knp_batch *b = pq->head;
+    if (!b)
+        return false;
+    if (b->full || b->built || pq->depth > 1 || acc->flushing > 0 || acc->closing ||
+        acc->mem_waiters > 0)
+        return true;
+    int64_t at = b->created_ms + acc->conf.linger_ms;
+    if (at <= now_ms)
+        return true;
+    if (at < *next_ms)
+        *next_ms = at;
+    return false;
+}
+
+knp_batch *knp_acc_pop(knp_acc *acc, knp_partq *pq) {
+    knp_batch *b = pq->head;
+    if (!b)
+        return NULL;
+    pq->head = b->next;
+    if (!pq->head)
+        pq->tail = NULL;
+    pq->depth--;
+    b->next = NULL;
+    b->full = true; /* no appends once the sender took it */
+    return b;
+}
+
+void knp_acc_requeue(knp_acc *acc, knp_batch *b) {
+    knp_partq *pq = b->pq;
+    knp_batch **pp = &pq->head, *prev = NULL;
+    /* Retries (built, with a sequence) go first, in sequence order; a
+     * sequence can wrap, so compare by distance. */
+    while (*pp && (*pp)->built &&
+           (b->base_seq < 0 || (*pp)->base_seq < 0 ||
+            (int32_t)((uint32_t)(*pp)->base_seq - (uint32_t)b->base_seq) < 0)) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    b->next = *pp;
+    *pp = b;
+    if (!b->next)
+        pq->tail = b;
+    (void)prev;
+    pq->depth++;
+    acc->retries++;
+}
+
+int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch,
+                    char *errstr, size_t errsize) {
+    if (!b->built) {
+        b->b.conf.producer_id = producer_id;
+        b->b.conf.producer_epoch = epoch;
+        b->b.conf.base_sequence = b->base_seq;
+        kn_wr_init(&b->wire, kn_rb_builder_size(&b->b) + 64, 0);
+        int rc = kn_rb_builder_finish(&b->b, &b->wire, errstr, errsize);
+        if (rc) {
+            kn_wr_free(&b->wire);
+            return rc;
+        }
+        kn_rb_builder_free(&b->b);
+        b->built = true;
+        return 0;
+    }
+    /* A retry: same records, maybe a new epoch or sequence. */
+    uint8_t *p = b->wire.buf;
+    if (b->wire.len < KN_RB_HEADER_SIZE) {
+        kn_errstr_set(errstr, errsize, "internal: built batch too short");
+        return KN_ERR__FAIL;
+    }
+    kn_wr_put_u32_at(p + KNP_PRODUCER_ID_OFFSET, (uint32_t)((uint64_t)producer_id >> 32));
+    kn_wr_put_u32_at(p + KNP_PRODUCER_ID_OFFSET + 4, (uint32_t)producer_id);
+    kn_wr_put_u16_at(p + KNP_PRODUCER_EPOCH_OFFSET, (uint16_t)epoch);
+    kn_wr_put_u32_at(p + KNP_BASE_SEQUENCE_OFFSET, (uint32_t)b->base_seq);
+    kn_wr_put_u32_at(p + KN_RB_CRC_OFFSET,
+                     kn_crc32c(0, p + KN_RB_ATTRIBUTES_OFFSET,
+                               b->wire.len - KN_RB_ATTRIBUTES_OFFSET));
+    (void)acc;
+    return 0;
+}
+
+void knp_acc_complete(knp_acc *acc, knp_batch *b, int err, int64_t base_offset,
+                      int64_t log_append_time, const char *errstr) {
+    b->err = err;
+    b->base_offset = err ? -1 : base_offset;
+    b->log_append_time = log_append_time;
+    if (err)
+        snprintf(b->errstr, sizeof b->errstr, "%s",
+                 errstr && *errstr ? errstr : kn_err_message(err));
+    else
+        b->errstr[0] = '\0';
+    /* Record bytes are not needed for the reports: free them now. */
+    kn_wr_free(&b->wire);
+    kn_rb_builder_free(&b->b);
+    acc->mem_used -= (int64_t)b->mem;
+    b->mem = 0;
+    if (acc->mem_waiters > 0)
+        pthread_cond_broadcast(&acc->mem_cond);
+    if (err)
+        acc->records_failed += b->count;
+    else
+        acc->records_sent += b->count;
+    b->next = NULL;
+    if (!acc->conf.has_global_dr && !b->has_dr) {
+        /* Nobody reads these reports: done now. */
+        acc->outstanding -= b->count;
+        knp_batch_free(b);
+        pthread_cond_broadcast(&acc->done_cond);
+        return;
+    }
+    bool was_empty = acc->done_head == NULL;
+    if (acc->done_tail)
+        acc->done_tail->next = b;
+    else
+        acc->done_head = b;
+    acc->done_tail = b;
+    if (was_empty && acc->on_done)
+        acc->on_done(acc->hook_opaque);
+    pthread_cond_broadcast(&acc->done_cond);
+}
+
+knp_batch *knp_acc_take_done(knp_acc *acc) {
+    knp_batch *b = acc->done_head;
+    acc->done_head = acc->done_tail = NULL;
+    return b;
+}
