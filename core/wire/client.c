@@ -145,7 +145,11 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
     /* Nothing up: connect to the next candidate that is not backing off. */
     for (int i = 0; i < c->conn_count; i++) {
         knw_conn *conn = c->conns[(i + c->rr) % c->conn_count];
-        if (!candidate(c, conn) || conn->state != KNW_CS_DOWN)
+        if (!candidate(c, conn))
+            continue;
+        if (conn->state == KNW_CS_BACKOFF && conn->state_deadline_ms <= now_ms)
+            conn->state = KNW_CS_DOWN;
+        if (conn->state != KNW_CS_DOWN)
             continue;
         c->rr = (c->rr + i + 1) % (c->conn_count ? c->conn_count : 1);
         knw_conn_connect(conn, now_ms);
@@ -223,9 +227,11 @@ static void route_unrouted(knw_client *c, int64_t now_ms) {
 /* ---- deadlines ---- */
 
 static void expire(knw_client *c, knw_req *r, const knw_conn *conn) {
+    /* A request that never left names the connection failure that kept
+     * it back: the node's own, or for "any" broker the latest one. */
     const char *why = conn && conn->connect_failures ? conn->last_err
-                      : !conn && c->last_connect_err[0] ? c->last_connect_err
-                                                         : NULL;
+                      : !conn && r->node_id < 0 && c->last_connect_err[0] ? c->last_connect_err
+                                                                           : NULL;
     long long waited = (long long)((knw_now_us() - r->enqueued_us) / 1000);
     KNW_STAT_ADD(c, request_timeouts, 1);
     if (why)

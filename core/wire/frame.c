@@ -50,9 +50,9 @@ static int rx_consume(knw_rx *rx, const uint8_t *p, size_t n, size_t *used, knw_
             /* A response holds at least its correlation id. */
             if (sz < 4 || sz > rx->max_frame || (int32_t)sz < 0) {
                 kn_errstr_set(errstr, errstr_size,
-                              "response frame size %d at byte 0 of frame #%zu is invalid "
-                              "(must be 4..%zu)",
-                              (int32_t)sz, rx->frame_no + 1, rx->max_frame);
+                              "response frame #%zu has an invalid size %d (must be 4..%zu) at "
+                              "byte offset 0",
+                              rx->frame_no + 1, (int32_t)sz, rx->max_frame);
                 *used = off;
                 return KN_ERR__PROTOCOL;
             }

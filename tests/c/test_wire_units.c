@@ -56,41 +56,41 @@ static void test_backoff_curve(void **state) {
 }
 
 static void test_inflight_order_and_wrap(void **state) {
-    knw_inflight t;
-    assert_int_equal(knw_inflight_init(&t, 5, INT32_MAX - 2), 0);
+    knw_iftab t;
+    assert_int_equal(knw_iftab_init(&t, 5, INT32_MAX - 2), 0);
     int vals[8];
     int32_t ids[8];
     for (int i = 0; i < 5; i++) {
-        ids[i] = knw_inflight_push(&t, &vals[i]);
+        ids[i] = knw_iftab_push(&t, &vals[i]);
         assert_true(ids[i] >= 0);
     }
     /* Wrapped past INT32_MAX to 0. */
     assert_int_equal(ids[0], INT32_MAX - 2);
     assert_int_equal(ids[3], 0);
     assert_int_equal(ids[4], 1);
-    assert_true(knw_inflight_full(&t));
-    assert_int_equal(knw_inflight_push(&t, &vals[5]), -1);
-    assert_ptr_equal(knw_inflight_at(&t, 2), &vals[2]);
-    assert_int_equal(knw_inflight_corr_at(&t, 4), 1);
+    assert_true(knw_iftab_full(&t));
+    assert_int_equal(knw_iftab_push(&t, &vals[5]), -1);
+    assert_ptr_equal(knw_iftab_at(&t, 2), &vals[2]);
+    assert_int_equal(knw_iftab_corr_at(&t, 4), 1);
 
     /* Out-of-order correlation id: refused, expected id reported,
      * nothing removed. */
     int32_t expected = 0;
-    assert_null(knw_inflight_take(&t, ids[1], &expected));
+    assert_null(knw_iftab_take(&t, ids[1], &expected));
     assert_int_equal(expected, ids[0]);
     assert_int_equal(t.count, 5);
-    assert_null(knw_inflight_take(&t, 12345, &expected));
+    assert_null(knw_iftab_take(&t, 12345, &expected));
 
     for (int i = 0; i < 5; i++)
-        assert_ptr_equal(knw_inflight_take(&t, ids[i], &expected), &vals[i]);
+        assert_ptr_equal(knw_iftab_take(&t, ids[i], &expected), &vals[i]);
     assert_int_equal(t.count, 0);
-    assert_null(knw_inflight_take(&t, 2, &expected));
+    assert_null(knw_iftab_take(&t, 2, &expected));
     assert_int_equal(expected, -1);
     /* Refill after drain keeps ids increasing. */
-    assert_int_equal(knw_inflight_push(&t, &vals[6]), 2);
-    assert_ptr_equal(knw_inflight_pop(&t), &vals[6]);
-    assert_null(knw_inflight_pop(&t));
-    knw_inflight_destroy(&t);
+    assert_int_equal(knw_iftab_push(&t, &vals[6]), 2);
+    assert_ptr_equal(knw_iftab_pop(&t), &vals[6]);
+    assert_null(knw_iftab_pop(&t));
+    knw_iftab_destroy(&t);
 }
 
 /* A reader that hands out a prepared byte string `step` bytes at a

@@ -1,0 +1,587 @@
+/*
+ * test_wire_fake.c: the wire client against a fake broker on a loopback
+ * socket (a thread in this test answering with bytes built by the
+ * generated encoders, then damaged on purpose): handshake with the
+ * client software name, KIP-511 ApiVersions fallback, garbled /
+ * truncated responses, an unexpected correlation id, an oversized frame
+ * size, a broker that never answers (request timeout), responses
+ * arriving one byte at a time, a refused connection, version
+ * negotiation failure, shutdown with requests pending, tickers.
+ * Every protocol error must fail the request with _PROTOCOL naming API,
+ * version and offset, fail the other in-flight requests with
+ * _TRANSPORT, and the next request must succeed on a new connection.
+ */
+#include "kn_test.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kn_alloc.h"
+#include "proto/generated/kp_api_versions.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_list_groups.h"
+#include "proto/generated/kp_metadata.h"
+#include "proto/header.h"
+#include "wire/wire_int.h"
+
+enum fake_mode {
+    FAKE_OK,
+    FAKE_GARBLE,   /* truncate the body */
+    FAKE_BADCORR,  /* answer with another correlation id */
+    FAKE_OVERSIZE, /* a size prefix of ~2 GiB */
+    FAKE_SILENT,   /* never answer */
+    FAKE_DRIP,     /* answer one byte per write */
+    FAKE_TRAILING, /* valid body plus garbage bytes */
+};
+
+typedef struct fake {
+    int lfd, port;
+    pthread_t th;
+    _Atomic bool stop;
+    _Atomic int mode;      /* for ListGroups requests */
+    _Atomic int mode_left; /* how many ListGroups get `mode`; then FAKE_OK */
+    int av_max;            /* highest ApiVersions version served */
+    int delay_ms;          /* before a damaged answer */
+    _Atomic int accepts, requests;
+    int av_versions[8];
+    _Atomic int av_count;
+    char sw_name[64];
+} fake;
+
+static void write_all(int fd, const uint8_t *p, size_t n) {
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static bool read_all(int fd, uint8_t *p, size_t n) {
+    while (n) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r <= 0)
+            return false;
+        p += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+/* Frame: size, response header for (key, version), body. */
+static uint8_t *frame_response(int16_t key, int16_t ver, int32_t corr, const void *body, int16_t body_ver,
+                               size_t *len) {
+    kn_wr w;
+    kn_wr_init(&w, 256, 0);
+    size_t off = kn_wr_reserve(&w, 4);
+    kn_wr_i32(&w, corr);
+    if (kp_response_header_version(key, ver) >= 1)
+        kn_wr_uvarint(&w, 0);
+    int rc = kp_api_get(key)->resp_encode(&w, body, body_ver);
+    assert_int_equal(rc, 0);
+    kn_wr_put_u32_at(w.buf + off, (uint32_t)(w.len - 4));
+    return kn_wr_detach(&w, len);
+}
+
+static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const uint8_t *req, size_t req_len,
+                       size_t *len) {
+    kn_arena a;
+    kn_arena_init(&a, 0);
+    uint8_t *out = NULL;
+    if (key == KP_API_API_VERSIONS) {
+        int n = atomic_fetch_add(&f->av_count, 1);
+        if (n < 8)
+            f->av_versions[n] = ver;
+        kp_ApiVersionsResponse r;
+        kp_ApiVersionsResponse_init(&r);
+        kp_ApiVersionsResponse_ApiVersion keys[3];
+        if (ver > f->av_max) {
+            /* KIP-511: answer in v0 with our range. */
+            r.error_code = KN_ERR_UNSUPPORTED_VERSION;
+            keys[0] = (kp_ApiVersionsResponse_ApiVersion){KP_API_API_VERSIONS, 0, (int16_t)f->av_max};
+            r.api_keys.items = keys;
+            r.api_keys.count = 1;
+            out = frame_response(key, ver, corr, &r, 0, len);
+        } else {
+            if (ver >= 3) {
+                /* Parse the request after the header to see the name. */
+                kn_rd rd;
+                kn_rd_init(&rd, req, req_len);
+                kn_rd_skip(&rd, 8);
+                kn_rd_string(&rd);
+                kn_rd_uvarint(&rd); /* no tagged fields in the header */
+                kp_ApiVersionsRequest q;
+                kp_ApiVersionsRequest_init(&q);
+                if (kp_ApiVersionsRequest_decode(&rd, &a, &q, ver) == 0)
+                    snprintf(f->sw_name, sizeof f->sw_name, "%.*s/%.*s", q.client_software_name.len,
+                             q.client_software_name.ptr, q.client_software_version.len,
+                             q.client_software_version.ptr);
+            }
+            keys[0] = (kp_ApiVersionsResponse_ApiVersion){KP_API_API_VERSIONS, 0, (int16_t)f->av_max};
+            keys[1] = (kp_ApiVersionsResponse_ApiVersion){KP_API_METADATA, 0, 13};
+            keys[2] = (kp_ApiVersionsResponse_ApiVersion){KP_API_LIST_GROUPS, 0, 5};
+            r.api_keys.items = keys;
+            r.api_keys.count = 3;
+            out = frame_response(key, ver, corr, &r, ver, len);
+        }
+    } else if (key == KP_API_METADATA) {
+        kp_MetadataResponse r;
+        kp_MetadataResponse_init(&r);
+        kp_MetadataResponse_MetadataResponseBroker b = {1, kn_str_c("127.0.0.1"), f->port, {NULL, -1}};
+        r.brokers.items = &b;
+        r.brokers.count = 1;
+        r.cluster_id = kn_str_c("fake-cluster");
+        r.controller_id = 1;
+        out = frame_response(key, ver, corr, &r, ver, len);
+    } else {
+        void *body = kn_arena_alloc(&a, kp_api_get(key)->resp_size);
+        kp_api_get(key)->resp_init(body);
+        out = frame_response(key, ver, corr, body, ver, len);
+    }
+    kn_arena_destroy(&a);
+    return out;
+}
+
+static void serve_one(fake *f, int fd, bool *closed) {
+    uint8_t szb[4];
+    if (!read_all(fd, szb, 4)) {
+        *closed = true;
+        return;
+    }
+    uint32_t sz = ((uint32_t)szb[0] << 24) | ((uint32_t)szb[1] << 16) | ((uint32_t)szb[2] << 8) | szb[3];
+    assert_true(sz >= 8 && sz < (1u << 20));
+    uint8_t *req = kn_malloc(sz);
+    if (!read_all(fd, req, sz)) {
+        kn_free(req);
+        *closed = true;
+        return;
+    }
+    atomic_fetch_add(&f->requests, 1);
+    int16_t key = (int16_t)((req[0] << 8) | req[1]);
+    int16_t ver = (int16_t)((req[2] << 8) | req[3]);
+    int32_t corr = (int32_t)(((uint32_t)req[4] << 24) | ((uint32_t)req[5] << 16) | ((uint32_t)req[6] << 8) | req[7]);
+    size_t len;
+    uint8_t *out = answer(f, key, ver, corr, req, sz, &len);
+    kn_free(req);
+    int mode = FAKE_OK;
+    if (key == KP_API_LIST_GROUPS && atomic_load(&f->mode_left) > 0) {
+        atomic_fetch_sub(&f->mode_left, 1);
+        mode = atomic_load(&f->mode);
+        if (f->delay_ms)
+            usleep((useconds_t)f->delay_ms * 1000);
+    }
+    switch (mode) {
+    case FAKE_GARBLE:
+        /* Drop the last 3 bytes and say so in the size prefix. */
+        len -= 3;
+        kn_wr_put_u32_at(out, (uint32_t)(len - 4));
+        write_all(fd, out, len);
+        break;
+    case FAKE_TRAILING: {
+        uint8_t *big = kn_malloc(len + 5);
+        memcpy(big, out, len);
+        memset(big + len, 0xab, 5);
+        kn_wr_put_u32_at(big, (uint32_t)(len + 1));
+        write_all(fd, big, len + 5);
+        kn_free(big);
+        break;
+    }
+    case FAKE_BADCORR:
+        kn_wr_put_u32_at(out + 4, (uint32_t)corr + 1000);
+        write_all(fd, out, len);
+        break;
+    case FAKE_OVERSIZE:
+        kn_wr_put_u32_at(out, 0x7fffff00u);
+        write_all(fd, out, len);
+        break;
+    case FAKE_SILENT:
+        break;
+    case FAKE_DRIP:
+        for (size_t i = 0; i < len; i++) {
+            write_all(fd, out + i, 1);
+            usleep(200);
+        }
+        break;
+    default:
+        write_all(fd, out, len);
+    }
+    kn_free(out);
+}
+
+static void *fake_main(void *arg) {
+    fake *f = arg;
+    int fds[16];
+    int n = 0;
+    while (!atomic_load(&f->stop)) {
+        struct pollfd p[17];
+        p[0] = (struct pollfd){f->lfd, POLLIN, 0};
+        for (int i = 0; i < n; i++)
+            p[i + 1] = (struct pollfd){fds[i], POLLIN, 0};
+        if (poll(p, (nfds_t)n + 1, 20) <= 0)
+            continue;
+        if (p[0].revents & POLLIN) {
+            int fd = accept(f->lfd, NULL, NULL);
+            if (fd >= 0 && n < 16) {
+                fds[n++] = fd;
+                atomic_fetch_add(&f->accepts, 1);
+            } else if (fd >= 0) {
+                close(fd);
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            bool closed = false;
+            serve_one(f, fds[i], &closed);
+            if (closed) {
+                close(fds[i]);
+                fds[i] = fds[--n];
+                p[i + 1] = p[n + 1];
+                i--;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    return NULL;
+}
+
+static fake *fake_start(void) {
+    fake *f = kn_calloc(1, sizeof *f);
+    f->av_max = 4;
+    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(f->lfd, 16), 0);
+    socklen_t sl = sizeof sa;
+    getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
+    f->port = ntohs(sa.sin_port);
+    pthread_create(&f->th, NULL, fake_main, f);
+    return f;
+}
+
+static void fake_stop(fake *f) {
+    atomic_store(&f->stop, true);
+    pthread_join(f->th, NULL);
+    close(f->lfd);
+    kn_free(f);
+}
+
+static knw_client *client_for(int port, int request_timeout_ms) {
+    knw_settings s;
+    knw_settings_defaults(&s, "producer");
+    char bs[64], err[256];
+    snprintf(bs, sizeof bs, "127.0.0.1:%d", port);
+    assert_int_equal(knw_settings_set_bootstrap(&s, bs, err, sizeof err), 0);
+    s.request_timeout_ms = request_timeout_ms;
+    s.reconnect_backoff_ms = 10;
+    s.reconnect_backoff_max_ms = 50;
+    s.retry_backoff_ms = 10;
+    s.client_id = kn_strdup("wire-test");
+    knw_client *c = knw_client_new_settings(&s, err, sizeof err);
+    knw_settings_free(&s);
+    if (!c)
+        fail_msg("%s", err);
+    return c;
+}
+
+static kp_ListGroupsRequest lg_req;
+
+static knw_resp *list_groups(knw_client *c, int timeout_ms) {
+    kp_ListGroupsRequest_init(&lg_req);
+    return knw_call(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &lg_req, timeout_ms);
+}
+
+static void test_happy_path_and_handshake(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    knw_resp *r = list_groups(c, -1);
+    if (r->err)
+        fail_msg("%s", r->errstr);
+    assert_int_equal(r->api_version, 5);
+    assert_non_null(r->body);
+    assert_true(r->latency_us >= 0);
+    knw_resp_free(r);
+    int err;
+    knw_metadata *md = knw_metadata_wait(c, false, 0, 5000, &err);
+    assert_non_null(md);
+    assert_int_equal(md->broker_count, 1);
+    assert_int_equal(md->brokers[0].port, f->port);
+    assert_string_equal(md->cluster_id, "fake-cluster");
+    assert_int_equal(md->controller_id, 1);
+    knw_metadata_release(md);
+    /* ApiVersions v4 first, with our name and version. */
+    assert_int_equal(f->av_versions[0], 4);
+    assert_string_equal(f->sw_name, KN_SOFTWARE_NAME "/" KN_VERSION_STR);
+    /* Routed by node id now that metadata names broker 1. */
+    kp_ListGroupsRequest_init(&lg_req);
+    r = knw_call(c, 1, KP_API_LIST_GROUPS, -1, 3, &lg_req, 5000);
+    assert_int_equal(r->err, 0);
+    assert_int_equal(r->node_id, 1);
+    assert_int_equal(r->api_version, 3); /* capped by max_version */
+    knw_resp_free(r);
+    assert_int_equal(knw_api_version(c, 1, KP_API_LIST_GROUPS), 5);
+    assert_int_equal(knw_api_version(c, 1, KP_API_PRODUCE), -1); /* fake does not serve it */
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+static void test_kip511_fallback(void **state) {
+    fake *f = fake_start();
+    f->av_max = 2;
+    knw_client *c = client_for(f->port, 5000);
+    knw_resp *r = list_groups(c, -1);
+    if (r->err)
+        fail_msg("%s", r->errstr);
+    knw_resp_free(r);
+    assert_true(atomic_load(&f->av_count) >= 2);
+    assert_int_equal(f->av_versions[0], 4);
+    assert_int_equal(f->av_versions[1], 2);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+typedef struct multi {
+    _Atomic int done;
+    int errs[8];
+    char errstr[8][256];
+} multi;
+
+static void multi_cb(knw_client *c, knw_resp *resp, void *opaque) {
+    multi *m = opaque;
+    int i = atomic_load(&m->done);
+    m->errs[i] = resp->err;
+    snprintf(m->errstr[i], sizeof m->errstr[i], "%s", resp->errstr);
+    knw_resp_free(resp);
+    atomic_fetch_add(&m->done, 1);
+}
+
+/* One damaged answer among three pipelined requests: the damaged one
+ * fails with _PROTOCOL (message checked by the caller), the others
+ * with _TRANSPORT, then the client reconnects and works. */
+static void damaged(int mode, const char *needle) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    /* Warm up until requests go to broker 1 (after the first metadata
+     * the bootstrap connection retires). */
+    int err;
+    knw_metadata *md = knw_metadata_wait(c, false, 0, 5000, &err);
+    assert_non_null(md);
+    knw_metadata_release(md);
+    knw_resp *r = list_groups(c, -1);
+    assert_int_equal(r->err, 0);
+    assert_int_equal(r->node_id, 1);
+    knw_resp_free(r);
+    knw_stats s0;
+    knw_get_stats(c, &s0);
+
+    f->delay_ms = 100; /* let all three reach the wire first */
+    atomic_store(&f->mode, mode);
+    atomic_store(&f->mode_left, 1);
+    static kp_ListGroupsRequest reqs[3];
+    multi m = {0};
+    for (int i = 0; i < 3; i++) {
+        kp_ListGroupsRequest_init(&reqs[i]);
+        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, multi_cb, &m), 0);
+    }
+    for (int i = 0; i < 5000 && atomic_load(&m.done) < 3; i++)
+        usleep(1000);
+    assert_int_equal(atomic_load(&m.done), 3);
+    fprintf(stderr, "damaged(%d): [%s] [%s] [%s]\n", mode, m.errstr[0], m.errstr[1], m.errstr[2]);
+    assert_int_equal(m.errs[0], KN_ERR__PROTOCOL);
+    assert_non_null(strstr(m.errstr[0], "ListGroups v5"));
+    assert_non_null(strstr(m.errstr[0], "byte offset"));
+    assert_non_null(strstr(m.errstr[0], needle));
+    assert_int_equal(m.errs[1], KN_ERR__TRANSPORT);
+    assert_int_equal(m.errs[2], KN_ERR__TRANSPORT);
+    assert_true(kn_err_is_retriable(KN_ERR__TRANSPORT));
+
+    /* Re-established: the next request succeeds on a new connection. */
+    r = list_groups(c, -1);
+    if (r->err)
+        fail_msg("after reconnect: %s", r->errstr);
+    knw_resp_free(r);
+    knw_stats s1;
+    knw_get_stats(c, &s1);
+    assert_int_equal(s1.protocol_errors - s0.protocol_errors, 1);
+    assert_true(s1.connects > s0.connects);
+    assert_true(s1.disconnects > s0.disconnects);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+static void test_garbled_response(void **state) { damaged(FAKE_GARBLE, "protocol error"); }
+static void test_trailing_bytes(void **state) { damaged(FAKE_TRAILING, "trailing bytes"); }
+static void test_unexpected_correlation_id(void **state) { damaged(FAKE_BADCORR, "unexpected correlation id"); }
+static void test_oversized_frame(void **state) { damaged(FAKE_OVERSIZE, "invalid size 2147483392"); }
+
+static void test_request_timeout(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    knw_resp *r = list_groups(c, -1);
+    assert_int_equal(r->err, 0);
+    knw_resp_free(r);
+    atomic_store(&f->mode, FAKE_SILENT);
+    atomic_store(&f->mode_left, 1);
+    int64_t t0 = kn_test_now_ms();
+    r = list_groups(c, 300);
+    int64_t took = kn_test_now_ms() - t0;
+    fprintf(stderr, "timeout: %s (%lld ms)\n", r->errstr, (long long)took);
+    assert_int_equal(r->err, KN_ERR__TIMED_OUT);
+    assert_non_null(strstr(r->errstr, "timed out"));
+    assert_true(took >= 290 && took < 1500);
+    knw_resp_free(r);
+    knw_stats s;
+    knw_get_stats(c, &s);
+    assert_true(s.request_timeouts >= 1);
+    assert_true(s.disconnects >= 1); /* closed as Java does */
+    r = list_groups(c, -1);
+    assert_int_equal(r->err, 0);
+    knw_resp_free(r);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+static void test_one_byte_at_a_time(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    atomic_store(&f->mode, FAKE_DRIP);
+    atomic_store(&f->mode_left, 3);
+    for (int i = 0; i < 3; i++) {
+        knw_resp *r = list_groups(c, -1);
+        if (r->err)
+            fail_msg("%s", r->errstr);
+        const kp_ListGroupsResponse *body = r->body;
+        assert_int_equal(body->error_code, 0);
+        knw_resp_free(r);
+    }
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+static void test_refused(void **state) {
+    /* A port nobody listens on: bind, read the port, close. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    socklen_t sl = sizeof sa;
+    getsockname(fd, (struct sockaddr *)&sa, &sl);
+    int port = ntohs(sa.sin_port);
+    close(fd);
+    knw_client *c = client_for(port, 400);
+    int64_t t0 = kn_test_now_ms();
+    knw_resp *r = list_groups(c, -1);
+    int64_t took = kn_test_now_ms() - t0;
+    fprintf(stderr, "refused: %s (%lld ms)\n", r->errstr, (long long)took);
+    assert_int_equal(r->err, KN_ERR__TRANSPORT);
+    assert_non_null(strstr(r->errstr, "Connection refused"));
+    assert_non_null(strstr(r->errstr, "bootstrap"));
+    assert_true(took < 1400);
+    knw_resp_free(r);
+    knw_stats s;
+    knw_get_stats(c, &s);
+    assert_true(s.connect_failures >= 2); /* retried with backoff */
+    /* A node that is not in the metadata fails at its deadline. */
+    kp_ListGroupsRequest_init(&lg_req);
+    r = knw_call(c, 7, KP_API_LIST_GROUPS, -1, -1, &lg_req, 200);
+    assert_int_equal(r->err, KN_ERR__TIMED_OUT);
+    assert_non_null(strstr(r->errstr, "broker 7"));
+    knw_resp_free(r);
+    knw_client_destroy(c);
+}
+
+static void test_unsupported_version(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    kp_ListGroupsRequest_init(&lg_req);
+    knw_resp *r = knw_call(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, 6, -1, &lg_req, 2000);
+    assert_int_equal(r->err, KN_ERR__UNSUPPORTED_VERSION);
+    assert_non_null(strstr(r->errstr, "ListGroups"));
+    knw_resp_free(r);
+    /* And a bad call is refused up front, without a callback. */
+    assert_int_equal(knw_send(c, KNW_NODE_ANY, 9999, -1, -1, &lg_req, -1, NULL, NULL), KN_ERR__INVALID_ARG);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+static void test_destroy_fails_pending(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 60000);
+    knw_resp *r = list_groups(c, -1);
+    assert_int_equal(r->err, 0);
+    knw_resp_free(r);
+    atomic_store(&f->mode, FAKE_SILENT);
+    atomic_store(&f->mode_left, 100);
+    static kp_ListGroupsRequest reqs[8];
+    multi m = {0};
+    for (int i = 0; i < 8; i++) {
+        kp_ListGroupsRequest_init(&reqs[i]);
+        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 60000, multi_cb, &m), 0);
+    }
+    usleep(100000);
+    knw_client_destroy(c);
+    assert_int_equal(atomic_load(&m.done), 8);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(m.errs[i], KN_ERR__CLOSED);
+    fake_stop(f);
+}
+
+typedef struct tick_state {
+    _Atomic int runs;
+} tick_state;
+
+static int tick_fn(knw_client *c, int64_t now_ms, void *opaque) {
+    tick_state *t = opaque;
+    atomic_fetch_add(&t->runs, 1);
+    return -1; /* only when woken */
+}
+
+static void test_tickers(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    tick_state t = {0};
+    int id = knw_ticker_add(c, tick_fn, &t);
+    assert_true(id >= 0);
+    for (int i = 0; i < 2000 && atomic_load(&t.runs) < 1; i++)
+        usleep(1000);
+    assert_int_equal(atomic_load(&t.runs), 1);
+    knw_wakeup(c);
+    for (int i = 0; i < 2000 && atomic_load(&t.runs) < 2; i++)
+        usleep(1000);
+    assert_int_equal(atomic_load(&t.runs), 2);
+    knw_ticker_remove(c, id);
+    knw_wakeup(c);
+    usleep(50000);
+    assert_int_equal(atomic_load(&t.runs), 2);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_happy_path_and_handshake),
+        cmocka_unit_test(test_kip511_fallback),
+        cmocka_unit_test(test_garbled_response),
+        cmocka_unit_test(test_trailing_bytes),
+        cmocka_unit_test(test_unexpected_correlation_id),
+        cmocka_unit_test(test_oversized_frame),
+        cmocka_unit_test(test_request_timeout),
+        cmocka_unit_test(test_one_byte_at_a_time),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_unsupported_version),
+        cmocka_unit_test(test_destroy_fails_pending),
+        cmocka_unit_test(test_tickers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
