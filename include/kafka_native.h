@@ -165,4 +165,5 @@ kn_client_type kn_conf_client_type(const kn_conf *conf);
 #ifdef __cplusplus
 }
 #endif
+#include "kafka_native_consumer.h"
 #endif

@@ -1,0 +1,514 @@
+/*
+ * consumer.c: the kn_consumer handle and the application-thread half of
+ * the consumer: construction from a kn_conf, manual assignment, poll
+ * (drain buffered fetches, otherwise wait for the network thread),
+ * seeks, positions, pause/resume, wakeup and close.
+ *
+ * Threads: every field of kn_consumer behind c->lock is shared with the
+ * fetcher ticker and the response callbacks on the network thread
+ * (fetcher.c). The lock is held while a poll drains: decoding a poll's
+ * worth of records is short, and it keeps one owner per partition
+ * buffer at every moment.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/config.h"
+#include "consumer/consumer_int.h"
+#include "error.h"
+#include "kn_alloc.h"
+
+static int knc_int(const kn_conf *conf, const char *key) {
+    int64_t v = kn_conf_get_int(conf, key);
+    return v > 0x7fffffff ? 0x7fffffff : v < 0 ? 0 : (int)v;
+}
+
+static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
+    c->max_poll_records = knc_int(conf, "max.poll.records");
+    c->fetch_max_wait_ms = knc_int(conf, "fetch.max.wait.ms");
+    c->fetch_min_bytes = knc_int(conf, "fetch.min.bytes");
+    c->fetch_max_bytes = knc_int(conf, "fetch.max.bytes");
+    c->max_partition_fetch_bytes = knc_int(conf, "max.partition.fetch.bytes");
+    c->retry_backoff_ms = knc_int(conf, "retry.backoff.ms");
+    c->request_timeout_ms = knc_int(conf, "request.timeout.ms");
+    c->default_api_timeout_ms = knc_int(conf, "default.api.timeout.ms");
+    if (c->max_poll_records < 1)
+        c->max_poll_records = 1;
+    const char *reset = kn_conf_get_str(conf, "auto.offset.reset");
+    if (!reset || strcmp(reset, "latest") == 0) {
+        c->reset = KNC_RESET_LATEST;
+    } else if (strcmp(reset, "earliest") == 0) {
+        c->reset = KNC_RESET_EARLIEST;
+    } else if (strcmp(reset, "none") == 0) {
+        c->reset = KNC_RESET_NONE;
+    } else {
+        kn_errstr_set(errstr, n, "auto.offset.reset=%s is not supported yet by this consumer "
+                      "(earliest, latest and none are)", reset);
+        return KN_ERR__UNSUPPORTED;
+    }
+    const char *iso = kn_conf_get_str(conf, "isolation.level");
+    c->read_committed = iso && strcmp(iso, "read_committed") == 0;
+    const char *rack = kn_conf_get_str(conf, "client.rack");
+    if (rack && *rack && !(c->rack = kn_strdup(rack)))
+        return KN_ERR__NOMEM;
+    c->drain_opts.verify_crc = kn_conf_get_bool(conf, "check.crcs") != 0;
+    c->drain_opts.read_committed = c->read_committed;
+    /* One decompressed batch can never need more than a whole fetch;
+     * the floor covers a single oversized record. */
+    size_t cap = (size_t)c->fetch_max_bytes * 2;
+    c->drain_opts.scratch_max = cap < ((size_t)64 << 20) ? ((size_t)64 << 20) : cap;
+    const char *group = kn_conf_get_str(conf, "group.id");
+    if (group && *group) {
+        /* Committed offsets and groups are not built yet: refusing is
+         * better than silently ignoring the committed positions. */
+        kn_errstr_set(errstr, n, "group.id is set, but committed offsets and group "
+                      "subscription are not implemented yet: use manual assignment "
+                      "without group.id");
+        return KN_ERR__UNSUPPORTED;
+    }
+    return 0;
+}
+
+kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
+    if (!conf) {
+        kn_errstr_set(errstr, errstr_size, "kn_consumer_new: conf is NULL");
+        return NULL;
+    }
+    if (kn_conf_client_type(conf) != KN_CLIENT_CONSUMER) {
+        kn_errstr_set(errstr, errstr_size,
+                      "kn_consumer_new: the configuration was not made for a consumer "
+                      "(use kn_conf_new(KN_CLIENT_CONSUMER))");
+        return NULL;
+    }
+    kn_conf *copy = kn_conf_dup(conf);
+    kn_consumer *c = kn_calloc(1, sizeof(*c));
+    if (!copy || !c) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
+    c->ticker_id = -1;
+    if (kn_conf_finalize(copy, errstr, errstr_size) != KN_OK)
+        goto fail;
+    if (knc_settings(c, copy, errstr, errstr_size) != 0)
+        goto fail;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&c->lock, NULL);
+    c->client = knw_client_new(copy, "consumer", errstr, errstr_size);
+    if (!c->client) {
+        pthread_cond_destroy(&c->cond);
+        pthread_mutex_destroy(&c->lock);
+        goto fail;
+    }
+    c->ticker_id = knw_ticker_add(c->client, knc_fetcher_tick, c);
+    if (c->ticker_id < 0) {
+        kn_errstr_set(errstr, errstr_size, "could not start the fetcher");
+        knw_client_destroy(c->client);
+        pthread_cond_destroy(&c->cond);
+        pthread_mutex_destroy(&c->lock);
+        goto fail;
+    }
+    kn_conf_destroy(copy);
+    return c;
+fail:
+    kn_conf_destroy(copy);
+    if (c)
+        kn_free(c->rack);
+    kn_free(c);
+    return NULL;
+}
+
+static int knc_part_cmp(const void *a, const void *b) {
+    const knc_part *x = *(knc_part *const *)a, *y = *(knc_part *const *)b;
+    int cmp = strcmp(x->topic, y->topic);
+    if (cmp)
+        return cmp;
+    return x->partition < y->partition ? -1 : x->partition > y->partition;
+}
+
+int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    size_t n = kn_topic_partition_list_count(list);
+    for (size_t i = 0; i < n; i++)
+        if (kn_topic_partition_list_find(list, kn_topic_partition_list_topic(list, i),
+                                         kn_topic_partition_list_partition(list, i)) != (int)i)
+            return KN_ERR__INVALID_ARG;
+    knc_part **parts = n ? kn_calloc(n, sizeof(*parts)) : NULL;
+    const char **topics = n ? kn_calloc(n, sizeof(*topics)) : NULL;
+    if (n && (!parts || !topics)) {
+        kn_free(parts);
+        kn_free(topics);
+        return KN_ERR__NOMEM;
+    }
+    int topic_count = 0;
+    pthread_mutex_lock(&c->lock);
+    if (c->closed) {
+        pthread_mutex_unlock(&c->lock);
+        kn_free(parts);
+        kn_free(topics);
+        return KN_ERR__CLOSED;
+    }
+    /* Kept partitions move over with their state; new ones start
+     * unpositioned. */
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = kn_topic_partition_list_topic(list, i);
+        int32_t partition = kn_topic_partition_list_partition(list, i);
+        knc_part *old = knc_find_part(c, topic, strlen(topic), partition);
+        if (old) {
+            parts[i] = old;
+        } else {
+            parts[i] = knc_part_new(topic, partition, ++c->next_part_id, c->reset);
+            if (!parts[i]) {
+                for (size_t j = 0; j < i; j++)
+                    if (!knc_find_part(c, parts[j]->topic, strlen(parts[j]->topic),
+                                       parts[j]->partition))
+                        knc_part_free(parts[j]);
+                pthread_mutex_unlock(&c->lock);
+                kn_free(parts);
+                kn_free(topics);
+                return KN_ERR__NOMEM;
+            }
+        }
+        int t;
+        for (t = 0; t < topic_count; t++)
+            if (strcmp(topics[t], topic) == 0)
+                break;
+        if (t == topic_count)
+            topics[topic_count++] = topic;
+    }
+    /* Drop the partitions no longer assigned (their buffers with them). */
+    for (size_t i = 0; i < c->part_count; i++) {
+        bool kept = false;
+        for (size_t j = 0; j < n && !kept; j++)
+            kept = parts[j] == c->parts[i];
+        if (!kept)
+            knc_part_free(c->parts[i]);
+    }
+    kn_free(c->parts);
+    if (n)
+        qsort(parts, n, sizeof(*parts), knc_part_cmp);
+    c->parts = parts;
+    c->part_count = n;
+    c->drain_next = 0;
+    c->fetch_next = 0;
+    pthread_mutex_unlock(&c->lock);
+    if (topic_count) {
+        knw_metadata_add_topics(c->client, topics, topic_count);
+        knw_metadata_request_refresh(c->client, false, "consumer assignment");
+    }
+    kn_free(topics);
+    knw_wakeup(c->client);
+    return KN_OK;
+}
+
+/* A list of the partitions matching pred (c->lock held). */
+static kn_topic_partition_list *knc_list(kn_consumer *c, bool only_paused) {
+    kn_topic_partition_list *list = kn_topic_partition_list_new();
+    if (!list)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->part_count; i++) {
+        const knc_part *p = c->parts[i];
+        if (only_paused && !p->paused)
+            continue;
+        int at = kn_topic_partition_list_add(list, p->topic, p->partition);
+        if (at < 0) {
+            pthread_mutex_unlock(&c->lock);
+            kn_topic_partition_list_destroy(list);
+            return NULL;
+        }
+        if (p->state == KNC_POS_VALID) {
+            kn_topic_partition_list_set_offset(list, (size_t)at, p->position);
+            kn_topic_partition_list_set_leader_epoch(list, (size_t)at, p->position_epoch);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return list;
+}
+
+kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c) {
+    return c ? knc_list(c, false) : NULL;
+}
+
+kn_topic_partition_list *kn_consumer_paused(kn_consumer *c) {
+    return c ? knc_list(c, true) : NULL;
+}
+
+/* The first unreported partition error, moved into errstr (lock held). */
+static int knc_take_error(kn_consumer *c, char *errstr, size_t n) {
+    for (size_t i = 0; i < c->part_count; i++) {
+        knc_part *p = c->parts[i];
+        if (p->err_pending) {
+            p->err_pending = false;
+            kn_errstr_set(errstr, n, "%s", p->errstr);
+            return p->err;
+        }
+    }
+    return 0;
+}
+
+static void knc_abs_time(struct timespec *ts, int64_t deadline_ms) {
+    ts->tv_sec = (time_t)(deadline_ms / 1000);
+    ts->tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
+}
+
+int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *errstr,
+                     size_t errstr_size) {
+    if (!c || !recs)
+        return KN_ERR__INVALID_ARG;
+    *recs = NULL;
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
+    kn_records *out = knc_records_new((size_t)c->max_poll_records);
+    if (!out)
+        return KN_ERR__NOMEM;
+    int rc = KN_OK;
+    bool kicked = false, drained_dry = false;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        if (c->closed) {
+            kn_errstr_set(errstr, errstr_size, "the consumer is closed");
+            rc = KN_ERR__CLOSED;
+            break;
+        }
+        if (c->part_count == 0) {
+            kn_errstr_set(errstr, errstr_size, "no partitions are assigned");
+            rc = KN_ERR__STATE;
+            break;
+        }
+        if ((rc = knc_take_error(c, errstr, errstr_size)) != 0)
+            break;
+        /* Drain from the rotating start so no partition starves. */
+        size_t n = c->part_count;
+        for (size_t k = 0; k < n && out->count < (size_t)c->max_poll_records; k++) {
+            size_t i = (c->drain_next + k) % n;
+            knc_part *p = c->parts[i];
+            if (!p->fetched || p->paused)
+                continue;
+            int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
+            if (got < 0) {
+                kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
+                rc = got;
+                break;
+            }
+            if (!p->fetched) {
+                drained_dry = true;
+                c->drain_next = (i + 1) % n;
+            } else {
+                c->drain_next = i;
+            }
+        }
+        if (rc != 0 || out->count > 0)
+            break;
+        if (c->wakeup) {
+            c->wakeup = false;
+            kn_errstr_set(errstr, errstr_size, "poll interrupted by wakeup()");
+            rc = KN_ERR__WAKEUP;
+            break;
+        }
+        int64_t now = knw_now_ms();
+        if (now >= deadline)
+            break;
+        c->poll_deadline_ms = deadline == INT64_MAX ? 0 : deadline;
+        if (!kicked || drained_dry) {
+            /* Let the fetcher act on dry partitions now, with this
+             * poll's budget as its wait clamp. */
+            kicked = true;
+            drained_dry = false;
+            knw_wakeup(c->client);
+        }
+        if (deadline == INT64_MAX) {
+            pthread_cond_wait(&c->cond, &c->lock);
+        } else {
+            struct timespec ts;
+            /* knw_now_ms is CLOCK_MONOTONIC, like the condition's clock. */
+            knc_abs_time(&ts, deadline);
+            pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        }
+    }
+    c->poll_deadline_ms = 0;
+    pthread_mutex_unlock(&c->lock);
+    if (drained_dry)
+        knw_wakeup(c->client);
+    if (rc != KN_OK) {
+        kn_records_free(out);
+        return rc;
+    }
+    *recs = out;
+    return KN_OK;
+}
+
+/* Applies fn to every listed partition (all assigned ones when list is
+ * NULL), after checking they are all assigned. */
+static int knc_each(kn_consumer *c, const kn_topic_partition_list *list,
+                    void (*fn)(kn_consumer *c, knc_part *p, void *arg), void *arg) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    if (c->closed) {
+        pthread_mutex_unlock(&c->lock);
+        return KN_ERR__CLOSED;
+    }
+    size_t n = list ? kn_topic_partition_list_count(list) : c->part_count;
+    for (size_t pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            knc_part *p = c->parts[i];
+            if (list) {
+                const char *topic = kn_topic_partition_list_topic(list, i);
+                p = knc_find_part(c, topic, strlen(topic),
+                                  kn_topic_partition_list_partition(list, i));
+            }
+            if (!p) {
+                pthread_mutex_unlock(&c->lock);
+                return KN_ERR__STATE;
+            }
+            if (pass == 1)
+                fn(c, p, arg);
+        }
+    }
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    knw_wakeup(c->client);
+    return KN_OK;
+}
+
+static void knc_do_reset(kn_consumer *c, knc_part *p, void *arg) {
+    knc_part_reset(p, *(knc_reset *)arg);
+}
+
+static void knc_do_pause(kn_consumer *c, knc_part *p, void *arg) { p->paused = *(bool *)arg; }
+
+int kn_consumer_seek_to_beginning(kn_consumer *c, const kn_topic_partition_list *list) {
+    knc_reset r = KNC_RESET_EARLIEST;
+    return knc_each(c, list, knc_do_reset, &r);
+}
+
+int kn_consumer_seek_to_end(kn_consumer *c, const kn_topic_partition_list *list) {
+    knc_reset r = KNC_RESET_LATEST;
+    return knc_each(c, list, knc_do_reset, &r);
+}
+
+int kn_consumer_pause(kn_consumer *c, const kn_topic_partition_list *list) {
+    bool on = true;
+    return list ? knc_each(c, list, knc_do_pause, &on) : KN_ERR__INVALID_ARG;
+}
+
+int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list) {
+    bool on = false;
+    return list ? knc_each(c, list, knc_do_pause, &on) : KN_ERR__INVALID_ARG;
+}
+
+int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64_t offset) {
+    if (!c || !topic || (offset < 0 && offset != KN_OFFSET_BEGINNING && offset != KN_OFFSET_END))
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    if (c->closed) {
+        pthread_mutex_unlock(&c->lock);
+        return KN_ERR__CLOSED;
+    }
+    knc_part *p = knc_find_part(c, topic, strlen(topic), partition);
+    if (!p) {
+        pthread_mutex_unlock(&c->lock);
+        return KN_ERR__STATE;
+    }
+    if (offset == KN_OFFSET_BEGINNING)
+        knc_part_reset(p, KNC_RESET_EARLIEST);
+    else if (offset == KN_OFFSET_END)
+        knc_part_reset(p, KNC_RESET_LATEST);
+    else
+        knc_part_seek(p, offset, -1);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    knw_wakeup(c->client);
+    return KN_OK;
+}
+
+int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, int timeout_ms,
+                         int64_t *offset) {
+    if (!c || !topic || !offset)
+        return KN_ERR__INVALID_ARG;
+    if (timeout_ms < 0)
+        timeout_ms = c->default_api_timeout_ms;
+    int64_t deadline = knw_now_ms() + timeout_ms;
+    int rc = KN_OK;
+    bool kicked = false;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        knc_part *p = c->closed ? NULL : knc_find_part(c, topic, strlen(topic), partition);
+        if (!p) {
+            rc = c->closed ? KN_ERR__CLOSED : KN_ERR__STATE;
+            break;
+        }
+        if (p->state == KNC_POS_VALID) {
+            *offset = p->position;
+            break;
+        }
+        if (p->state == KNC_POS_FAILED) {
+            rc = p->err == KN_ERR__NO_OFFSET ? KN_ERR__NO_OFFSET : p->err;
+            break;
+        }
+        if (knw_now_ms() >= deadline) {
+            rc = KN_ERR__TIMED_OUT;
+            break;
+        }
+        if (!kicked) {
+            kicked = true;
+            knw_wakeup(c->client);
+        }
+        struct timespec ts;
+        knc_abs_time(&ts, deadline);
+        pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void kn_consumer_wakeup(kn_consumer *c) {
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->wakeup = true;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+int kn_consumer_close(kn_consumer *c) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    bool was_closed = c->closed;
+    c->closed = true;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    if (was_closed)
+        return KN_OK;
+    /* The ticker stops first; destroying the client then fails what is
+     * still in flight, whose callbacks see closed and only free. */
+    knw_ticker_remove(c->client, c->ticker_id);
+    knw_client_destroy(c->client);
+    c->client = NULL;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->part_count; i++)
+        knc_part_free(c->parts[i]);
+    kn_free(c->parts);
+    c->parts = NULL;
+    c->part_count = 0;
+    pthread_mutex_unlock(&c->lock);
+    return KN_OK;
+}
+
+void kn_consumer_destroy(kn_consumer *c) {
+    if (!c)
+        return;
+    kn_consumer_close(c);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+    kn_free(c->nodes);
+    kn_free(c->rack);
+    kn_free(c);
+}

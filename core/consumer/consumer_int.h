@@ -1,0 +1,259 @@
+/*
+ * consumer_int.h: the consumer's internal types, shared by the files of
+ * core/consumer/ (prefix knc_):
+ *
+ *  - knc_buf: a reference-counted owner of fetched memory (a raw Fetch
+ *    response, or one decompressed batch). kn_records keep the buffers
+ *    their records point into alive, so records survive later polls,
+ *    seeks and even close.
+ *  - knc_fetched: one partition's slice of one Fetch response, kept raw
+ *    and decoded lazily, one batch at a time (drain.c).
+ *  - knc_part: the per-partition state machine (position.c): position,
+ *    pause flag, buffered data, pending error.
+ *  - the kn_records layout (records.c).
+ *
+ * Threads: a knc_part is only touched with the consumer's lock held
+ * (consumer.c, fetcher.c). kn_records are owned by one application
+ * thread at a time and need no lock; knc_buf reference counts are
+ * atomic because a buffer may be released on either thread.
+ */
+#ifndef KN_CONSUMER_INT_H
+#define KN_CONSUMER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kafka_native.h"
+#include "proto/record_batch.h"
+#include "reader.h"
+#include "wire/wire.h"
+
+/* ---- reference-counted buffers (records.c) ---------------------------- */
+
+typedef struct knc_buf {
+    atomic_int refs;
+    knw_resp *resp; /* a Fetch response (knw_resp_free), or NULL */
+    uint8_t *mem;   /* kn_malloc'd bytes (kn_free), or NULL */
+} knc_buf;
+
+/* Both take ownership of what they wrap (freed when the last reference
+ * goes, also on failure: then NULL is returned). One reference. */
+knc_buf *knc_buf_from_resp(knw_resp *resp);
+knc_buf *knc_buf_from_mem(uint8_t *mem);
+static inline knc_buf *knc_buf_retain(knc_buf *buf) {
+    atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+    return buf;
+}
+void knc_buf_release(knc_buf *buf);
+
+/* ---- kn_records (records.c) -------------------------------------------- */
+
+typedef struct knc_rec {
+    int64_t offset;
+    int64_t timestamp;
+    const uint8_t *key;
+    const uint8_t *value;
+    const uint8_t *headers; /* encoded headers (record_batch.h layout) */
+    int32_t key_len;        /* < 0: null */
+    int32_t value_len;      /* < 0: null */
+    int32_t headers_len;
+    int32_t header_count;
+    int32_t partition;
+    int32_t leader_epoch;
+    uint16_t topic_idx;
+    uint8_t ts_type;
+} knc_rec;
+
+struct kn_records {
+    knc_rec *recs;
+    size_t count, cap;
+    char **topics; /* owned copies, indexed by knc_rec.topic_idx */
+    size_t topic_count, topic_cap;
+    const char *last_topic_src; /* interning cache: caller's pointer ... */
+    uint16_t last_topic_idx;    /* ... and its index */
+    knc_buf **bufs;             /* one reference each */
+    size_t buf_count, buf_cap;
+};
+
+/* A new empty set with room for cap records. Owned by the caller
+ * (kn_records_free). NULL on allocation failure. */
+kn_records *knc_records_new(size_t cap);
+/* Appends a record whose slices point into buf (retained once per
+ * distinct consecutive buffer). topic is copied the first time it is
+ * seen. Returns 0 or KN_ERR__NOMEM. */
+int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
+                    int ts_type, const kn_record *rec, knc_buf *buf);
+
+/* ---- one partition's buffered fetch (drain.c) ------------------------ */
+
+typedef struct knc_aborted {
+    int64_t producer_id;
+    int64_t first_offset;
+} knc_aborted;
+
+typedef struct knc_fetched {
+    knc_buf *buf;           /* keeps records alive (one reference) */
+    const uint8_t *records; /* the partition's records blob in buf */
+    size_t len;
+    int64_t fetch_offset;
+    /* read_committed: the response's aborted transactions sorted by
+     * first_offset, and the producers currently inside an aborted one. */
+    knc_aborted *aborted;
+    int32_t aborted_count, aborted_next;
+    int64_t *aborting_pids;
+    int32_t aborting_count, aborting_cap;
+    /* Lazy iteration: the batch being read and the buffer its record
+     * slices point into (the response, or its decompressed copy). */
+    kn_records_iter it;
+    kn_rb batch;
+    bool in_batch;
+    knc_buf *batch_buf;
+} knc_fetched;
+
+/* Takes a reference on buf; copies aborted (count may be 0; the
+ * response's list is not sorted by contract). NULL on allocation
+ * failure. Owned by the caller: knc_fetched_free. */
+knc_fetched *knc_fetched_new(knc_buf *buf, const uint8_t *records, size_t len,
+                             int64_t fetch_offset, const knc_aborted *aborted,
+                             int32_t aborted_count);
+void knc_fetched_free(knc_fetched *f);
+
+/* ---- the partition state machine (position.c) ------------------------- */
+
+typedef enum knc_pos_state {
+    KNC_POS_NEED_RESET, /* no position: resolve with p->reset */
+    KNC_POS_RESETTING,  /* ListOffsets in flight */
+    KNC_POS_VALID,      /* positioned: fetchable unless paused */
+    KNC_POS_FAILED      /* stopped by an error until the next seek */
+} knc_pos_state;
+
+typedef enum knc_reset {
+    KNC_RESET_EARLIEST,
+    KNC_RESET_LATEST,
+    KNC_RESET_NONE
+} knc_reset;
+
+typedef struct knc_part {
+    char *topic; /* owned */
+    int32_t partition;
+    uint64_t id; /* unique per assignment of this partition */
+    knc_pos_state state;
+    knc_reset reset;
+    int64_t position;       /* next offset to return (VALID) */
+    int32_t position_epoch; /* leader epoch of the last record returned, -1 */
+    uint32_t gen;           /* bumped by seeks and resets: stale replies are dropped */
+    bool paused;
+    bool fetch_inflight;
+    bool reset_inflight;
+    int64_t retry_at_ms; /* backoff after a retriable error */
+    knc_fetched *fetched; /* buffered data, or NULL */
+    bool err_pending;     /* an error poll has not reported yet */
+    int err;
+    char errstr[256];
+    int64_t high_watermark; /* from the last fetch response, -1 */
+    int64_t last_stable_offset;
+} knc_part;
+
+/* A new partition in NEED_RESET with strategy reset; a NONE strategy
+ * fails it at once with KN_ERR__NO_OFFSET. Owned by the caller:
+ * knc_part_free. NULL on allocation failure. */
+knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset);
+void knc_part_free(knc_part *p);
+/* Moves the position to offset (>= 0), dropping buffered data and any
+ * error. */
+void knc_part_seek(knc_part *p, int64_t offset, int32_t leader_epoch);
+/* Forgets the position: it is resolved again with strategy (NONE fails
+ * the partition with KN_ERR__NO_OFFSET). Drops buffered data. */
+void knc_part_reset(knc_part *p, knc_reset strategy);
+/* A ListOffsets answer for generation gen: positions the partition if
+ * it is still waiting for exactly that reset. Returns true if applied. */
+bool knc_part_reset_done(knc_part *p, uint32_t gen, int64_t offset, int32_t leader_epoch);
+/* Stops the partition with a pending error (printf-style message). */
+void knc_part_fail(knc_part *p, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static inline bool knc_part_fetchable(const knc_part *p) {
+    return p->state == KNC_POS_VALID && !p->paused && !p->fetched && !p->fetch_inflight;
+}
+static inline bool knc_part_wants_reset(const knc_part *p, int64_t now_ms) {
+    return p->state == KNC_POS_NEED_RESET && !p->reset_inflight && now_ms >= p->retry_at_ms;
+}
+
+/* What a partition-level Fetch error does (the policy table). */
+typedef enum knc_action {
+    KNC_ACT_OK,               /* data */
+    KNC_ACT_RETRY,            /* transient: back off, fetch again */
+    KNC_ACT_REFRESH_METADATA, /* leadership moved: refresh, back off, retry */
+    KNC_ACT_RESET,            /* the position is invalid: auto.offset.reset */
+    KNC_ACT_FAIL              /* report once, stop the partition */
+} knc_action;
+knc_action knc_fetch_error_action(int16_t error_code);
+
+/* ---- draining (drain.c) ----------------------------------------------- */
+
+typedef struct knc_drain_opts {
+    bool verify_crc;
+    bool read_committed;
+    size_t scratch_max; /* cap on one decompressed batch */
+} knc_drain_opts;
+
+/* Moves up to max records from p's buffered fetch into out, advancing
+ * p->position past each (control records and aborted transactions are
+ * skipped, and so are offsets below the position). Releases the
+ * buffered data once it is used up. A batch that does not decode fails
+ * the partition (knc_part_fail, KN_ERR__BAD_BATCH, naming topic,
+ * partition and offset) after the records before it were added.
+ * Returns the number of records added, or KN_ERR__NOMEM. */
+int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts);
+
+/* ---- the consumer handle (consumer.c; fetcher.c runs its network side) */
+
+typedef struct knc_node {
+    int32_t node_id;
+    bool fetch_inflight;
+    int64_t backoff_until_ms;
+} knc_node;
+
+struct kn_consumer {
+    knw_client *client;
+    int ticker_id;
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t cond;  /* signalled when data, positions or errors change */
+    knc_part **parts;     /* the assignment, sorted by (topic, partition) */
+    size_t part_count;
+    uint64_t next_part_id;
+    size_t drain_next; /* rotation: where the next poll starts draining */
+    size_t fetch_next; /* rotation: which partition leads the next Fetch */
+    knc_node *nodes;
+    size_t node_count, node_cap;
+    int64_t poll_deadline_ms; /* a poll is waiting until then (0: none) */
+    bool wakeup;
+    bool closed;
+    /* settings, read once */
+    int max_poll_records;
+    int fetch_max_wait_ms;
+    int fetch_min_bytes;
+    int fetch_max_bytes;
+    int max_partition_fetch_bytes;
+    int retry_backoff_ms;
+    int request_timeout_ms;
+    int default_api_timeout_ms;
+    knc_reset reset;
+    bool read_committed;
+    char *rack; /* client.rack, owned */
+    knc_drain_opts drain_opts;
+};
+
+/* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
+ * partitions, then Fetch per leader). Takes c->lock itself. */
+int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque);
+/* Finds an assigned partition (c->lock held); NULL if not assigned. */
+knc_part *knc_find_part(const kn_consumer *c, const char *topic, size_t topic_len,
+                        int32_t partition);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * drain.c: turning a partition's buffered Fetch data into records, on
+ * the application's thread inside poll. The raw blob is walked lazily,
+ * one batch at a time: only the batch being read is ever decompressed,
+ * so memory holds the raw responses plus about one decoded batch.
+ *
+ * Also owns read_committed filtering: the response lists the aborted
+ * transactions (producer id, first offset); a producer's transactional
+ * batches are dropped from its first aborted offset up to its ABORT
+ * control marker.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "consumer/consumer_int.h"
+#include "kn_alloc.h"
+
+static int knc_aborted_cmp(const void *a, const void *b) {
+    const knc_aborted *x = a, *y = b;
+    return x->first_offset < y->first_offset ? -1 : x->first_offset > y->first_offset;
+}
+
+knc_fetched *knc_fetched_new(knc_buf *buf, const uint8_t *records, size_t len,
+                             int64_t fetch_offset, const knc_aborted *aborted,
+                             int32_t aborted_count) {
+    knc_fetched *f = kn_calloc(1, sizeof(*f));
+    if (!f)
+        return NULL;
+    if (aborted_count > 0) {
+        f->aborted = kn_malloc((size_t)aborted_count * sizeof(*f->aborted));
+        if (!f->aborted) {
+            kn_free(f);
+            return NULL;
+        }
+        memcpy(f->aborted, aborted, (size_t)aborted_count * sizeof(*f->aborted));
+        qsort(f->aborted, (size_t)aborted_count, sizeof(*f->aborted), knc_aborted_cmp);
+        f->aborted_count = aborted_count;
+    }
+    f->buf = knc_buf_retain(buf);
+    f->records = records;
+    f->len = len;
+    f->fetch_offset = fetch_offset;
+    kn_records_iter_init(&f->it, records, len);
+    return f;
+}
+
+void knc_fetched_free(knc_fetched *f) {
+    if (!f)
+        return;
+    knc_buf_release(f->batch_buf);
+    knc_buf_release(f->buf);
+    kn_free(f->aborted);
+    kn_free(f->aborting_pids);
+    kn_free(f);
+}
+
+static bool knc_aborting_has(const knc_fetched *f, int64_t pid) {
+    for (int32_t i = 0; i < f->aborting_count; i++)
+        if (f->aborting_pids[i] == pid)
+            return true;
+    return false;
+}
+
+static void knc_aborting_remove(knc_fetched *f, int64_t pid) {
+    for (int32_t i = 0; i < f->aborting_count; i++)
+        if (f->aborting_pids[i] == pid) {
+            f->aborting_pids[i] = f->aborting_pids[--f->aborting_count];
+            return;
+        }
+}
+
+static int knc_aborting_add(knc_fetched *f, int64_t pid) {
+    if (knc_aborting_has(f, pid))
+        return 0;
+    if (f->aborting_count == f->aborting_cap) {
+        int32_t cap = f->aborting_cap ? f->aborting_cap * 2 : 4;
+        int64_t *n = kn_realloc(f->aborting_pids, (size_t)cap * sizeof(*n));
+        if (!n)
+            return KN_ERR__NOMEM;
+        f->aborting_pids = n;
+        f->aborting_cap = cap;
+    }
+    f->aborting_pids[f->aborting_count++] = pid;
+    return 0;
+}
+
+/* The batch was consumed (or skipped) as a whole: the position moves
+ * past its last offset, which is exact even when compaction removed
+ * records from its end. */
+static void knc_batch_done(knc_part *p, knc_fetched *f) {
+    int64_t next = kn_rb_last_offset(&f->batch) + 1;
+    if (next > p->position)
+        p->position = next;
+    f->in_batch = false;
+    knc_buf_release(f->batch_buf);
+    f->batch_buf = NULL;
+}
+
+/* Decides whether the batch just parsed is delivered. Returns 1 to read
+ * its records, 0 to skip it, or an error. */
+static int knc_batch_filter(knc_part *p, knc_fetched *f, const knc_drain_opts *opts) {
+    kn_rb *b = &f->batch;
+    if (kn_rb_last_offset(b) < p->position)
+        return 0;
+    if (opts->read_committed) {
+        int64_t last = kn_rb_last_offset(b);
+        while (f->aborted_next < f->aborted_count &&
+               f->aborted[f->aborted_next].first_offset <= last) {
+            if (knc_aborting_add(f, f->aborted[f->aborted_next].producer_id) != 0)
+                return KN_ERR__NOMEM;
+            f->aborted_next++;
+        }
+    }
+    if (kn_rb_is_control(b)) {
+        if (opts->read_committed && kn_rb_codec(b) == 0) {
+            /* The marker ends the producer's aborted span. Control
+             * batches are never compressed; one record each. */
+            kn_rb cb = *b;
+            kn_record rec;
+            char es[8];
+            if (kn_rb_records_begin(&cb, NULL, es, sizeof(es)) == 0 &&
+                kn_rb_next(&cb, &rec, es, sizeof(es)) == 1 &&
+                kn_record_control_type(&rec) == KN_RB_CONTROL_ABORT)
+                knc_aborting_remove(f, b->h.producer_id);
+        }
+        return 0;
+    }
+    if (opts->read_committed && kn_rb_is_transactional(b) &&
+        knc_aborting_has(f, b->h.producer_id))
+        return 0;
+    return 1;
+}
+
+/* Opens the records of f->batch, decompressing into a fresh buffer that
+ * the delivered records will keep alive. */
+static int knc_batch_open(knc_part *p, knc_fetched *f, const knc_drain_opts *opts) {
+    char es[200];
+    int rc;
+    if (kn_rb_codec(&f->batch) == 0) {
+        rc = kn_rb_records_begin(&f->batch, NULL, es, sizeof(es));
+        if (rc == 0)
+            f->batch_buf = knc_buf_retain(f->buf);
+    } else {
+        kn_wr scratch;
+        size_t hint = f->batch.size * 4;
+        kn_wr_init(&scratch, hint < 4096 ? 4096 : hint, opts->scratch_max);
+        rc = kn_rb_records_begin(&f->batch, &scratch, es, sizeof(es));
+        if (rc == 0) {
+            size_t n;
+            uint8_t *mem = kn_wr_detach(&scratch, &n);
+            /* records points into mem; the detach kept the address. */
+            if (!mem && n) {
+                rc = KN_ERR__NOMEM;
+            } else if (!(f->batch_buf = knc_buf_from_mem(mem))) {
+                rc = KN_ERR__NOMEM;
+            }
+        }
+        kn_wr_free(&scratch);
+    }
+    if (rc == KN_ERR__NOMEM)
+        return rc;
+    if (rc != 0) {
+        knc_part_fail(p, KN_ERR__BAD_BATCH, "%s [%d] at offset %lld: %s", p->topic,
+                      (int)p->partition, (long long)p->position, es);
+        return rc;
+    }
+    f->in_batch = true;
+    return 0;
+}
+
+int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts) {
+    knc_fetched *f = p->fetched;
+    int n = 0;
+    char es[200];
+    if (!f || p->state != KNC_POS_VALID)
+        return 0;
+    int flags = opts->verify_crc ? KN_RB_VERIFY_CRC : 0;
+    int ts_type;
+    while (n < max) {
+        if (!f->in_batch) {
+            int rc = kn_records_next(&f->it, &f->batch, flags, es, sizeof(es));
+            if (rc == 0)
+                goto dry;
+            if (rc < 0) {
+                knc_part_fail(p, rc == KN_ERR__UNSUPPORTED ? KN_ERR__UNSUPPORTED : KN_ERR__BAD_BATCH,
+                              "%s [%d] at offset %lld: %s", p->topic, (int)p->partition,
+                              (long long)p->position, es);
+                goto dry;
+            }
+            rc = knc_batch_filter(p, f, opts);
+            if (rc < 0)
+                return rc;
+            if (rc == 0) {
+                knc_batch_done(p, f);
+                continue;
+            }
+            rc = knc_batch_open(p, f, opts);
+            if (rc == KN_ERR__NOMEM)
+                return rc;
+            if (rc != 0)
+                goto dry;
+        }
+        kn_record rec;
+        int rc = kn_rb_next(&f->batch, &rec, es, sizeof(es));
+        if (rc == 0) {
+            knc_batch_done(p, f);
+            continue;
+        }
+        if (rc < 0) {
+            knc_part_fail(p, KN_ERR__BAD_BATCH, "%s [%d] at offset %lld: %s", p->topic,
+                          (int)p->partition, (long long)p->position, es);
+            goto dry;
+        }
+        if (rec.offset < p->position)
+            continue;
+        ts_type = (f->batch.h.attributes & KN_RB_ATTR_LOG_APPEND_TIME) ? KN_TIMESTAMP_LOG_APPEND_TIME
+                                                                       : KN_TIMESTAMP_CREATE_TIME;
+        if (knc_records_add(out, p->topic, p->partition, f->batch.h.partition_leader_epoch,
+                            ts_type, &rec, f->batch_buf) != 0)
+            return KN_ERR__NOMEM;
+        p->position = rec.offset + 1;
+        if (f->batch.h.partition_leader_epoch >= 0)
+            p->position_epoch = f->batch.h.partition_leader_epoch;
+        n++;
+    }
+    return n;
+dry:
+    knc_fetched_free(f);
+    p->fetched = NULL;
+    return n;
+}

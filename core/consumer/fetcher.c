@@ -1,0 +1,640 @@
+/*
+ * fetcher.c: the consumer's network side, run as a ticker on the
+ * client's network thread. Each tick, under the consumer's lock:
+ *
+ *  1. partitions without a position get one ListOffsets per leader
+ *     (earliest or latest, per their reset strategy);
+ *  2. fetchable partitions (positioned, unpaused, nothing buffered,
+ *     nothing in flight) get one Fetch per leader, with at most one
+ *     Fetch in flight per broker, and no Fetch at all to a broker that
+ *     still leads a partition with buffered records (the buffered-node
+ *     gate: fetching its dry partitions alone would long-poll while the
+ *     buffer drains). The partition that leads the request rotates so
+ *     none is starved of fetch.max.bytes.
+ *
+ * Answers arrive on the same thread (knw_cb) and are matched back to the
+ * partition by (id, gen, position): anything requested for a position
+ * the application has since moved is dropped. A Fetch response is kept
+ * raw; each partition's records blob stays in it, referenced, until
+ * poll drains it (drain.c).
+ *
+ * Requests are built under the lock and sent after it is released, so
+ * a knw_send that fails (or completes) inline cannot deadlock.
+ */
+#include <string.h>
+
+#include "consumer/consumer_int.h"
+#include "error.h"
+#include "kn_alloc.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_fetch.h"
+#include "proto/generated/kp_list_offsets.h"
+
+/* One partition inside a request, remembered to match the answer. */
+typedef struct knc_req_part {
+    uint64_t part_id;
+    uint32_t gen;
+    int64_t offset;
+    int32_t partition;
+    int32_t topic_idx;
+} knc_req_part;
+
+typedef struct knc_req {
+    kn_consumer *c;
+    int32_t node_id;
+    int16_t api_key;
+    kn_arena arena; /* names, arrays: the request must outlive knw_send */
+    char **names;   /* per request topic */
+    kn_uuid *ids;
+    int32_t topic_count;
+    knc_req_part *parts; /* grouped by topic, in request order */
+    int32_t part_count;
+    int32_t *topic_start; /* first part of each topic; topic_start[topic_count] = part_count */
+    union {
+        kp_FetchRequest fetch;
+        kp_ListOffsetsRequest list_offsets;
+    } u;
+    bool ids_complete; /* every topic has an id: topic-id Fetch is possible */
+    struct knc_req *next;
+} knc_req;
+
+static void knc_req_free(knc_req *req) {
+    if (!req)
+        return;
+    kn_arena_destroy(&req->arena);
+    kn_free(req);
+}
+
+knc_part *knc_find_part(const kn_consumer *c, const char *topic, size_t topic_len,
+                        int32_t partition) {
+    size_t lo = 0, hi = c->part_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const knc_part *p = c->parts[mid];
+        int cmp = strncmp(p->topic, topic, topic_len);
+        if (cmp == 0 && p->topic[topic_len] != '\0')
+            cmp = 1;
+        if (cmp == 0)
+            cmp = p->partition < partition ? -1 : p->partition > partition;
+        if (cmp == 0)
+            return c->parts[mid];
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static knc_node *knc_node_get(kn_consumer *c, int32_t node_id) {
+    for (size_t i = 0; i < c->node_count; i++)
+        if (c->nodes[i].node_id == node_id)
+            return &c->nodes[i];
+    if (c->node_count == c->node_cap) {
+        size_t cap = c->node_cap ? c->node_cap * 2 : 8;
+        knc_node *n = kn_realloc(c->nodes, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        c->nodes = n;
+        c->node_cap = cap;
+    }
+    knc_node *n = &c->nodes[c->node_count++];
+    memset(n, 0, sizeof(*n));
+    n->node_id = node_id;
+    return n;
+}
+
+/* The leader of p in md, or -1 (then *epoch is -1 too). */
+static int32_t knc_leader(const knw_metadata *md, const knc_part *p, int32_t *epoch,
+                          kn_uuid *topic_id) {
+    *epoch = -1;
+    const knw_topic *t = knw_metadata_topic(md, p->topic);
+    if (!t || p->partition >= t->partition_count)
+        return -1;
+    const knw_partition *kp = &t->partitions[p->partition];
+    if (kp->partition != p->partition)
+        return -1;
+    *epoch = kp->leader_epoch;
+    if (topic_id)
+        *topic_id = t->topic_id;
+    return kp->leader;
+}
+
+static bool knc_uuid_zero(const kn_uuid *u) {
+    for (int i = 0; i < 16; i++)
+        if (u->b[i])
+            return false;
+    return true;
+}
+
+/* Builds the request skeleton for chosen[0..n) (all led by node_id):
+ * topics in first-seen order, partitions in chosen order within each.
+ * Returns NULL on allocation failure. */
+static knc_req *knc_req_build(kn_consumer *c, const knw_metadata *md, int32_t node_id,
+                              int16_t api_key, knc_part **chosen, int32_t n) {
+    knc_req *req = kn_calloc(1, sizeof(*req));
+    if (!req)
+        return NULL;
+    req->c = c;
+    req->node_id = node_id;
+    req->api_key = api_key;
+    kn_arena_init(&req->arena, 4096);
+    int32_t *tidx = kn_arena_alloc(&req->arena, (size_t)n * sizeof(int32_t));
+    req->names = kn_arena_alloc(&req->arena, (size_t)n * sizeof(char *));
+    req->ids = kn_arena_calloc(&req->arena, (size_t)n, sizeof(kn_uuid));
+    req->parts = kn_arena_alloc(&req->arena, (size_t)n * sizeof(knc_req_part));
+    req->topic_start = kn_arena_calloc(&req->arena, (size_t)n + 1, sizeof(int32_t));
+    if (!tidx || !req->names || !req->ids || !req->parts || !req->topic_start)
+        goto fail;
+    req->ids_complete = true;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t;
+        for (t = 0; t < req->topic_count; t++)
+            if (strcmp(req->names[t], chosen[i]->topic) == 0)
+                break;
+        if (t == req->topic_count) {
+            size_t len = strlen(chosen[i]->topic);
+            char *name = kn_arena_alloc(&req->arena, len + 1);
+            if (!name)
+                goto fail;
+            memcpy(name, chosen[i]->topic, len + 1);
+            req->names[t] = name;
+            const knw_topic *mt = knw_metadata_topic(md, name);
+            if (mt)
+                req->ids[t] = mt->topic_id;
+            if (knc_uuid_zero(&req->ids[t]))
+                req->ids_complete = false;
+            req->topic_count++;
+        }
+        tidx[i] = t;
+        req->topic_start[t + 1]++;
+    }
+    for (int32_t t = 0; t < req->topic_count; t++)
+        req->topic_start[t + 1] += req->topic_start[t];
+    /* Stable bucket by topic: fill cursor per topic. */
+    int32_t *fill = kn_arena_calloc(&req->arena, (size_t)req->topic_count, sizeof(int32_t));
+    if (!fill)
+        goto fail;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t = tidx[i];
+        knc_req_part *rp = &req->parts[req->topic_start[t] + fill[t]++];
+        rp->part_id = chosen[i]->id;
+        rp->gen = chosen[i]->gen;
+        /* ListOffsets carries the reset strategy as its timestamp. */
+        rp->offset = api_key == KP_API_FETCH             ? chosen[i]->position
+                     : chosen[i]->reset == KNC_RESET_EARLIEST ? -2
+                                                              : -1;
+        rp->partition = chosen[i]->partition;
+        rp->topic_idx = t;
+    }
+    req->part_count = n;
+    return req;
+fail:
+    knc_req_free(req);
+    return NULL;
+}
+
+static int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, int max_wait_ms) {
+    kp_FetchRequest *f = &req->u.fetch;
+    kp_FetchRequest_init(f);
+    f->replica_id = -1;
+    f->max_wait_ms = max_wait_ms;
+    f->min_bytes = c->fetch_min_bytes;
+    f->max_bytes = c->fetch_max_bytes;
+    f->isolation_level = c->read_committed ? 1 : 0;
+    f->session_id = 0;
+    f->session_epoch = -1; /* sessionless full fetch (KIP-227 FINAL_EPOCH) */
+    f->rack_id.ptr = c->rack ? c->rack : "";
+    f->rack_id.len = (int32_t)strlen(f->rack_id.ptr);
+    f->topics.count = req->topic_count;
+    f->topics.items = kn_arena_calloc(&req->arena, (size_t)req->topic_count, sizeof(*f->topics.items));
+    if (!f->topics.items)
+        return KN_ERR__NOMEM;
+    for (int32_t t = 0; t < req->topic_count; t++) {
+        kp_FetchRequest_FetchTopic *ft = &f->topics.items[t];
+        ft->topic.ptr = req->names[t];
+        ft->topic.len = (int32_t)strlen(req->names[t]);
+        ft->topic_id = req->ids[t];
+        int32_t n = req->topic_start[t + 1] - req->topic_start[t];
+        ft->partitions.count = n;
+        ft->partitions.items = kn_arena_calloc(&req->arena, (size_t)n, sizeof(*ft->partitions.items));
+        if (!ft->partitions.items)
+            return KN_ERR__NOMEM;
+        for (int32_t j = 0; j < n; j++) {
+            const knc_req_part *rp = &req->parts[req->topic_start[t] + j];
+            kp_FetchRequest_FetchPartition *fp = &ft->partitions.items[j];
+            knc_part tmp = {.topic = req->names[t], .partition = rp->partition};
+            int32_t epoch;
+            knc_leader(md, &tmp, &epoch, NULL);
+            fp->partition = rp->partition;
+            fp->current_leader_epoch = epoch;
+            fp->fetch_offset = rp->offset;
+            fp->last_fetched_epoch = -1;
+            fp->log_start_offset = -1;
+            fp->partition_max_bytes = c->max_partition_fetch_bytes;
+            fp->high_watermark = INT64_MAX;
+        }
+    }
+    return 0;
+}
+
+static int knc_fill_list_offsets(kn_consumer *c, knc_req *req) {
+    kp_ListOffsetsRequest *r = &req->u.list_offsets;
+    kp_ListOffsetsRequest_init(r);
+    r->replica_id = -1;
+    r->isolation_level = c->read_committed ? 1 : 0;
+    r->timeout_ms = c->request_timeout_ms;
+    r->topics.count = req->topic_count;
+    r->topics.items = kn_arena_calloc(&req->arena, (size_t)req->topic_count, sizeof(*r->topics.items));
+    if (!r->topics.items)
+        return KN_ERR__NOMEM;
+    for (int32_t t = 0; t < req->topic_count; t++) {
+        kp_ListOffsetsRequest_ListOffsetsTopic *lt = &r->topics.items[t];
+        lt->name.ptr = req->names[t];
+        lt->name.len = (int32_t)strlen(req->names[t]);
+        int32_t n = req->topic_start[t + 1] - req->topic_start[t];
+        lt->partitions.count = n;
+        lt->partitions.items = kn_arena_calloc(&req->arena, (size_t)n, sizeof(*lt->partitions.items));
+        if (!lt->partitions.items)
+            return KN_ERR__NOMEM;
+        for (int32_t j = 0; j < n; j++) {
+            const knc_req_part *rp = &req->parts[req->topic_start[t] + j];
+            lt->partitions.items[j].partition_index = rp->partition;
+            lt->partitions.items[j].current_leader_epoch = -1;
+            /* The reset strategy travels in rp->offset (-2 earliest, -1 latest). */
+            lt->partitions.items[j].timestamp = rp->offset;
+        }
+    }
+    return 0;
+}
+
+/* The request part for (topic index, partition), or NULL. */
+static const knc_req_part *knc_req_find(const knc_req *req, int32_t t, int32_t partition) {
+    for (int32_t i = req->topic_start[t]; i < req->topic_start[t + 1]; i++)
+        if (req->parts[i].partition == partition)
+            return &req->parts[i];
+    return NULL;
+}
+
+static int32_t knc_req_topic_by_name(const knc_req *req, kn_str name) {
+    if (name.len < 0)
+        return -1;
+    for (int32_t t = 0; t < req->topic_count; t++)
+        if (strlen(req->names[t]) == (size_t)name.len &&
+            memcmp(req->names[t], name.ptr, (size_t)name.len) == 0)
+            return t;
+    return -1;
+}
+
+static int32_t knc_req_topic_by_id(const knc_req *req, const kn_uuid *id) {
+    for (int32_t t = 0; t < req->topic_count; t++)
+        if (memcmp(req->ids[t].b, id->b, 16) == 0)
+            return t;
+    return -1;
+}
+
+/* The assigned partition a request part was for, if it is still the
+ * same assignment of it. */
+static knc_part *knc_req_owner(kn_consumer *c, const knc_req *req, const knc_req_part *rp) {
+    const char *name = req->names[rp->topic_idx];
+    knc_part *p = knc_find_part(c, name, strlen(name), rp->partition);
+    return p && p->id == rp->part_id ? p : NULL;
+}
+
+/* ---- Fetch answers ------------------------------------------------------ */
+
+static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
+    knc_req *req = opaque;
+    kn_consumer *c = req->c;
+    bool refresh = false;
+    knc_buf *buf = NULL;
+    int64_t now = knw_now_ms();
+
+    pthread_mutex_lock(&c->lock);
+    knc_node *node = knc_node_get(c, req->node_id);
+    if (node)
+        node->fetch_inflight = false;
+    for (int32_t i = 0; i < req->part_count; i++) {
+        knc_part *p = knc_req_owner(c, req, &req->parts[i]);
+        if (p)
+            p->fetch_inflight = false;
+    }
+    const kp_FetchResponse *r = resp->body;
+    if (c->closed) {
+        /* nothing to update */
+    } else if (resp->err || !r || r->error_code != 0) {
+        int err = resp->err ? resp->err : r ? r->error_code : KN_ERR__PROTOCOL;
+        if (node)
+            node->backoff_until_ms = now + c->retry_backoff_ms;
+        refresh = err != KN_ERR__CLOSED;
+    } else {
+        for (int32_t ti = 0; ti < r->responses.count; ti++) {
+            const kp_FetchResponse_FetchableTopicResponse *tr = &r->responses.items[ti];
+            int32_t t = resp->api_version >= 13 ? knc_req_topic_by_id(req, &tr->topic_id)
+                                                 : knc_req_topic_by_name(req, tr->topic);
+            if (t < 0)
+                continue;
+            for (int32_t pi = 0; pi < tr->partitions.count; pi++) {
+                const kp_FetchResponse_PartitionData *pd = &tr->partitions.items[pi];
+                const knc_req_part *rp = knc_req_find(req, t, pd->partition_index);
+                knc_part *p = rp ? knc_req_owner(c, req, rp) : NULL;
+                if (!p || p->gen != rp->gen || p->state != KNC_POS_VALID ||
+                    p->position != rp->offset || p->fetched)
+                    continue;
+                if (pd->high_watermark >= 0)
+                    p->high_watermark = pd->high_watermark;
+                if (pd->last_stable_offset >= 0)
+                    p->last_stable_offset = pd->last_stable_offset;
+                switch (knc_fetch_error_action(pd->error_code)) {
+                case KNC_ACT_OK:
+                    if (pd->records.len <= 0)
+                        break;
+                    if (!buf) {
+                        buf = knc_buf_from_resp(resp);
+                        resp = NULL;
+                        if (!buf)
+                            goto done;
+                    }
+                    knc_aborted stack[16], *ab = stack;
+                    int32_t nab = pd->aborted_transactions.count > 0 ? pd->aborted_transactions.count : 0;
+                    if (nab > 16 && !(ab = kn_malloc((size_t)nab * sizeof(*ab))))
+                        break;
+                    for (int32_t k = 0; k < nab; k++) {
+                        ab[k].producer_id = pd->aborted_transactions.items[k].producer_id;
+                        ab[k].first_offset = pd->aborted_transactions.items[k].first_offset;
+                    }
+                    p->fetched = knc_fetched_new(buf, pd->records.ptr, (size_t)pd->records.len,
+                                                 rp->offset, ab, nab);
+                    if (ab != stack)
+                        kn_free(ab);
+                    break;
+                case KNC_ACT_REFRESH_METADATA:
+                    refresh = true;
+                    /* fall through */
+                case KNC_ACT_RETRY:
+                    p->retry_at_ms = now + c->retry_backoff_ms;
+                    break;
+                case KNC_ACT_RESET:
+                    if (c->reset == KNC_RESET_NONE)
+                        knc_part_fail(p, KN_ERR_OFFSET_OUT_OF_RANGE,
+                                      "%s [%d]: fetch offset %lld is out of range (log end %lld) "
+                                      "and auto.offset.reset=none",
+                                      p->topic, (int)p->partition, (long long)rp->offset,
+                                      (long long)pd->high_watermark);
+                    else
+                        knc_part_reset(p, c->reset);
+                    break;
+                case KNC_ACT_FAIL:
+                    knc_part_fail(p, pd->error_code, "%s [%d]: fetch at offset %lld failed: %s",
+                                  p->topic, (int)p->partition, (long long)rp->offset,
+                                  kn_err_name(pd->error_code));
+                    break;
+                }
+            }
+        }
+    }
+done:
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    if (buf)
+        knc_buf_release(buf);
+    else
+        knw_resp_free(resp);
+    if (refresh)
+        knw_metadata_request_refresh(client, false, "consumer fetch error");
+    knc_req_free(req);
+}
+
+/* ---- ListOffsets answers ---------------------------------------------- */
+
+static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaque) {
+    knc_req *req = opaque;
+    kn_consumer *c = req->c;
+    bool refresh = false;
+    int64_t now = knw_now_ms();
+    const kp_ListOffsetsResponse *r = resp->body;
+
+    pthread_mutex_lock(&c->lock);
+    if (!resp->err && r && !c->closed) {
+        for (int32_t ti = 0; ti < r->topics.count; ti++) {
+            const kp_ListOffsetsResponse_ListOffsetsTopicResponse *tr = &r->topics.items[ti];
+            int32_t t = knc_req_topic_by_name(req, tr->name);
+            if (t < 0)
+                continue;
+            for (int32_t pi = 0; pi < tr->partitions.count; pi++) {
+                const kp_ListOffsetsResponse_ListOffsetsPartitionResponse *pr =
+                    &tr->partitions.items[pi];
+                const knc_req_part *rp = knc_req_find(req, t, pr->partition_index);
+                knc_part *p = rp ? knc_req_owner(c, req, rp) : NULL;
+                if (!p || p->gen != rp->gen || p->state != KNC_POS_RESETTING)
+                    continue;
+                p->reset_inflight = false;
+                if (pr->error_code == 0 && pr->offset >= 0) {
+                    knc_part_reset_done(p, rp->gen, pr->offset, pr->leader_epoch);
+                } else if (pr->error_code == 0 || kn_err_is_retriable(pr->error_code)) {
+                    p->state = KNC_POS_NEED_RESET;
+                    p->retry_at_ms = now + c->retry_backoff_ms;
+                    refresh = true;
+                } else {
+                    knc_part_fail(p, pr->error_code, "%s [%d]: looking up the %s offset failed: %s",
+                                  p->topic, (int)p->partition,
+                                  rp->offset == -2 ? "earliest" : "latest",
+                                  kn_err_name(pr->error_code));
+                }
+            }
+        }
+    }
+    /* Whatever was not answered goes back to waiting for a reset. */
+    for (int32_t i = 0; i < req->part_count; i++) {
+        knc_part *p = knc_req_owner(c, req, &req->parts[i]);
+        if (p && p->gen == req->parts[i].gen && p->state == KNC_POS_RESETTING) {
+            p->state = KNC_POS_NEED_RESET;
+            p->reset_inflight = false;
+            p->retry_at_ms = now + c->retry_backoff_ms;
+            refresh = true;
+        }
+    }
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    knw_resp_free(resp);
+    if (refresh)
+        knw_metadata_request_refresh(client, false, "consumer offset reset retry");
+    knc_req_free(req);
+}
+
+/* ---- the tick ------------------------------------------------------------ */
+
+/* Adds one request per leader for the chosen partitions to *out,
+ * marking them in flight. Consumes leaders[]. */
+static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, knc_part **chosen,
+                     int32_t *leaders, int32_t n, int max_wait_ms, knc_req **out) {
+    knc_part **group = n > 0 ? kn_malloc((size_t)n * sizeof(*group)) : NULL;
+    if (!group)
+        return;
+    for (int32_t i = 0; i < n; i++) {
+        if (leaders[i] < 0)
+            continue;
+        int32_t node = leaders[i];
+        int32_t m = 0;
+        for (int32_t j = i; j < n; j++)
+            if (leaders[j] == node) {
+                group[m++] = chosen[j];
+                leaders[j] = -1;
+            }
+        knc_req *req = knc_req_build(c, md, node, api_key, group, m);
+        int rc = req ? (api_key == KP_API_FETCH ? knc_fill_fetch(c, md, req, max_wait_ms)
+                                                 : knc_fill_list_offsets(c, req))
+                     : KN_ERR__NOMEM;
+        if (rc != 0) {
+            knc_req_free(req);
+            continue;
+        }
+        for (int32_t j = 0; j < m; j++) {
+            if (api_key == KP_API_FETCH) {
+                group[j]->fetch_inflight = true;
+            } else {
+                group[j]->state = KNC_POS_RESETTING;
+                group[j]->reset_inflight = true;
+            }
+        }
+        if (api_key == KP_API_FETCH) {
+            knc_node *kn = knc_node_get(c, node);
+            if (kn)
+                kn->fetch_inflight = true;
+        }
+        req->next = *out;
+        *out = req;
+    }
+    kn_free(group);
+}
+
+static bool knc_node_gated(const int32_t *gated, int32_t ng, int32_t node) {
+    for (int32_t i = 0; i < ng; i++)
+        if (gated[i] == node)
+            return true;
+    return false;
+}
+
+int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
+    kn_consumer *c = opaque;
+    knc_req *reqs = NULL;
+    bool refresh = false;
+    knw_metadata *md = knw_metadata_get(client);
+
+    pthread_mutex_lock(&c->lock);
+    if (c->closed || c->part_count == 0) {
+        pthread_mutex_unlock(&c->lock);
+        if (md)
+            knw_metadata_release(md);
+        return -1;
+    }
+    if (!md) {
+        pthread_mutex_unlock(&c->lock);
+        knw_metadata_request_refresh(client, false, "consumer needs leaders");
+        return 100;
+    }
+    size_t n = c->part_count;
+    knc_part **chosen = kn_malloc(n * sizeof(*chosen));
+    int32_t *leaders = kn_malloc(n * sizeof(*leaders));
+    int32_t *gated = kn_malloc(n * sizeof(*gated));
+    if (!chosen || !leaders || !gated)
+        goto out;
+
+    /* 1. Offset resets, one ListOffsets per leader. */
+    int32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        knc_part *p = c->parts[i];
+        if (!knc_part_wants_reset(p, now_ms))
+            continue;
+        int32_t epoch;
+        int32_t leader = knc_leader(md, p, &epoch, NULL);
+        if (leader < 0) {
+            refresh = true;
+            p->retry_at_ms = now_ms + c->retry_backoff_ms;
+            continue;
+        }
+        chosen[m] = p;
+        leaders[m++] = leader;
+    }
+    knc_plan(c, md, KP_API_LIST_OFFSETS, chosen, leaders, m, 0, &reqs);
+
+    /* 2. Fetches. Brokers leading buffered, unpaused partitions wait. */
+    int32_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        knc_part *p = c->parts[i];
+        if (p->fetched && !p->paused && p->state == KNC_POS_VALID) {
+            int32_t epoch;
+            int32_t leader = knc_leader(md, p, &epoch, NULL);
+            if (leader >= 0 && !knc_node_gated(gated, ng, leader))
+                gated[ng++] = leader;
+        }
+    }
+    m = 0;
+    size_t start = c->fetch_next % n;
+    for (size_t k = 0; k < n; k++) {
+        knc_part *p = c->parts[(start + k) % n];
+        if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms)
+            continue;
+        int32_t epoch;
+        int32_t leader = knc_leader(md, p, &epoch, NULL);
+        if (leader < 0) {
+            refresh = true;
+            p->retry_at_ms = now_ms + c->retry_backoff_ms;
+            continue;
+        }
+        knc_node *node = knc_node_get(c, leader);
+        if (!node || node->fetch_inflight || now_ms < node->backoff_until_ms ||
+            knc_node_gated(gated, ng, leader))
+            continue;
+        chosen[m] = p;
+        leaders[m++] = leader;
+    }
+    if (m > 0) {
+        c->fetch_next = (start + 1) % n;
+        int wait = c->fetch_max_wait_ms;
+        if (c->poll_deadline_ms > 0) {
+            int64_t left = c->poll_deadline_ms - now_ms;
+            if (left < wait)
+                wait = left > 0 ? (int)left : 0;
+        }
+        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, wait, &reqs);
+    }
+out:
+    pthread_mutex_unlock(&c->lock);
+    kn_free(chosen);
+    kn_free(leaders);
+    kn_free(gated);
+
+    while (reqs) {
+        knc_req *req = reqs;
+        reqs = req->next;
+        req->next = NULL;
+        int rc;
+        if (req->api_key == KP_API_FETCH) {
+            /* Topic ids need v13+; without them stay at v12 (names). */
+            int timeout = c->request_timeout_ms + req->u.fetch.max_wait_ms;
+            rc = knw_send(client, req->node_id, KP_API_FETCH, 4, req->ids_complete ? -1 : 12,
+                          &req->u.fetch, timeout, knc_fetch_done, req);
+        } else {
+            rc = knw_send(client, req->node_id, KP_API_LIST_OFFSETS, 1, -1, &req->u.list_offsets,
+                          -1, knc_list_offsets_done, req);
+        }
+        if (rc != 0) {
+            /* cb is not called: answer it ourselves with the error so the
+             * in-flight marks are undone in one place. */
+            knw_resp *r = kn_calloc(1, sizeof(*r));
+            if (r) {
+                r->err = rc;
+                kn_arena_init(&r->arena, 256);
+                (req->api_key == KP_API_FETCH ? knc_fetch_done : knc_list_offsets_done)(client, r, req);
+            } else {
+                knc_req_free(req); /* marks stay: only after an allocation failure */
+            }
+        }
+    }
+    if (md)
+        knw_metadata_release(md);
+    if (refresh)
+        knw_metadata_request_refresh(client, false, "consumer: partition leader unknown");
+    return 50;
+}

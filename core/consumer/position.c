@@ -1,0 +1,126 @@
+/*
+ * position.c: the per-partition position state machine and the Fetch
+ * error policy table.
+ *
+ *   NEED_RESET --ListOffsets sent--> RESETTING --answer--> VALID
+ *   NEED_RESET (strategy none) --> FAILED (KN_ERR__NO_OFFSET)
+ *   VALID --seek--> VALID (buffered data dropped)
+ *   VALID --OFFSET_OUT_OF_RANGE / seek_to_*--> NEED_RESET
+ *   any --bad batch, fatal partition error--> FAILED --seek--> VALID
+ *
+ * Every transition that moves the position for a reason other than
+ * delivering records bumps gen, so a Fetch or ListOffsets answer that
+ * was requested for the old position is recognised and dropped.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "consumer/consumer_int.h"
+#include "kn_alloc.h"
+
+knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset) {
+    knc_part *p = kn_calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    if (!(p->topic = kn_strdup(topic))) {
+        kn_free(p);
+        return NULL;
+    }
+    p->partition = partition;
+    p->id = id;
+    p->position = -1;
+    p->position_epoch = -1;
+    p->high_watermark = -1;
+    p->last_stable_offset = -1;
+    knc_part_reset(p, reset);
+    return p;
+}
+
+void knc_part_free(knc_part *p) {
+    if (!p)
+        return;
+    knc_fetched_free(p->fetched);
+    kn_free(p->topic);
+    kn_free(p);
+}
+
+static void knc_part_drop_buffered(knc_part *p) {
+    knc_fetched_free(p->fetched);
+    p->fetched = NULL;
+    p->gen++;
+}
+
+void knc_part_seek(knc_part *p, int64_t offset, int32_t leader_epoch) {
+    knc_part_drop_buffered(p);
+    p->state = KNC_POS_VALID;
+    p->position = offset;
+    p->position_epoch = leader_epoch;
+    p->err_pending = false;
+    p->err = 0;
+    p->retry_at_ms = 0;
+}
+
+void knc_part_reset(knc_part *p, knc_reset strategy) {
+    knc_part_drop_buffered(p);
+    p->err_pending = false;
+    p->err = 0;
+    p->reset = strategy;
+    p->position = -1;
+    p->position_epoch = -1;
+    p->retry_at_ms = 0;
+    if (strategy == KNC_RESET_NONE) {
+        knc_part_fail(p, KN_ERR__NO_OFFSET,
+                      "no offset for %s [%d]: no committed offset and auto.offset.reset=none",
+                      p->topic, (int)p->partition);
+        return;
+    }
+    p->state = KNC_POS_NEED_RESET;
+}
+
+bool knc_part_reset_done(knc_part *p, uint32_t gen, int64_t offset, int32_t leader_epoch) {
+    if (p->state != KNC_POS_RESETTING || p->gen != gen)
+        return false;
+    p->state = KNC_POS_VALID;
+    p->position = offset;
+    p->position_epoch = leader_epoch;
+    return true;
+}
+
+void knc_part_fail(knc_part *p, int err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->errstr, sizeof(p->errstr), fmt, ap);
+    va_end(ap);
+    p->state = KNC_POS_FAILED;
+    p->err = err;
+    p->err_pending = true;
+}
+
+knc_action knc_fetch_error_action(int16_t error_code) {
+    /* Mirrors the Java client's per-partition handling in its fetch
+     * collector: leadership and metadata problems heal after a refresh;
+     * an invalid position is reset; everything else is the
+     * application's to see. */
+    static const struct {
+        int16_t code;
+        knc_action action;
+    } table[] = {
+        {0, KNC_ACT_OK},
+        {KN_ERR_OFFSET_OUT_OF_RANGE, KNC_ACT_RESET},
+        {KN_ERR_NOT_LEADER_OR_FOLLOWER, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_REPLICA_NOT_AVAILABLE, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_KAFKA_STORAGE_ERROR, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_FENCED_LEADER_EPOCH, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_OFFSET_NOT_AVAILABLE, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_UNKNOWN_TOPIC_OR_PARTITION, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_UNKNOWN_TOPIC_ID, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_INCONSISTENT_TOPIC_ID, KNC_ACT_REFRESH_METADATA},
+        {KN_ERR_UNKNOWN_LEADER_EPOCH, KNC_ACT_RETRY},
+        {KN_ERR_UNKNOWN_SERVER_ERROR, KNC_ACT_RETRY},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (table[i].code == error_code)
+            return table[i].action;
+    return KNC_ACT_FAIL;
+}

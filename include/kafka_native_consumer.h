@@ -1,0 +1,194 @@
+/*
+ * kafka_native_consumer.h: the public consumer API (core/consumer/).
+ *
+ * Owns three public object types:
+ *  - kn_topic_partition_list: a list of (topic, partition) entries with an
+ *    offset, leader epoch, metadata string and error per entry; the
+ *    argument and result type of assign/assignment/pause/commit and of
+ *    the admin calls that take partitions.
+ *  - kn_records: the records one kn_consumer_poll() returned, read with
+ *    per-record accessors. Key, value and header bytes point straight
+ *    into the fetched (or decompressed) batches: no per-record copy.
+ *  - kn_consumer: the consumer handle. One application thread at a time
+ *    calls it (like Java's KafkaConsumer); kn_consumer_wakeup() is the
+ *    one call that is safe from any thread.
+ *
+ * This release supports manual assignment (kn_consumer_assign); group
+ * subscription is not implemented yet. See docs/consumer.md.
+ */
+#ifndef KAFKA_NATIVE_CONSUMER_H
+#define KAFKA_NATIVE_CONSUMER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- topic-partition list ------------------------------------------- */
+
+typedef struct kn_topic_partition_list kn_topic_partition_list;
+
+/* Offset values with a special meaning in a list entry. */
+#define KN_OFFSET_INVALID (-1001) /* no offset (the default of a new entry) */
+#define KN_OFFSET_BEGINNING (-2)  /* seek: earliest available */
+#define KN_OFFSET_END (-1)        /* seek: the end of the log */
+
+/* A new empty list. Owned by the caller: kn_topic_partition_list_destroy.
+ * NULL on allocation failure. */
+kn_topic_partition_list *kn_topic_partition_list_new(void);
+/* Deep copy. Owned by the caller. NULL on allocation failure. */
+kn_topic_partition_list *kn_topic_partition_list_copy(const kn_topic_partition_list *list);
+void kn_topic_partition_list_destroy(kn_topic_partition_list *list);
+
+/* Appends an entry (topic is copied) with offset KN_OFFSET_INVALID,
+ * leader epoch -1, no metadata, error 0. Returns the entry's index
+ * (>= 0), or KN_ERR__INVALID_ARG (NULL/empty topic, negative partition)
+ * or KN_ERR__NOMEM. Duplicates are allowed in the list; the calls that
+ * take a list reject them where they make no sense. */
+int kn_topic_partition_list_add(kn_topic_partition_list *list, const char *topic,
+                                int32_t partition);
+/* Index of the first entry for (topic, partition), or -1. */
+int kn_topic_partition_list_find(const kn_topic_partition_list *list, const char *topic,
+                                 int32_t partition);
+size_t kn_topic_partition_list_count(const kn_topic_partition_list *list);
+
+/* Entry accessors; i must be < count. The topic and metadata strings
+ * are owned by the list. */
+const char *kn_topic_partition_list_topic(const kn_topic_partition_list *list, size_t i);
+int32_t kn_topic_partition_list_partition(const kn_topic_partition_list *list, size_t i);
+int64_t kn_topic_partition_list_offset(const kn_topic_partition_list *list, size_t i);
+void kn_topic_partition_list_set_offset(kn_topic_partition_list *list, size_t i, int64_t offset);
+int32_t kn_topic_partition_list_leader_epoch(const kn_topic_partition_list *list, size_t i);
+void kn_topic_partition_list_set_leader_epoch(kn_topic_partition_list *list, size_t i,
+                                              int32_t leader_epoch);
+/* NULL when unset. */
+const char *kn_topic_partition_list_metadata(const kn_topic_partition_list *list, size_t i);
+/* Copies metadata (NULL clears it). Returns KN_OK or KN_ERR__NOMEM. */
+int kn_topic_partition_list_set_metadata(kn_topic_partition_list *list, size_t i,
+                                         const char *metadata);
+int kn_topic_partition_list_err(const kn_topic_partition_list *list, size_t i);
+void kn_topic_partition_list_set_err(kn_topic_partition_list *list, size_t i, int err);
+
+/* ---- records ---------------------------------------------------------- */
+
+typedef struct kn_records kn_records;
+
+#define KN_TIMESTAMP_CREATE_TIME 0
+#define KN_TIMESTAMP_LOG_APPEND_TIME 1
+
+/* Number of records (may be 0). */
+size_t kn_records_count(const kn_records *recs);
+/* Per-record accessors; i must be < count. Strings and byte pointers
+ * are owned by recs and valid until kn_records_free(recs). */
+const char *kn_records_topic(const kn_records *recs, size_t i);
+int32_t kn_records_partition(const kn_records *recs, size_t i);
+int64_t kn_records_offset(const kn_records *recs, size_t i);
+int64_t kn_records_timestamp(const kn_records *recs, size_t i);
+/* KN_TIMESTAMP_CREATE_TIME or KN_TIMESTAMP_LOG_APPEND_TIME. */
+int kn_records_timestamp_type(const kn_records *recs, size_t i);
+/* The partition leader epoch of the record's batch, or -1 if unknown. */
+int32_t kn_records_leader_epoch(const kn_records *recs, size_t i);
+/* Key / value bytes: NULL for a null key/value (with *len = 0); an empty
+ * one is a non-NULL pointer with *len = 0. len may be NULL. */
+const void *kn_records_key(const kn_records *recs, size_t i, size_t *len);
+const void *kn_records_value(const kn_records *recs, size_t i, size_t *len);
+size_t kn_records_header_count(const kn_records *recs, size_t i);
+/* Header h of record i: *key (not NUL-terminated, never NULL) and *value
+ * (NULL for a null value). Returns KN_OK or KN_ERR__INVALID_ARG (h out of
+ * range). */
+int kn_records_header(const kn_records *recs, size_t i, size_t h, const char **key,
+                      size_t *key_len, const void **value, size_t *value_len);
+/* Frees recs and releases the fetched data it kept alive. NULL is a
+ * no-op. May be called on any thread, also after the consumer is
+ * closed. */
+void kn_records_free(kn_records *recs);
+
+/* ---- consumer --------------------------------------------------------- */
+
+typedef struct kn_conf kn_conf;
+typedef struct kn_consumer kn_consumer;
+
+/* Builds a consumer from a KN_CLIENT_CONSUMER configuration (copied;
+ * the caller keeps conf) and starts its network thread. Returns NULL
+ * with errstr filled on invalid configuration or resource failure.
+ * Owned by the caller: kn_consumer_close then kn_consumer_destroy. */
+kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size);
+
+/* Replaces the assignment with the partitions in list (offsets in the
+ * list are ignored: use seek). Partitions kept from the previous
+ * assignment keep their position, buffered records and paused state;
+ * new ones start unpositioned (resolved from auto.offset.reset).
+ * An empty list unassigns everything. Returns KN_OK,
+ * KN_ERR__INVALID_ARG (duplicate entries), KN_ERR__NOMEM or
+ * KN_ERR__CLOSED. */
+int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list);
+/* The current assignment (offsets = current positions, or
+ * KN_OFFSET_INVALID when unpositioned). Owned by the caller; NULL on
+ * allocation failure. */
+kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c);
+
+/* Returns records from assigned, unpaused partitions: up to
+ * max.poll.records, straight from buffered fetches when there are any
+ * (then it does not wait), otherwise waiting up to timeout_ms for data
+ * (0: never blocks; -1: no limit). On KN_OK *recs is a new kn_records
+ * (possibly empty after a timeout) owned by the caller:
+ * kn_records_free. On error *recs is NULL and errstr says what
+ * happened:
+ *  - KN_ERR__WAKEUP: kn_consumer_wakeup() interrupted the wait;
+ *  - KN_ERR__NO_OFFSET: a partition has no position and
+ *    auto.offset.reset=none (errstr names it);
+ *  - KN_ERR__BAD_BATCH: a batch at a partition's position does not
+ *    decode (errstr names topic, partition and offset; nothing is
+ *    skipped: seek past it to go on);
+ *  - KN_ERR_OFFSET_OUT_OF_RANGE under auto.offset.reset=none, or another
+ *    partition-level Kafka error that retrying does not fix.
+ * A partition-level error is reported once; the partition then stays
+ * stopped until it is seeked, while the other partitions keep flowing
+ * on the next polls. KN_ERR__CLOSED after close. */
+int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *errstr,
+                     size_t errstr_size);
+
+/* Moves the fetch position of an assigned partition (discarding its
+ * buffered records); offset >= 0, or KN_OFFSET_BEGINNING / KN_OFFSET_END.
+ * Returns KN_OK, KN_ERR__INVALID_ARG, or KN_ERR__STATE (not assigned). */
+int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64_t offset);
+/* Seeks every partition of list (all assigned ones when list is NULL)
+ * to the earliest / the end offset, resolved lazily by the next fetch. */
+int kn_consumer_seek_to_beginning(kn_consumer *c, const kn_topic_partition_list *list);
+int kn_consumer_seek_to_end(kn_consumer *c, const kn_topic_partition_list *list);
+/* The offset of the next record poll will return for the partition,
+ * waiting up to timeout_ms (-1: default.api.timeout.ms) for an
+ * unpositioned partition to be resolved. Returns KN_OK with *offset,
+ * KN_ERR__STATE (not assigned), KN_ERR__TIMED_OUT, KN_ERR__NO_OFFSET. */
+int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, int timeout_ms,
+                         int64_t *offset);
+
+/* Pause stops fetching and returning records for the listed assigned
+ * partitions; records already buffered are kept and delivered after
+ * resume. Returns KN_OK or KN_ERR__STATE (an entry is not assigned: then
+ * nothing changes). */
+int kn_consumer_pause(kn_consumer *c, const kn_topic_partition_list *list);
+int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list);
+/* The paused partitions. Owned by the caller; NULL on allocation
+ * failure. */
+kn_topic_partition_list *kn_consumer_paused(kn_consumer *c);
+
+/* Any thread: makes the poll that is waiting (or the next poll that
+ * would wait) return KN_ERR__WAKEUP. Exactly one poll is interrupted; a
+ * poll that has records to return returns them instead and leaves the
+ * wakeup pending. */
+void kn_consumer_wakeup(kn_consumer *c);
+
+/* Stops fetching, drops buffered data and closes the network thread.
+ * Records handed out earlier stay valid until freed. Idempotent;
+ * calls after it return KN_ERR__CLOSED. Returns KN_OK. */
+int kn_consumer_close(kn_consumer *c);
+/* Closes if needed and frees the handle. NULL is a no-op. */
+void kn_consumer_destroy(kn_consumer *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
