@@ -166,4 +166,5 @@ kn_client_type kn_conf_client_type(const kn_conf *conf);
 }
 #endif
 #include "kafka_native_consumer.h"
+#include "kafka_native_admin.h"
 #endif

@@ -87,6 +87,7 @@ describe("kafka_native.admin", function()
     assert.is_nil(results[other].error)
     assert.are.equal("INVALID_TOPIC_EXCEPTION", results["bad/name"].error)
     assert.is_string(results["bad/name"].message)
+    assert(admin:wait_for_topics({ name, other }, 30000))
 
     local missing = helper.topic("missing")
     local described = assert(admin:describe_topics({ name, missing }))

@@ -212,10 +212,10 @@ static lua_Integer lk_field_int(lua_State *L, const char *key, lua_Integer def) 
  * stack. Returns NULL only when out of memory. Caller owns the result. */
 static kn_new_topic *lk_build_new_topic(lua_State *L) {
     char value[1024];
+    int32_t partitions = (int32_t)lk_field_int(L, "partitions", -1);
+    int16_t replication_factor = (int16_t)lk_field_int(L, "replication_factor", -1);
     lua_getfield(L, -1, "name");
-    kn_new_topic *nt =
-        kn_new_topic_new(lua_tostring(L, -1), (int32_t)lk_field_int(L, "partitions", -1),
-                         (int16_t)lk_field_int(L, "replication_factor", -1));
+    kn_new_topic *nt = kn_new_topic_new(lua_tostring(L, -1), partitions, replication_factor);
     lua_pop(L, 1);
     if (!nt)
         return NULL;

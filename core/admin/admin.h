@@ -1,0 +1,161 @@
+/*
+ * admin.h: internals of the admin client (core/admin/), prefix kna_.
+ *
+ * Files: admin.c (the kn_admin handle, deadlines, the request helper
+ * that routes and retries one call), admin_results.c (the public result
+ * objects and kn_new_topic: plain owned data), admin_topics.c
+ * (create/delete, controller-routed), admin_describe.c (list/describe
+ * topics, describe cluster, wait_for_topics: Metadata/DescribeCluster to
+ * any broker).
+ *
+ * Threads: every kn_admin_* call runs on the caller's thread and blocks
+ * in knw_call(); the network thread only moves bytes. A kn_admin holds
+ * no per-call state, so results are independent of the handle.
+ */
+#ifndef KN_ADMIN_INTERNAL_H
+#define KN_ADMIN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kafka_native.h"
+#include "kafka_native_admin.h"
+#include "reader.h"
+#include "wire/wire.h"
+
+struct kn_admin {
+    knw_client *client;
+    int default_timeout_ms; /* default.api.timeout.ms */
+    int retry_backoff_ms;   /* retry.backoff.ms */
+    int retry_backoff_max_ms;
+};
+
+/* Absolute monotonic deadline for a call given its timeout_ms (< 0: the
+ * admin's default.api.timeout.ms). */
+int64_t kna_deadline(const kn_admin *admin, int timeout_ms);
+/* ms left until deadline, at least 0, at most INT32_MAX. */
+int kna_remaining(int64_t deadline_ms);
+/* Sleeps the n-th retry's backoff (exponential from retry.backoff.ms up
+ * to retry.backoff.max.ms), never past deadline. */
+void kna_backoff(const kn_admin *admin, int attempt, int64_t deadline_ms);
+
+/* Sends req to node_id (or KNW_NODE_ANY / KNW_NODE_CONTROLLER) and waits,
+ * resending after a backoff while the failure is one a retry can fix
+ * (connection lost, no broker reachable yet) and the deadline allows.
+ * Returns the response (caller frees with knw_resp_free) with err == 0,
+ * or NULL with *errp and errstr set (KN_ERR__TIMED_OUT names what timed
+ * out and the last underlying failure). */
+knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
+                   int16_t max_version, const void *req, int64_t deadline_ms, const char *what,
+                   int *errp, char *errstr, size_t errstr_size);
+
+/* Kafka's text form of a topic id (URL-safe base64, no padding, 22
+ * chars) into out[23]. Returns false (and "") for the zero uuid, which
+ * means "no id". */
+bool kna_uuid_str(const kn_uuid *id, char out[23]);
+
+/* ---- result objects (admin_results.c) -------------------------------
+ * Builders used by the operations; every string is copied in, so the
+ * results never point into a response. All return KN_ERR__NOMEM or 0. */
+
+typedef struct kna_topic_result {
+    char *name;
+    int err;
+    char *message; /* NULL when none */
+    char topic_id[23];
+    bool has_id;
+    int32_t partitions;
+    int32_t replication_factor;
+} kna_topic_result;
+
+struct kn_topic_results {
+    kna_topic_result *items;
+    size_t count;
+};
+
+/* Allocates results with room for n entries (names NULL, err 0,
+ * counts -1). Caller owns it: kn_topic_results_destroy. */
+kn_topic_results *kna_topic_results_new(size_t n);
+/* Sets entry i's name (copied). */
+int kna_topic_result_set_name(kn_topic_results *res, size_t i, const char *name, int32_t len);
+/* Sets entry i's error and message (copied; msg may be NULL or len < 0). */
+int kna_topic_result_set_error(kn_topic_results *res, size_t i, int err, const char *msg,
+                               int32_t len);
+
+struct kn_new_topic {
+    char *name;
+    int32_t partitions;
+    int16_t replication_factor;
+    struct kna_config {
+        char *key;
+        char *value; /* NULL: a null value */
+    } *configs;
+    size_t config_count;
+    struct kna_assignment {
+        int32_t partition;
+        int32_t *broker_ids;
+        size_t broker_count;
+    } *assignments;
+    size_t assignment_count;
+};
+
+struct kn_partition_info {
+    int32_t id;
+    int err;
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t *replicas;
+    size_t replica_count;
+    int32_t *isr;
+    size_t isr_count;
+    int32_t *offline;
+    size_t offline_count;
+};
+
+typedef struct kna_topic_desc {
+    char *name;
+    int err;
+    char *message;
+    char topic_id[23];
+    bool has_id;
+    bool is_internal;
+    kn_partition_info *partitions; /* sorted by id */
+    size_t partition_count;
+} kna_topic_desc;
+
+struct kn_topic_descriptions {
+    kna_topic_desc *items;
+    size_t count;
+};
+
+typedef struct kna_list_entry {
+    char *name;
+    char topic_id[23];
+    bool has_id;
+    bool is_internal;
+} kna_list_entry;
+
+struct kn_topic_list {
+    kna_list_entry *items;
+    size_t count;
+};
+
+typedef struct kna_broker {
+    int32_t id;
+    char *host;
+    int32_t port;
+    char *rack;
+} kna_broker;
+
+struct kn_cluster_description {
+    char *cluster_id;
+    int32_t controller_id;
+    kna_broker *brokers; /* sorted by id */
+    size_t broker_count;
+};
+
+/* Copies a (possibly null) slice into a new NUL-terminated string;
+ * *okp is cleared on allocation failure. NULL for a null slice. */
+char *kna_strdup_str(kn_str s, bool *okp);
+
+#endif
