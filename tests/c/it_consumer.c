@@ -1,0 +1,371 @@
+/*
+ * it_consumer.c: the consumer against a real broker (KAFKA_BOOTSTRAP).
+ * Topics are filled by the Java tools (producer perf for volume with
+ * each codec, console producer for known contents), then read back
+ * with manual assignment: exactly once and in offset order per
+ * partition; seeks; pause holding buffered records; the poll budget
+ * under a long fetch.max.wait.ms; wakeup from another thread;
+ * auto.offset.reset=none and a seek past the end.
+ */
+#include "kn_test.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kafka_native.h"
+
+#define MAX_PARTS 16
+
+static void run(const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc != 0)
+        fail_msg("command failed (%d): %s", rc, cmd);
+}
+
+static const char *tool(void) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s", kn_test_source_path("tools/kafka/java-tool"));
+    return path;
+}
+
+static void create_topic(const char *topic, int partitions) {
+    run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
+        "--replication-factor 1 >/dev/null",
+        tool(), kn_test_bootstrap(), topic, partitions);
+}
+
+/* Writes n lines "k<i>\tv<i>" to one partition-1 topic. */
+static void produce_known(const char *topic, int n) {
+    char file[256];
+    snprintf(file, sizeof file, "/tmp/kn-it-consumer-%d.txt", (int)getpid());
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "k%d\tv%d\n", i, i);
+    fclose(f);
+    run("%s console-producer --bootstrap-server %s --topic %s --reader-property parse.key=true "
+        "--command-property linger.ms=5 < %s",
+        tool(), kn_test_bootstrap(), topic, file);
+    unlink(file);
+}
+
+/* A consumer with the test broker and extra key=value pairs
+ * (NULL-terminated). */
+static kn_consumer *new_consumer(const char *first, ...) {
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    char es[512];
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es),
+                     KN_OK);
+    va_list ap;
+    va_start(ap, first);
+    for (const char *k = first; k; k = va_arg(ap, const char *)) {
+        const char *v = va_arg(ap, const char *);
+        if (kn_conf_set(conf, k, v, es, sizeof es) != KN_OK)
+            fail_msg("%s", es);
+    }
+    va_end(ap);
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    kn_conf_destroy(conf);
+    return c;
+}
+
+static void assign_all(kn_consumer *c, const char *topic, int partitions) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (int p = 0; p < partitions; p++)
+        assert_true(kn_topic_partition_list_add(l, topic, p) >= 0);
+    assert_int_equal(kn_consumer_assign(c, l), KN_OK);
+    kn_topic_partition_list_destroy(l);
+}
+
+static void close_consumer(kn_consumer *c) {
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_records *r = NULL;
+    char es[256];
+    assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_ERR__CLOSED);
+    kn_consumer_destroy(c);
+}
+
+/* Polls until want records arrived (or 90 s passed), checking that each
+ * partition's offsets run 0, 1, 2, ... with no gap and no repeat, and
+ * every value has value_len bytes. Then checks nothing more comes. */
+static void consume_exactly(kn_consumer *c, const char *topic, int partitions, int64_t want, size_t value_len) {
+    int64_t next[MAX_PARTS] = {0};
+    int64_t got = 0;
+    int64_t deadline = kn_test_now_ms() + 90000;
+    char es[512];
+    while (got < want && kn_test_now_ms() < deadline) {
+        kn_records *r = NULL;
+        int rc = kn_consumer_poll(c, 1000, &r, es, sizeof es);
+        if (rc != KN_OK)
+            fail_msg("poll: %s: %s", kn_err_name(rc), es);
+        for (size_t i = 0; i < kn_records_count(r); i++) {
+            int32_t p = kn_records_partition(r, i);
+            assert_true(p >= 0 && p < partitions);
+            if (kn_records_offset(r, i) != next[p])
+                fail_msg("partition %d: offset %lld, expected %lld", (int)p,
+                         (long long)kn_records_offset(r, i), (long long)next[p]);
+            next[p]++;
+            size_t len;
+            assert_non_null(kn_records_value(r, i, &len));
+            assert_int_equal(len, value_len);
+        }
+        got += (int64_t)kn_records_count(r);
+        kn_records_free(r);
+    }
+    assert_int_equal(got, want);
+    kn_records *r = NULL;
+    assert_int_equal(kn_consumer_poll(c, 500, &r, es, sizeof es), KN_OK);
+    assert_int_equal(kn_records_count(r), 0);
+    kn_records_free(r);
+    for (int p = 0; p < partitions; p++) {
+        int64_t pos = -1;
+        assert_int_equal(kn_consumer_position(c, topic, p, 0, &pos), KN_OK);
+        assert_int_equal(pos, next[p]);
+    }
+}
+
+static void test_codecs(void **state) {
+    static const char *codecs[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+    const int n = 200000, parts = 8;
+    for (size_t k = 0; k < sizeof codecs / sizeof codecs[0]; k++) {
+        char topic[256];
+        snprintf(topic, sizeof topic, "%s", kn_test_topic(codecs[k]));
+        create_topic(topic, parts);
+        run("%s producer-perf --bootstrap-server %s --topic %s --num-records %d --record-size 100 "
+            "--throughput -1 --command-property compression.type=%s "
+            "--command-property linger.ms=20 >/dev/null",
+            tool(), kn_test_bootstrap(), topic, n, codecs[k]);
+        kn_consumer *c = new_consumer("auto.offset.reset", "earliest", NULL);
+        assign_all(c, topic, parts);
+        int64_t t0 = kn_test_now_ms();
+        consume_exactly(c, topic, parts, n, 100);
+        fprintf(stderr, "codec %-6s: %d records in %lld ms\n", codecs[k], n,
+                (long long)(kn_test_now_ms() - t0));
+        close_consumer(c);
+    }
+}
+
+/* Polls up to want records from the known-content topic starting at
+ * first, checking keys and values. Returns how many came. */
+static int read_known(kn_consumer *c, int64_t first, int want, int timeout_ms) {
+    int got = 0;
+    char es[512];
+    int64_t deadline = kn_test_now_ms() + timeout_ms;
+    while (got < want && kn_test_now_ms() < deadline) {
+        kn_records *r = NULL;
+        int rc = kn_consumer_poll(c, 500, &r, es, sizeof es);
+        if (rc != KN_OK)
+            fail_msg("poll: %s: %s", kn_err_name(rc), es);
+        for (size_t i = 0; i < kn_records_count(r) && got < want; i++, got++) {
+            int64_t off = first + got;
+            char k[32], v[32];
+            snprintf(k, sizeof k, "k%lld", (long long)off);
+            snprintf(v, sizeof v, "v%lld", (long long)off);
+            size_t kl, vl;
+            const void *kp = kn_records_key(r, i, &kl);
+            const void *vp = kn_records_value(r, i, &vl);
+            assert_int_equal(kn_records_offset(r, i), off);
+            assert_non_null(kp);
+            assert_int_equal(kl, strlen(k));
+            assert_memory_equal(kp, k, kl);
+            assert_int_equal(vl, strlen(v));
+            assert_memory_equal(vp, v, vl);
+            assert_true(kn_records_timestamp(r, i) > 0);
+            assert_int_equal(kn_records_timestamp_type(r, i), KN_TIMESTAMP_CREATE_TIME);
+            assert_true(kn_records_leader_epoch(r, i) >= 0);
+        }
+        kn_records_free(r);
+    }
+    return got;
+}
+
+static char known_topic[256];
+
+static int setup_known(void **state) {
+    snprintf(known_topic, sizeof known_topic, "%s", kn_test_topic("known"));
+    create_topic(known_topic, 1);
+    produce_known(known_topic, 1000);
+    return 0;
+}
+
+static void test_contents_and_seek(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "max.poll.records", "37", NULL);
+    assign_all(c, known_topic, 1);
+    assert_int_equal(read_known(c, 0, 1000, 30000), 1000);
+    int64_t pos;
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 5000, &pos), KN_OK);
+    assert_int_equal(pos, 1000);
+    /* seek back into the middle */
+    assert_int_equal(kn_consumer_seek(c, known_topic, 0, 500), KN_OK);
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 0, &pos), KN_OK);
+    assert_int_equal(pos, 500);
+    assert_int_equal(read_known(c, 500, 100, 10000), 100);
+    /* seek to the end: nothing more */
+    assert_int_equal(kn_consumer_seek_to_end(c, NULL), KN_OK);
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 5000, &pos), KN_OK);
+    assert_int_equal(pos, 1000);
+    kn_records *r = NULL;
+    char es[256];
+    assert_int_equal(kn_consumer_poll(c, 300, &r, es, sizeof es), KN_OK);
+    assert_int_equal(kn_records_count(r), 0);
+    kn_records_free(r);
+    /* and back to the beginning */
+    assert_int_equal(kn_consumer_seek_to_beginning(c, NULL), KN_OK);
+    assert_int_equal(read_known(c, 0, 10, 10000), 10);
+    /* not assigned */
+    assert_int_equal(kn_consumer_seek(c, known_topic, 3, 0), KN_ERR__STATE);
+    assert_int_equal(kn_consumer_position(c, "nope", 0, 0, &pos), KN_ERR__STATE);
+    kn_topic_partition_list *a = kn_consumer_assignment(c);
+    assert_int_equal(kn_topic_partition_list_count(a), 1);
+    assert_string_equal(kn_topic_partition_list_topic(a, 0), known_topic);
+    kn_topic_partition_list_destroy(a);
+    close_consumer(c);
+}
+
+/* A seek past the end resets per auto.offset.reset (earliest here) and
+ * everything is read. */
+static void test_seek_past_end(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", NULL);
+    assign_all(c, known_topic, 1);
+    assert_int_equal(kn_consumer_seek(c, known_topic, 0, 5000), KN_OK);
+    assert_int_equal(read_known(c, 0, 1000, 30000), 1000);
+    close_consumer(c);
+}
+
+static void test_reset_none(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "none", NULL);
+    assign_all(c, known_topic, 1);
+    kn_records *r = NULL;
+    char es[512];
+    assert_int_equal(kn_consumer_poll(c, 1000, &r, es, sizeof es), KN_ERR__NO_OFFSET);
+    assert_null(r);
+    assert_non_null(strstr(es, known_topic));
+    assert_non_null(strstr(es, "auto.offset.reset=none"));
+    int64_t pos;
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 0, &pos), KN_ERR__NO_OFFSET);
+    /* A seek past the end under none: out of range, named. */
+    assert_int_equal(kn_consumer_seek(c, known_topic, 0, 5000), KN_OK);
+    int rc = KN_OK;
+    for (int i = 0; i < 20 && rc == KN_OK; i++) {
+        rc = kn_consumer_poll(c, 500, &r, es, sizeof es);
+        if (rc == KN_OK) {
+            assert_int_equal(kn_records_count(r), 0);
+            kn_records_free(r);
+        }
+    }
+    assert_int_equal(rc, KN_ERR_OFFSET_OUT_OF_RANGE);
+    assert_non_null(strstr(es, "5000"));
+    /* A seek brings the partition back. */
+    assert_int_equal(kn_consumer_seek(c, known_topic, 0, 990), KN_OK);
+    assert_int_equal(read_known(c, 990, 10, 10000), 10);
+    close_consumer(c);
+}
+
+static void test_pause_resume(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "max.poll.records", "10", NULL);
+    assign_all(c, known_topic, 1);
+    assert_int_equal(read_known(c, 0, 10, 10000), 10);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    assert_int_equal(kn_consumer_pause(c, l), KN_OK);
+    kn_topic_partition_list *paused = kn_consumer_paused(c);
+    assert_int_equal(kn_topic_partition_list_count(paused), 1);
+    kn_topic_partition_list_destroy(paused);
+    kn_records *r = NULL;
+    char es[256];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(kn_consumer_poll(c, 200, &r, es, sizeof es), KN_OK);
+        assert_int_equal(kn_records_count(r), 0);
+        kn_records_free(r);
+    }
+    int64_t pos;
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 0, &pos), KN_OK);
+    assert_int_equal(pos, 10);
+    assert_int_equal(kn_consumer_resume(c, l), KN_OK);
+    /* The buffered records come now, with no gap: poll(0) never waits,
+     * so they can only come from the buffer kept while paused. */
+    assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_OK);
+    assert_int_equal(kn_records_count(r), 10);
+    assert_int_equal(kn_records_offset(r, 0), 10);
+    kn_records_free(r);
+    assert_int_equal(read_known(c, 20, 980, 20000), 980);
+    kn_topic_partition_list_destroy(l);
+    close_consumer(c);
+}
+
+static void test_poll_budget(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "latest", "fetch.max.wait.ms", "5000",
+                                  "fetch.min.bytes", "1000000", NULL);
+    assign_all(c, known_topic, 1);
+    int64_t pos;
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 10000, &pos), KN_OK);
+    char es[256];
+    for (int i = 0; i < 5; i++) {
+        kn_records *r = NULL;
+        int64_t t0 = kn_test_now_ms();
+        assert_int_equal(kn_consumer_poll(c, 200, &r, es, sizeof es), KN_OK);
+        int64_t took = kn_test_now_ms() - t0;
+        assert_int_equal(kn_records_count(r), 0);
+        kn_records_free(r);
+        if (took < 150 || took > 700)
+            fail_msg("poll(200) took %lld ms", (long long)took);
+    }
+    /* poll(0) never blocks */
+    kn_records *r = NULL;
+    int64_t t0 = kn_test_now_ms();
+    assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_OK);
+    assert_true(kn_test_now_ms() - t0 < 50);
+    kn_records_free(r);
+    close_consumer(c);
+}
+
+static void *wake_later(void *arg) {
+    usleep(300 * 1000);
+    kn_consumer_wakeup(arg);
+    return NULL;
+}
+
+static void test_wakeup(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "latest", NULL);
+    assign_all(c, known_topic, 1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, wake_later, c), 0);
+    kn_records *r = NULL;
+    char es[256];
+    int64_t t0 = kn_test_now_ms();
+    assert_int_equal(kn_consumer_poll(c, 20000, &r, es, sizeof es), KN_ERR__WAKEUP);
+    int64_t took = kn_test_now_ms() - t0;
+    pthread_join(th, NULL);
+    assert_null(r);
+    if (took > 3000)
+        fail_msg("wakeup took %lld ms", (long long)took);
+    /* Exactly one poll: the next one runs normally. */
+    assert_int_equal(kn_consumer_poll(c, 100, &r, es, sizeof es), KN_OK);
+    kn_records_free(r);
+    /* A wakeup before the poll interrupts the next one. */
+    kn_consumer_wakeup(c);
+    assert_int_equal(kn_consumer_poll(c, 5000, &r, es, sizeof es), KN_ERR__WAKEUP);
+    close_consumer(c);
+}
+
+int main(void) {
+    kn_test_bootstrap();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_contents_and_seek), cmocka_unit_test(test_seek_past_end),
+        cmocka_unit_test(test_reset_none),        cmocka_unit_test(test_pause_resume),
+        cmocka_unit_test(test_poll_budget),       cmocka_unit_test(test_wakeup),
+        cmocka_unit_test(test_codecs),
+    };
+    return cmocka_run_group_tests(tests, setup_known, NULL);
+}
