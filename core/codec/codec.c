@@ -64,6 +64,8 @@ bool kn_codec_level_valid(const kn_codec *c, int level) {
     return level >= c->level_min && level <= c->level_max;
 }
 
+void kn_codec_thread_cleanup(void) { kn_codec_zstd_thread_cleanup(); }
+
 size_t kn_codec_room(kn_wr *w, size_t want) {
     if (w->err || w->len >= w->max)
         return 0;

@@ -7,7 +7,9 @@
  * it already holds. The writer's max is the hard limit on output: a
  * decompression that would exceed it stops and fails, so a small
  * compressed "bomb" from the wire cannot exhaust memory. Codecs own no
- * memory between calls (contexts are created and freed per call).
+ * memory between calls, except zstd, which keeps one context pair per
+ * thread because creating one costs more than decoding a small batch
+ * (see kn_codec_thread_cleanup).
  *
  * Levels follow Java 4.x (compression.<codec>.level): gzip 1..9 or -1
  * (zlib's default, 6), lz4 1..17 (default 9), zstd -131072..22
@@ -55,6 +57,11 @@ const kn_codec *kn_codec_by_name(const char *name);
 /* True if `level` is accepted by Java for this codec. */
 bool kn_codec_level_valid(const kn_codec *c, int level);
 
+/* Frees the calling thread's cached codec contexts (zstd). Threads that
+ * exit free theirs automatically; call this before the main thread's
+ * final leak check, or after a burst, to return the memory. */
+void kn_codec_thread_cleanup(void);
+
 /* Helpers for codec implementations. */
 
 /* Makes room for up to `want` more bytes in w without passing w->max,
@@ -70,5 +77,7 @@ extern const kn_codec kn_codec_gzip;
 extern const kn_codec kn_codec_snappy;
 extern const kn_codec kn_codec_lz4;
 extern const kn_codec kn_codec_zstd;
+/* codec_zstd.c's part of kn_codec_thread_cleanup. */
+void kn_codec_zstd_thread_cleanup(void);
 
 #endif

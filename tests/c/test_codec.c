@@ -6,6 +6,7 @@
  */
 #include "kn_test.h"
 
+#include <pthread.h>
 #include <snappy-c.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +234,33 @@ static void test_gzip_members(void **state) {
     kn_wr_free(&u);
 }
 
+/* zstd keeps a context pair per thread: several threads compressing
+ * and decompressing at once must not share one. */
+static void *zstd_worker(void *arg) {
+    uint32_t seed = (uint32_t)(uintptr_t)arg;
+    uint8_t *d = make_data(20000, seed);
+    for (int i = 0; i < 50; i++)
+        round_trip(&kn_codec_zstd, 1 + i % 5, d, 20000 - (size_t)i * 7);
+    free(d);
+    return NULL;
+}
+
+static void test_zstd_threads(void **state) {
+    (void)state;
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, zstd_worker, (void *)(i + 1)), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+    /* Reuse on this thread, then give the cached contexts back. */
+    zstd_worker((void *)9);
+    kn_codec_thread_cleanup();
+    kn_codec_thread_cleanup();
+    zstd_worker((void *)10);
+    kn_codec_thread_cleanup();
+}
+
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
@@ -242,6 +270,9 @@ int main(void) {
         cmocka_unit_test(test_snappy_framing),
         cmocka_unit_test(test_lz4_frame_flags),
         cmocka_unit_test(test_gzip_members),
+        cmocka_unit_test(test_zstd_threads),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    kn_codec_thread_cleanup();
+    return rc;
 }

@@ -570,5 +570,7 @@ int main(void) {
         cmocka_unit_test(test_decompress_cap),
         cmocka_unit_test(test_alloc_failures),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    int rc = cmocka_run_group_tests(tests, setup, teardown);
+    kn_codec_thread_cleanup();
+    return rc;
 }

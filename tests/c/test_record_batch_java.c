@@ -373,5 +373,7 @@ int main(void) {
         cmocka_unit_test(test_java_reads_ours),
         cmocka_unit_test(test_java_rejects_corrupt),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    kn_codec_thread_cleanup();
+    return rc;
 }
