@@ -129,6 +129,14 @@ int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list);
  * allocation failure. */
 kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c);
 
+/* The partitions of topic from the cluster metadata (like Java's
+ * partitionsFor), as a list ready for kn_consumer_assign, waiting up to
+ * timeout_ms (-1: default.api.timeout.ms) for the topic to appear.
+ * Returns KN_OK with *list owned by the caller, KN_ERR__UNKNOWN_TOPIC
+ * (not in the metadata when the time ran out), or another error. */
+int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms,
+                               kn_topic_partition_list **list);
+
 /* Returns records from assigned, unpaused partitions: up to
  * max.poll.records, straight from buffered fetches when there are any
  * (then it does not wait), otherwise waiting up to timeout_ms for data

@@ -240,6 +240,44 @@ kn_topic_partition_list *kn_consumer_paused(kn_consumer *c) {
     return c ? knc_list(c, true) : NULL;
 }
 
+int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms,
+                               kn_topic_partition_list **list) {
+    if (!c || !topic || !*topic || !list)
+        return KN_ERR__INVALID_ARG;
+    *list = NULL;
+    if (c->closed)
+        return KN_ERR__CLOSED;
+    if (timeout_ms < 0)
+        timeout_ms = c->default_api_timeout_ms;
+    int64_t deadline = knw_now_ms() + timeout_ms;
+    knw_metadata_add_topics(c->client, &topic, 1);
+    knw_metadata *md = knw_metadata_get(c->client);
+    for (;;) {
+        const knw_topic *t = md ? knw_metadata_topic(md, topic) : NULL;
+        if (t && t->error == 0 && t->partition_count > 0) {
+            kn_topic_partition_list *l = kn_topic_partition_list_new();
+            for (int32_t i = 0; l && i < t->partition_count; i++)
+                if (kn_topic_partition_list_add(l, topic, t->partitions[i].partition) < 0) {
+                    kn_topic_partition_list_destroy(l);
+                    l = NULL;
+                }
+            knw_metadata_release(md);
+            *list = l;
+            return l ? KN_OK : KN_ERR__NOMEM;
+        }
+        int64_t left = deadline - knw_now_ms();
+        if (md)
+            knw_metadata_release(md);
+        if (left <= 0)
+            return KN_ERR__UNKNOWN_TOPIC;
+        int err = 0;
+        /* The next snapshot (the wire layer rate-limits refreshes). */
+        md = knw_metadata_wait(c->client, false, 0, (int)left, &err);
+        if (!md && err != KN_ERR__TIMED_OUT)
+            return err ? err : KN_ERR__UNKNOWN_TOPIC;
+    }
+}
+
 /* The first unreported partition error, moved into errstr (lock held). */
 static int knc_take_error(kn_consumer *c, char *errstr, size_t n) {
     for (size_t i = 0; i < c->part_count; i++) {

@@ -1,0 +1,199 @@
+/*
+ * kn_consumer_perf.c: consumer throughput benchmark mirroring Java's
+ * ConsumerPerformance (kafka-consumer-perf-test): the same options where
+ * they apply (--bootstrap-server, --topic, --num-records/--messages,
+ * --group, --fetch-size, --timeout, --from-latest, --hide-header,
+ * --consumer.config/--command-config, --command-property k=v), the same
+ * poll(100 ms) loop counting key + value bytes, the same CSV header,
+ * columns and units, then one line with peak RSS and CPU seconds
+ * (getrusage) to compare with the JVM.
+ *
+ * Group subscription does not exist yet, so --assign (manual assignment
+ * of every partition of the topic) is required; rebalance.time.ms is
+ * then 0 and fetch.time.ms the whole run, as Java reports for a run
+ * with no rebalance.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "kafka_native.h"
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Java's default date format: yyyy-MM-dd HH:mm:ss:SSS (local time). */
+static void fmt_time(int64_t ms, char *buf, size_t n) {
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    localtime_r(&s, &tm);
+    size_t len = strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf + len, n - len, ":%03d", (int)(ms % 1000));
+}
+
+static void usage(void) {
+    fprintf(stderr,
+            "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N --assign\n"
+            "       [--group G] [--fetch-size BYTES] [--timeout MS] [--from-latest]\n"
+            "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n");
+    exit(1);
+}
+
+static void set(kn_conf *conf, const char *k, const char *v) {
+    char es[512];
+    if (kn_conf_set(conf, k, v, es, sizeof es) != KN_OK) {
+        fprintf(stderr, "%s\n", es);
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *bootstrap = NULL, *topic = NULL, *group = NULL, *config_file = NULL;
+    int64_t num = -1, timeout_ms = 10000;
+    bool assign = false, from_latest = false, hide_header = false;
+    char fetch_size[32] = "1048576";
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    char es[512];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--bootstrap-server") == 0 && v) {
+            bootstrap = v;
+            i++;
+        } else if (strcmp(a, "--topic") == 0 && v) {
+            topic = v;
+            i++;
+        } else if ((strcmp(a, "--num-records") == 0 || strcmp(a, "--messages") == 0) && v) {
+            num = strtoll(v, NULL, 10);
+            i++;
+        } else if (strcmp(a, "--group") == 0 && v) {
+            group = v;
+            i++;
+        } else if (strcmp(a, "--fetch-size") == 0 && v) {
+            snprintf(fetch_size, sizeof fetch_size, "%s", v);
+            i++;
+        } else if (strcmp(a, "--timeout") == 0 && v) {
+            timeout_ms = strtoll(v, NULL, 10);
+            i++;
+        } else if ((strcmp(a, "--consumer.config") == 0 || strcmp(a, "--command-config") == 0) &&
+                   v) {
+            config_file = v;
+            i++;
+        } else if (strcmp(a, "--command-property") == 0 && v) {
+            char kv[1024];
+            snprintf(kv, sizeof kv, "%s", v);
+            char *eq = strchr(kv, '=');
+            if (!eq)
+                usage();
+            *eq = '\0';
+            set(conf, kv, eq + 1);
+            i++;
+        } else if (strcmp(a, "--assign") == 0) {
+            assign = true;
+        } else if (strcmp(a, "--from-latest") == 0) {
+            from_latest = true;
+        } else if (strcmp(a, "--hide-header") == 0) {
+            hide_header = true;
+        } else {
+            usage();
+        }
+    }
+    if (!bootstrap || !topic || num < 0)
+        usage();
+    if (!assign) {
+        fprintf(stderr, "kn_consumer_perf: group subscription not implemented yet: "
+                        "use --assign (manual assignment of every partition)\n");
+        return 1;
+    }
+    if (group)
+        fprintf(stderr, "kn_consumer_perf: --group %s ignored: --assign uses no group\n", group);
+    if (config_file && kn_conf_load_properties(conf, config_file, es, sizeof es) != KN_OK) {
+        fprintf(stderr, "%s\n", es);
+        return 1;
+    }
+    set(conf, "bootstrap.servers", bootstrap);
+    set(conf, "max.partition.fetch.bytes", fetch_size);
+    set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
+    set(conf, "check.crcs", "false"); /* as ConsumerPerformance does */
+    set(conf, "client.id", "perf-consumer-client");
+
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c) {
+        fprintf(stderr, "kn_consumer_new: %s\n", es);
+        return 1;
+    }
+    if (!hide_header)
+        printf("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, "
+               "nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n");
+    int64_t start_ms = wall_ms();
+    kn_topic_partition_list *parts = NULL;
+    int rc = kn_consumer_partitions_for(c, topic, 30000, &parts);
+    if (rc != KN_OK) {
+        fprintf(stderr, "partitions of %s: %s\n", topic, kn_err_name(rc));
+        kn_consumer_destroy(c);
+        return 1;
+    }
+    rc = kn_consumer_assign(c, parts);
+    kn_topic_partition_list_destroy(parts);
+    if (rc != KN_OK) {
+        fprintf(stderr, "assign: %s\n", kn_err_name(rc));
+        kn_consumer_destroy(c);
+        return 1;
+    }
+    int64_t messages = 0, bytes = 0;
+    int64_t now = wall_ms(), last_consumed = now;
+    while (messages < num && now - last_consumed <= timeout_ms) {
+        kn_records *recs = NULL;
+        rc = kn_consumer_poll(c, 100, &recs, es, sizeof es);
+        now = wall_ms();
+        if (rc != KN_OK) {
+            fprintf(stderr, "poll: %s: %s\n", kn_err_name(rc), es);
+            break;
+        }
+        size_t n = kn_records_count(recs);
+        if (n)
+            last_consumed = now;
+        for (size_t i = 0; i < n; i++) {
+            size_t len;
+            messages++;
+            if (kn_records_key(recs, i, &len))
+                bytes += (int64_t)len;
+            if (kn_records_value(recs, i, &len))
+                bytes += (int64_t)len;
+        }
+        kn_records_free(recs);
+    }
+    if (messages < num)
+        printf("WARNING: Exiting before consuming the expected number of messages: timeout (%lld "
+               "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
+               (long long)timeout_ms);
+    int64_t end_ms = wall_ms();
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+
+    double elapsed_s = (double)(end_ms - start_ms) / 1000.0;
+    int64_t rebalance_ms = 0;
+    int64_t fetch_ms = (end_ms - start_ms) - rebalance_ms;
+    double mb = (double)bytes / (1024.0 * 1024.0);
+    char t0[64], t1[64];
+    fmt_time(start_ms, t0, sizeof t0);
+    fmt_time(end_ms, t1, sizeof t1);
+    printf("%s, %s, %.4f, %.4f, %lld, %.4f, %lld, %lld, %.4f, %.4f\n", t0, t1, mb, mb / elapsed_s,
+           (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms,
+           (long long)fetch_ms, mb / ((double)fetch_ms / 1000.0),
+           (double)messages / ((double)fetch_ms / 1000.0));
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
+           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+    return messages < num ? 1 : 0;
+}
