@@ -165,6 +165,7 @@ kn_client_type kn_conf_client_type(const kn_conf *conf);
 #ifdef __cplusplus
 }
 #endif
+#include "kafka_native_producer.h"
 #include "kafka_native_consumer.h"
 #include "kafka_native_admin.h"
 #endif

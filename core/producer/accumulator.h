@@ -71,6 +71,8 @@ struct knp_partq {
     int32_t next_seq;       /* idempotence: next base sequence */
     int32_t leader;         /* from the sender's latest metadata, -1 unknown */
     int64_t stale_before_ms; /* leader unusable until metadata fetched after this */
+    int32_t acked_next;     /* idempotence: sequence the broker expects next */
+    uint32_t drain_gen;     /* sender: request round that last took a batch */
 };
 
 struct knp_topic {
@@ -116,6 +118,9 @@ typedef struct knp_acc {
     knp_batch *done_head, *done_tail;
     int64_t outstanding; /* accepted records whose report is not served */
     int32_t flushing;    /* > 0: linger ignored */
+    bool wake_pending;   /* a sender wakeup is on its way (cleared by the tick) */
+    int fatal_err;       /* set once: every later send fails */
+    char fatal_errstr[256];
     bool closing;
     /* Called (lock held) when a batch becomes sendable or a new batch
      * starts its linger clock: wakes the sender. */

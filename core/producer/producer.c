@@ -1,0 +1,476 @@
+/*
+ * producer.c: the public producer API (kafka_native_producer.h): creation
+ * from a kn_conf, send (partition choice and append, under the
+ * accumulator lock), delivery reports served on the caller's thread
+ * (poll/flush/close), the readiness eventfd, stats.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/codec.h"
+#include "config/config.h"
+#include "error.h"
+#include "kn_alloc.h"
+#include "producer/producer_int.h"
+
+#define KNP_ROUND_ROBIN_CLASS "org.apache.kafka.clients.producer.RoundRobinPartitioner"
+
+/* acc.lock held: ask the sender to run (coalesced). */
+static void producer_wake(void *opaque) {
+    kn_producer *p = opaque;
+    if (!p->acc.wake_pending) {
+        p->acc.wake_pending = true;
+        knw_wakeup(p->wire);
+    }
+}
+
+/* acc.lock held: reports became available. */
+static void producer_on_done(void *opaque) {
+    kn_producer *p = opaque;
+    if (p->efd >= 0) {
+        uint64_t one = 1;
+        ssize_t n = write(p->efd, &one, sizeof one);
+        (void)n; /* EAGAIN means already readable: fine */
+    }
+}
+
+static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char *errstr,
+                     size_t n) {
+    const kn_conf *c = p->conf;
+    memset(ac, 0, sizeof *ac);
+    memset(sc, 0, sizeof *sc);
+    if (kn_conf_is_set(c, "transactional.id")) {
+        kn_errstr_set(errstr, n, "transactional.id: transactions are not implemented yet");
+        return KN_ERR__UNSUPPORTED;
+    }
+    ac->batch_size = (int32_t)kn_conf_get_int(c, "batch.size");
+    if (ac->batch_size < 1)
+        ac->batch_size = 1; /* Java: batch.size=0 disables batching */
+    ac->linger_ms = kn_conf_get_int(c, "linger.ms");
+    ac->buffer_memory = kn_conf_get_int(c, "buffer.memory");
+    ac->max_request_size = (int32_t)kn_conf_get_int(c, "max.request.size");
+    ac->delivery_timeout_ms = kn_conf_get_int(c, "delivery.timeout.ms");
+    const char *ct = kn_conf_get_str(c, "compression.type");
+    const kn_codec *codec = kn_codec_by_name(ct ? ct : "none");
+    if (!codec) {
+        kn_errstr_set(errstr, n, "compression.type: unknown codec \"%s\"", ct ? ct : "");
+        return KN_ERR__CONFIG;
+    }
+    ac->codec = codec->id;
+    ac->level = INT32_MIN;
+    const char *lk = codec->id == KN_CODEC_GZIP   ? "compression.gzip.level"
+                     : codec->id == KN_CODEC_LZ4  ? "compression.lz4.level"
+                     : codec->id == KN_CODEC_ZSTD ? "compression.zstd.level"
+                                                  : NULL;
+    if (lk) {
+        ac->level = (int)kn_conf_get_int(c, lk);
+        if (!kn_codec_level_valid(codec, ac->level)) {
+            kn_errstr_set(errstr, n, "%s: level %d is out of range", lk, ac->level);
+            return KN_ERR__CONFIG;
+        }
+    }
+    ac->ignore_keys = kn_conf_get_bool(c, "partitioner.ignore.keys") != 0;
+    const char *pc = kn_conf_get_str(c, "partitioner.class");
+    if (pc && *pc) {
+        if (strcmp(pc, KNP_ROUND_ROBIN_CLASS) == 0 || strcmp(pc, "RoundRobinPartitioner") == 0) {
+            ac->round_robin = true;
+        } else {
+            kn_errstr_set(errstr, n,
+                          "partitioner.class: only %s is available from configuration, not "
+                          "\"%s\"",
+                          KNP_ROUND_ROBIN_CLASS, pc);
+            return KN_ERR__CONFIG;
+        }
+    }
+    ac->adaptive = kn_conf_get_bool(c, "partitioner.adaptive.partitioning.enable") != 0;
+    ac->has_global_dr = p->dr != NULL;
+
+    const char *acks = kn_conf_get_str(c, "acks");
+    sc->acks = (!acks || !strcmp(acks, "all") || !strcmp(acks, "-1")) ? -1
+               : !strcmp(acks, "0")                                  ? 0
+                                                                     : 1;
+    sc->idempotent = kn_conf_get_bool(c, "enable.idempotence") != 0;
+    sc->request_timeout_ms = (int32_t)kn_conf_get_int(c, "request.timeout.ms");
+    sc->retries = kn_conf_get_int(c, "retries");
+    sc->retry_backoff_ms = kn_conf_get_int(c, "retry.backoff.ms");
+    sc->retry_backoff_max_ms = kn_conf_get_int(c, "retry.backoff.max.ms");
+    if (sc->retry_backoff_max_ms < sc->retry_backoff_ms)
+        sc->retry_backoff_max_ms = sc->retry_backoff_ms;
+    sc->max_in_flight = (int32_t)kn_conf_get_int(c, "max.in.flight.requests.per.connection");
+    sc->availability_timeout_ms = kn_conf_get_int(c, "partitioner.availability.timeout.ms");
+    sc->transaction_timeout_ms = (int32_t)kn_conf_get_int(c, "transaction.timeout.ms");
+    sc->adaptive = ac->adaptive;
+    p->max_block_ms = kn_conf_get_int(c, "max.block.ms");
+    return 0;
+}
+
+kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                             char *errstr, size_t errstr_size) {
+    if (!conf || kn_conf_client_type(conf) != KN_CLIENT_PRODUCER) {
+        kn_errstr_set(errstr, errstr_size, "kn_producer_new needs a producer configuration");
+        return NULL;
+    }
+    kn_producer *p = kn_calloc(1, sizeof *p);
+    if (!p) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        return NULL;
+    }
+    p->efd = -1;
+    p->dr = dr;
+    p->dr_opaque = dr_opaque;
+    p->conf = kn_conf_dup(conf);
+    if (!p->conf) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
+    if (kn_conf_finalize(p->conf, errstr, errstr_size))
+        goto fail;
+    knp_acc_conf ac;
+    knp_sender_conf sc;
+    if (read_conf(p, &ac, &sc, errstr, errstr_size))
+        goto fail;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)p;
+    if (knp_acc_init(&p->acc, &ac, seed)) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
+    p->acc.wake = producer_wake;
+    p->acc.on_done = producer_on_done;
+    p->acc.hook_opaque = p;
+    p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    p->wire = knw_client_new(p->conf, "producer", errstr, errstr_size);
+    if (!p->wire)
+        goto fail;
+    p->sender = knp_sender_new(p->wire, &p->acc, &sc);
+    if (!p->sender) {
+        kn_errstr_set(errstr, errstr_size, "cannot start the producer's sender");
+        goto fail;
+    }
+    knw_wakeup(p->wire); /* fetch a producer id right away */
+    return p;
+fail:
+    if (p->wire)
+        knw_client_destroy(p->wire);
+    if (p->acc.buckets)
+        knp_acc_destroy(&p->acc);
+    if (p->efd >= 0)
+        close(p->efd);
+    kn_conf_destroy(p->conf);
+    kn_free(p);
+    return NULL;
+}
+
+/* Makes sure t has a partition count: registers the topic with the
+ * metadata cache and waits for it until deadline_ms. acc.lock NOT held. */
+static int await_topic(kn_producer *p, const char *topic, int64_t deadline_ms, char *errstr,
+                       size_t n) {
+    knw_metadata_add_topics(p->wire, &topic, 1);
+    int last_err = 0;
+    for (;;) {
+        knw_metadata *md = knw_metadata_get(p->wire);
+        const knw_topic *kt = md ? knw_metadata_topic(md, topic) : NULL;
+        if (kt && !kt->error && kt->partition_count > 0) {
+            int32_t *avail = kn_calloc((size_t)kt->partition_count, sizeof *avail);
+            int32_t navail = 0;
+            if (avail)
+                for (int32_t i = 0; i < kt->partition_count; i++)
+                    if (kt->partitions[i].leader >= 0)
+                        avail[navail++] = kt->partitions[i].partition;
+            pthread_mutex_lock(&p->acc.lock);
+            knp_topic *t = knp_acc_topic(&p->acc, topic, true);
+            int rc = t ? knp_acc_topic_update(&p->acc, t, kt->partition_count, avail, navail)
+                       : KN_ERR__NOMEM;
+            pthread_mutex_unlock(&p->acc.lock);
+            kn_free(avail);
+            knw_metadata_release(md);
+            if (!avail || rc) {
+                kn_errstr_set(errstr, n, "out of memory");
+                return KN_ERR__NOMEM;
+            }
+            return 0;
+        }
+        if (kt)
+            last_err = kt->error;
+        int64_t fetched = md ? md->fetched_at_ms : 0;
+        if (md)
+            knw_metadata_release(md);
+        int64_t now = knw_now_ms();
+        if (now >= deadline_ms) {
+            kn_errstr_set(errstr, n, "topic %s not present in metadata after %lld ms%s%s",
+                          topic, (long long)p->max_block_ms, last_err ? ": " : "",
+                          last_err ? kn_err_name(last_err) : "");
+            return KN_ERR__TIMED_OUT;
+        }
+        knw_metadata_request_refresh(p->wire, false, "producer: new topic");
+        int err = 0;
+        int64_t left = deadline_ms - now;
+        knw_metadata *nmd = knw_metadata_wait(p->wire, false, fetched + 1,
+                                              (int)(left > 1000 ? 1000 : left), &err);
+        if (nmd)
+            knw_metadata_release(nmd);
+    }
+}
+
+int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
+    if (!p || !rec || !rec->topic || !*rec->topic || rec->partition < -1 ||
+        (rec->header_count && !rec->headers) || (!rec->key && rec->key_len) ||
+        (!rec->value && rec->value_len) || rec->key_len > INT32_MAX ||
+        rec->value_len > INT32_MAX) {
+        kn_errstr_set(errstr, errstr_size, "kn_producer_send: invalid argument");
+        return KN_ERR__INVALID_ARG;
+    }
+    if (p->closed) {
+        kn_errstr_set(errstr, errstr_size, "the producer is closed");
+        return KN_ERR__CLOSED;
+    }
+    /* Header array for the batch encoder; small counts on the stack. */
+    kn_rb_kv hstack[16];
+    kn_rb_kv *hdrs = hstack;
+    if (rec->header_count > 16) {
+        hdrs = kn_malloc(rec->header_count * sizeof *hdrs);
+        if (!hdrs) {
+            kn_errstr_set(errstr, errstr_size, "out of memory");
+            return KN_ERR__NOMEM;
+        }
+    }
+    int rc = 0;
+    for (size_t i = 0; i < rec->header_count; i++) {
+        const kn_header *h = &rec->headers[i];
+        if (!h->key || (!h->value && h->value_len) || h->value_len > INT32_MAX) {
+            kn_errstr_set(errstr, errstr_size, "kn_producer_send: header %zu is invalid", i);
+            rc = KN_ERR__INVALID_ARG;
+            goto out;
+        }
+        hdrs[i].key.ptr = h->key;
+        hdrs[i].key.len = (int32_t)strlen(h->key);
+        hdrs[i].value.ptr = h->value;
+        hdrs[i].value.len = h->value ? (int32_t)h->value_len : -1;
+    }
+    knp_rec r;
+    r.key.ptr = rec->key;
+    r.key.len = rec->key ? (int32_t)rec->key_len : -1;
+    r.value.ptr = rec->value;
+    r.value.len = rec->value ? (int32_t)rec->value_len : -1;
+    r.headers = hdrs;
+    r.header_count = rec->header_count;
+    if (rec->timestamp > 0) {
+        r.timestamp = rec->timestamp;
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r.timestamp = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    }
+    r.dr = rec->dr;
+    r.opaque = rec->opaque;
+    int64_t now = knw_now_ms();
+    int64_t deadline = now + p->max_block_ms;
+
+    pthread_mutex_lock(&p->acc.lock);
+    if (p->acc.fatal_err) {
+        rc = KN_ERR__FATAL;
+        kn_errstr_set(errstr, errstr_size, "%s", p->acc.fatal_errstr);
+        pthread_mutex_unlock(&p->acc.lock);
+        goto out;
+    }
+    knp_topic *t = knp_acc_topic(&p->acc, rec->topic, true);
+    if (t && t->partition_count <= 0) {
+        pthread_mutex_unlock(&p->acc.lock);
+        rc = await_topic(p, rec->topic, deadline, errstr, errstr_size);
+        if (rc)
+            goto out;
+        pthread_mutex_lock(&p->acc.lock);
+    }
+    if (!t) {
+        rc = KN_ERR__NOMEM;
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+    } else {
+        int32_t part;
+        rc = knp_acc_append(&p->acc, t, rec->partition, &r, now, deadline, &part, errstr,
+                            errstr_size);
+    }
+    pthread_mutex_unlock(&p->acc.lock);
+out:
+    if (hdrs != hstack)
+        kn_free(hdrs);
+    return rc;
+}
+
+/* Calls the callbacks of a taken done list and frees it; returns the
+ * records served. Runs without the lock. */
+static int64_t serve(kn_producer *p, knp_batch *b) {
+    int64_t served = 0;
+    while (b) {
+        knp_batch *next = b->next;
+        kn_delivery d;
+        d.topic = b->pq->topic->name;
+        d.partition = b->pq->partition;
+        d.err = b->err;
+        d.errstr = b->errstr;
+        for (int32_t i = 0; i < b->count; i++) {
+            const knp_rec_meta *m = &b->meta[i];
+            kn_delivery_cb *cb = m->dr ? m->dr : p->dr;
+            if (!cb)
+                continue;
+            d.offset = b->err || b->base_offset < 0 ? -1 : b->base_offset + i;
+            d.timestamp = b->log_append_time > 0 ? b->log_append_time : m->timestamp;
+            d.opaque = m->opaque;
+            cb(p, &d, p->dr_opaque);
+        }
+        served += b->count;
+        knp_batch_free(b);
+        b = next;
+    }
+    return served;
+}
+
+/* Takes the done list (lock held) and resets the eventfd. */
+static knp_batch *take_done_locked(kn_producer *p) {
+    knp_batch *b = knp_acc_take_done(&p->acc);
+    if (b && p->efd >= 0) {
+        uint64_t v;
+        ssize_t n = read(p->efd, &v, sizeof v);
+        (void)n;
+    }
+    return b;
+}
+
+static void deadline_ts(int64_t deadline_ms, struct timespec *ts) {
+    ts->tv_sec = (time_t)(deadline_ms / 1000);
+    ts->tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
+}
+
+int kn_producer_poll(kn_producer *p, int timeout_ms) {
+    if (!p)
+        return 0;
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
+    pthread_mutex_lock(&p->acc.lock);
+    while (!p->acc.done_head && timeout_ms != 0) {
+        int64_t now = knw_now_ms();
+        if (now >= deadline)
+            break;
+        struct timespec ts;
+        deadline_ts(deadline == INT64_MAX ? now + 1000 : deadline, &ts);
+        pthread_cond_timedwait(&p->acc.done_cond, &p->acc.lock, &ts);
+    }
+    knp_batch *b = take_done_locked(p);
+    pthread_mutex_unlock(&p->acc.lock);
+    if (!b)
+        return 0;
+    int64_t served = serve(p, b);
+    pthread_mutex_lock(&p->acc.lock);
+    p->acc.outstanding -= served;
+    pthread_mutex_unlock(&p->acc.lock);
+    return served > INT32_MAX ? INT32_MAX : (int)served;
+}
+
+int kn_producer_flush(kn_producer *p, int timeout_ms) {
+    if (!p)
+        return 0;
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
+    int rc = 0;
+    pthread_mutex_lock(&p->acc.lock);
+    p->acc.flushing++;
+    knw_wakeup(p->wire);
+    for (;;) {
+        knp_batch *b = take_done_locked(p);
+        if (b) {
+            pthread_mutex_unlock(&p->acc.lock);
+            int64_t served = serve(p, b);
+            pthread_mutex_lock(&p->acc.lock);
+            p->acc.outstanding -= served;
+            continue;
+        }
+        if (p->acc.outstanding <= 0)
+            break;
+        int64_t now = knw_now_ms();
+        if (now >= deadline) {
+            rc = KN_ERR__TIMED_OUT;
+            break;
+        }
+        struct timespec ts;
+        deadline_ts(deadline == INT64_MAX || deadline > now + 1000 ? now + 1000 : deadline, &ts);
+        pthread_cond_timedwait(&p->acc.done_cond, &p->acc.lock, &ts);
+    }
+    p->acc.flushing--;
+    pthread_mutex_unlock(&p->acc.lock);
+    return rc;
+}
+
+int64_t kn_producer_outstanding(kn_producer *p) {
+    if (!p)
+        return 0;
+    pthread_mutex_lock(&p->acc.lock);
+    int64_t n = p->acc.outstanding;
+    pthread_mutex_unlock(&p->acc.lock);
+    return n;
+}
+
+int kn_producer_fd(kn_producer *p) { return p ? p->efd : -1; }
+
+int kn_producer_close(kn_producer *p, int timeout_ms) {
+    if (!p)
+        return 0;
+    int rc = kn_producer_flush(p, timeout_ms);
+    pthread_mutex_lock(&p->acc.lock);
+    p->acc.closing = true;
+    p->closed = true;
+    pthread_cond_broadcast(&p->acc.mem_cond);
+    pthread_mutex_unlock(&p->acc.lock);
+    /* Stop the sender, then the network thread: in-flight requests fail
+     * with KN_ERR__CLOSED through their callbacks, which (closing) fail
+     * their batches instead of retrying. */
+    knp_sender_stop(p->sender);
+    knw_client_destroy(p->wire);
+    p->wire = NULL;
+    pthread_mutex_lock(&p->acc.lock);
+    for (int32_t i = 0; i < p->acc.npqs; i++) {
+        knp_batch *b;
+        while ((b = knp_acc_pop(&p->acc, p->acc.pqs[i])) != NULL)
+            knp_acc_complete(&p->acc, b, KN_ERR__CLOSED, -1, -1,
+                             "the producer was closed before the record was delivered");
+    }
+    knp_batch *done = take_done_locked(p);
+    pthread_mutex_unlock(&p->acc.lock);
+    int64_t served = serve(p, done);
+    p->acc.outstanding -= served;
+    knp_sender_destroy(p->sender);
+    knp_acc_destroy(&p->acc);
+    if (p->efd >= 0)
+        close(p->efd);
+    kn_conf_destroy(p->conf);
+    kn_free(p);
+    return rc;
+}
+
+void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out) {
+    memset(out, 0, sizeof *out);
+    if (!p)
+        return;
+    int64_t avg, max, reqs;
+    knp_sender_latency(p->sender, &avg, &max, &reqs);
+    pthread_mutex_lock(&p->acc.lock);
+    out->records_sent = p->acc.records_sent;
+    out->records_failed = p->acc.records_failed;
+    out->bytes_sent = p->acc.bytes_sent;
+    out->batches_sent = p->acc.batches_sent;
+    out->retries = p->acc.retries;
+    out->buffer_bytes = p->acc.mem_used;
+    pthread_mutex_unlock(&p->acc.lock);
+    out->requests_sent = reqs;
+    out->request_latency_avg_us = avg;
+    out->request_latency_max_us = max;
+}
+
+const char *kn_delivery_topic(const kn_delivery *d) { return d->topic; }
+int32_t kn_delivery_partition(const kn_delivery *d) { return d->partition; }
+int64_t kn_delivery_offset(const kn_delivery *d) { return d->offset; }
+int64_t kn_delivery_timestamp(const kn_delivery *d) { return d->timestamp; }
+int kn_delivery_error(const kn_delivery *d) { return d->err; }
+const char *kn_delivery_errstr(const kn_delivery *d) { return d->errstr ? d->errstr : ""; }
+void *kn_delivery_opaque(const kn_delivery *d) { return d->opaque; }

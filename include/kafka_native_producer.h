@@ -1,0 +1,152 @@
+/*
+ * kafka_native_producer.h: the public producer API (core/producer/).
+ *
+ * A kn_producer sends records to Kafka the way the Java KafkaProducer
+ * does: kn_producer_send() appends a record to an in-memory batch and
+ * returns at once; a background network thread groups ready batches into
+ * Produce requests; the outcome of every accepted record comes back as a
+ * delivery report served on the application's thread by
+ * kn_producer_poll(), kn_producer_flush() or kn_producer_close().
+ *
+ * Threads: one application thread at a time calls a producer (like the
+ * rest of the library). kn_producer_send() may block only while
+ * buffer.memory is exhausted, or the first time a topic is used until
+ * its metadata arrives, each at most max.block.ms. Delivery callbacks
+ * run only inside poll/flush/close, never on a library thread.
+ *
+ * Included by kafka_native.h; do not include it on its own.
+ */
+#ifndef KAFKA_NATIVE_PRODUCER_H
+#define KAFKA_NATIVE_PRODUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kn_producer kn_producer;
+/* One record's outcome; only valid during the delivery callback. */
+typedef struct kn_delivery kn_delivery;
+
+/* Delivery callback: called once per accepted record, on the thread
+ * that runs kn_producer_poll/flush/close. d and everything read through
+ * it are only valid during the call. opaque is the producer-wide opaque
+ * given at creation (kn_producer_conf_dr); the record's own opaque is
+ * kn_delivery_opaque(d). */
+typedef void kn_delivery_cb(kn_producer *p, const kn_delivery *d, void *opaque);
+
+/* Partition value meaning "let the partitioner choose". */
+#define KN_PARTITION_ANY (-1)
+
+/* A record header: key is a NUL-terminated string (never NULL); value
+ * NULL is a null value (distinct from value_len 0 with a non-NULL
+ * pointer, an empty one). */
+typedef struct kn_header {
+    const char *key;
+    const void *value;
+    size_t value_len;
+} kn_header;
+
+/* The record to send. All pointers are borrowed for the duration of the
+ * kn_producer_send() call only: the bytes are copied into a batch.
+ * Zero-initialise it (or use KN_RECORD_OUT_INIT) so later fields added
+ * at the end of the struct keep their defaults. */
+typedef struct kn_record_out {
+    const char *topic;         /* required */
+    int32_t partition;         /* KN_PARTITION_ANY (-1): the partitioner's choice */
+    const void *key;           /* NULL: null key (distinct from key_len 0) */
+    size_t key_len;
+    const void *value;         /* NULL: null value (a tombstone) */
+    size_t value_len;
+    const kn_header *headers;  /* header_count entries, may be NULL if 0 */
+    size_t header_count;
+    int64_t timestamp;         /* CreateTime in ms since the epoch; 0 or -1: now */
+    kn_delivery_cb *dr;        /* per-record callback; NULL: the producer's */
+    void *opaque;              /* handed back by kn_delivery_opaque() */
+} kn_record_out;
+
+#define KN_RECORD_OUT_INIT {NULL, KN_PARTITION_ANY, NULL, 0, NULL, 0, NULL, 0, 0, NULL, NULL}
+
+/* Creates a producer from conf (a KN_CLIENT_PRODUCER configuration):
+ * finalises a private copy (Java's idempotence/acks rules), starts the
+ * network thread. The caller keeps ownership of conf. dr (may be NULL)
+ * is the default delivery callback, called with dr_opaque. Returns NULL
+ * with errstr filled on a configuration or resource error. Owned by the
+ * caller: kn_producer_close. */
+kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                             char *errstr, size_t errstr_size);
+
+/* Appends a record (copied) to its partition's open batch. Returns 0
+ * when accepted: exactly one delivery report will follow. Otherwise an
+ * error with errstr filled, and no report:
+ *  KN_ERR__INVALID_ARG      missing topic, partition out of range
+ *  KN_ERR_MESSAGE_TOO_LARGE the record is larger than max.request.size
+ *                           or buffer.memory
+ *  KN_ERR__QUEUE_FULL       buffer.memory stayed full for max.block.ms
+ *  KN_ERR__TIMED_OUT        the topic's metadata did not arrive within
+ *                           max.block.ms
+ *  KN_ERR__FATAL            the producer hit a fatal error (e.g. its
+ *                           producer id was fenced): close it
+ *  KN_ERR__CLOSED           close has begun */
+int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size);
+
+/* Serves queued delivery reports (calls the callbacks), waiting up to
+ * timeout_ms (0: never blocks, -1: forever) for the first one. Returns
+ * the number of reports served. */
+int kn_producer_poll(kn_producer *p, int timeout_ms);
+
+/* Sends every accepted record now (ignoring linger.ms) and serves
+ * reports until none is outstanding. Returns 0, or KN_ERR__TIMED_OUT if
+ * records were still outstanding after timeout_ms (-1: no limit). */
+int kn_producer_flush(kn_producer *p, int timeout_ms);
+
+/* Number of accepted records whose report has not been served yet. */
+int64_t kn_producer_outstanding(kn_producer *p);
+
+/* A file descriptor that polls readable while delivery reports are
+ * queued (for external event loops: wait for it, then call
+ * kn_producer_poll(p, 0)). Owned by the producer; -1 if unavailable. */
+int kn_producer_fd(kn_producer *p);
+
+/* Flushes for up to timeout_ms (-1: no limit), then fails what is left
+ * with KN_ERR__CLOSED (reports served here), stops the network thread
+ * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
+ * be failed. NULL is a no-op. */
+int kn_producer_close(kn_producer *p, int timeout_ms);
+
+/* Counters since creation (a consistent copy). */
+typedef struct kn_producer_stats {
+    int64_t records_sent;      /* acknowledged (or sent with acks=0) */
+    int64_t records_failed;
+    int64_t bytes_sent;        /* record batch bytes on the wire, compressed */
+    int64_t batches_sent;
+    int64_t requests_sent;
+    int64_t retries;           /* batches re-queued after an error */
+    int64_t buffer_bytes;      /* buffer.memory in use now */
+    int64_t request_latency_avg_us;
+    int64_t request_latency_max_us;
+} kn_producer_stats;
+void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
+
+/* ---- delivery report accessors (valid during the callback only) ---- */
+
+/* The topic: borrowed, valid during the callback. */
+const char *kn_delivery_topic(const kn_delivery *d);
+int32_t kn_delivery_partition(const kn_delivery *d);
+/* The record's offset, or -1 (failed, or acks=0). */
+int64_t kn_delivery_offset(const kn_delivery *d);
+/* CreateTime given or assigned at send, or the broker's LogAppendTime. */
+int64_t kn_delivery_timestamp(const kn_delivery *d);
+/* 0 (KN_OK) or the error that failed the record. */
+int kn_delivery_error(const kn_delivery *d);
+/* Human detail of the error ("" on success): borrowed. */
+const char *kn_delivery_errstr(const kn_delivery *d);
+/* The kn_record_out.opaque given to kn_producer_send. */
+void *kn_delivery_opaque(const kn_delivery *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
