@@ -158,6 +158,8 @@ local function build_message(schema, file)
             tagged = intersect(parse_range(f.taggedVersions or "none", file), msg.valid),
             compact_never = f.flexibleVersions == "none",
             versions_text = tostring(f.versions),
+            tagged_text = f.taggedVersions and tostring(f.taggedVersions),
+            nullable_text = f.nullableVersions and tostring(f.nullableVersions),
         }
         if f.default ~= nil then fld.default = tostring(f.default) end
         if f.flexibleVersions and f.flexibleVersions ~= "none" then
@@ -229,6 +231,43 @@ local function build_message(schema, file)
 
     msg.top = build_struct(msg.name, { fields = schema.fields })
     return msg
+end
+
+---------------------------------------------------------------- sizes
+
+-- The fewest bytes one struct can take on the wire, over every valid
+-- version: the per-element floor for the array-count check on decode.
+local function in_range(r, v) return r ~= nil and v >= r.lo and v <= r.hi end
+
+local struct_min_size
+local function field_min_size(msg, fld, v)
+    local flex = in_range(msg.flex, v) and not fld.compact_never
+    if not in_range(fld.regular, v) then return 0 end
+    if fld.kind == "prim" then
+        local t = fld.ptype
+        if t == "string" then return flex and 1 or 2 end
+        if t == "bytes" or t == "records" then return flex and 1 or 4 end
+        return PRIM[t].size
+    elseif fld.kind == "struct" then
+        return struct_min_size(msg, fld.struct, v)
+    end
+    return flex and 1 or 4
+end
+
+function struct_min_size(msg, st, v)
+    local n = in_range(msg.flex, v) and 1 or 0
+    for _, fld in ipairs(st.fields) do n = n + field_min_size(msg, fld, v) end
+    return n
+end
+
+local function struct_min_size_all(msg, st, r)
+    local best
+    r = intersect(r, msg.valid)
+    for v = r.lo, r.hi do
+        local n = struct_min_size(msg, st, v)
+        if not best or n < best then best = n end
+    end
+    return best
 end
 
 ---------------------------------------------------------------- conditions
@@ -352,8 +391,8 @@ end
 
 local function field_comment(fld)
     local parts = { "v" .. fld.versions_text }
-    if fld.tag ~= nil then parts[#parts + 1] = ("tag %d v%s"):format(fld.tag, range_text(fld.tagged)) end
-    if fld.nullable then parts[#parts + 1] = "nullable v" .. range_text(fld.nullable) end
+    if fld.tag ~= nil then parts[#parts + 1] = ("tag %d v%s"):format(fld.tag, fld.tagged_text) end
+    if fld.nullable then parts[#parts + 1] = "nullable v" .. fld.nullable_text end
     if fld.default ~= nil then parts[#parts + 1] = "default " .. fld.default end
     if fld.ignorable then parts[#parts + 1] = "ignorable" end
     return table.concat(parts, ", ")
@@ -401,7 +440,8 @@ local function emit_field_read(msg, o, ind, fld, rv, acc)
         o:line(ind, ("if ((rc = %s_decode(%s, a, &%s, version)) != 0)"):format(fld.struct.cname, rv, acc))
         o:line(ind + 1, ret("rc"))
     else
-        local min = fld.kind == "parray" and PRIM[fld.ptype].size or 1
+        local min = fld.kind == "parray" and PRIM[fld.ptype].size or struct_min_size_all(msg, fld.struct, fld.versions)
+        if min < 1 then die("%s: struct %s can be empty on the wire", msg.file, fld.struct.name) end
         o:line(ind, "{")
         o:line(ind + 1, ("int32_t n = kp_rd_array_len(%s, %s, %s, %d);"):format(
             rv, compact_expr(msg, fld), cond_expr(msg, fld.nullable), min))
@@ -540,15 +580,14 @@ local function emit_encode(msg, o, st, need_isdef)
         local rc = cond(msg, fld.regular)
         local absent_check = not fld.ignorable
         local tagged_c = fld.tagged and cond(msg, fld.tagged)
-        local function write_absent(ind)
-            -- A value the peer would never see is a caller error unless
-            -- the schema marks the field ignorable.
+        -- A value the peer would never see is a caller error unless the
+        -- schema marks the field ignorable.
+        local function absent_cond()
             local c = "!(" .. is_default_expr(fld, acc, need_isdef) .. ")"
             if tagged_c and msg.flex then
                 c = (tagged_c == "" and "!flex" or ("!(flex && " .. tagged_c .. ")")) .. " && " .. c
             end
-            body:line(ind, "if (" .. c .. ")")
-            body:line(ind + 1, "return KN_ERR__INVALID_ARG;")
+            return c
         end
         if rc == "" then
             emit_field_write(msg, body, 1, fld, acc)
@@ -556,12 +595,13 @@ local function emit_encode(msg, o, st, need_isdef)
             body:line(1, ("if (%s) {"):format(rc))
             emit_field_write(msg, body, 2, fld, acc)
             if absent_check then
-                body:line(1, "} else {")
-                write_absent(2)
+                body:line(1, ("} else if (%s) {"):format(absent_cond()))
+                body:line(2, "return KN_ERR__INVALID_ARG;")
             end
             body:line(1, "}")
         elseif absent_check then
-            write_absent(1)
+            body:line(1, ("if (%s)"):format(absent_cond()))
+            body:line(2, "return KN_ERR__INVALID_ARG;")
         end
     end
     if msg.flex then

@@ -82,27 +82,23 @@ static int kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_encode(kn_
     if (version >= 4) {
         if ((rc = kp_wr_str(w, s->transactional_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->transactional_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->transactional_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         kn_wr_i64(w, s->producer_id);
-    } else {
-        if (!(s->producer_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->producer_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         kn_wr_i16(w, s->producer_epoch);
-    } else {
-        if (!(s->producer_epoch == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->producer_epoch == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         kn_wr_bool(w, s->verify_only);
-    } else {
-        if (!(!s->verify_only))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!s->verify_only)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         if ((rc = kp_wr_array_len(w, s->topics.count, s->topics.items, flex, false)) != 0)
@@ -111,9 +107,8 @@ static int kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_encode(kn_
             if ((rc = kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_encode(w, &s->topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -139,7 +134,7 @@ static int kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_decode(kn_
     }
     if (version >= 4) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -197,28 +192,24 @@ int kp_AddPartitionsToTxnRequest_encode(kn_wr *w, const kp_AddPartitionsToTxnReq
             if ((rc = kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_encode(w, &m->transactions.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->transactions.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->transactions.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         if ((rc = kp_wr_str(w, m->v3_and_below_transactional_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->v3_and_below_transactional_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->v3_and_below_transactional_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         kn_wr_i64(w, m->v3_and_below_producer_id);
-    } else {
-        if (!(m->v3_and_below_producer_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->v3_and_below_producer_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         kn_wr_i16(w, m->v3_and_below_producer_epoch);
-    } else {
-        if (!(m->v3_and_below_producer_epoch == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->v3_and_below_producer_epoch == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         if ((rc = kp_wr_array_len(w, m->v3_and_below_topics.count, m->v3_and_below_topics.items, flex, false)) != 0)
@@ -227,9 +218,8 @@ int kp_AddPartitionsToTxnRequest_encode(kn_wr *w, const kp_AddPartitionsToTxnReq
             if ((rc = kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_encode(w, &m->v3_and_below_topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->v3_and_below_topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->v3_and_below_topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -245,7 +235,7 @@ int kp_AddPartitionsToTxnRequest_decode(kn_rd *r, kn_arena *a, kp_AddPartitionsT
     kp_AddPartitionsToTxnRequest_init(m);
     if (version >= 4) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 14);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->transactions.items = kp_arena_items(a, n, sizeof *m->transactions.items);
@@ -269,7 +259,7 @@ int kp_AddPartitionsToTxnRequest_decode(kn_rd *r, kn_arena *a, kp_AddPartitionsT
     }
     if (version <= 3) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->v3_and_below_topics.items = kp_arena_items(a, n, sizeof *m->v3_and_below_topics.items);
@@ -392,7 +382,7 @@ static int kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_decode(kn
     kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->results_by_partition.items = kp_arena_items(a, n, sizeof *s->results_by_partition.items);
@@ -430,9 +420,8 @@ static int kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_encode(kn_wr *
     if (version >= 4) {
         if ((rc = kp_wr_str(w, s->transactional_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->transactional_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->transactional_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         if ((rc = kp_wr_array_len(w, s->topic_results.count, s->topic_results.items, flex, false)) != 0)
@@ -441,9 +430,8 @@ static int kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_encode(kn_wr *
             if ((rc = kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_encode(w, &s->topic_results.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->topic_results.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->topic_results.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -460,7 +448,7 @@ static int kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_decode(kn_rd *
     }
     if (version >= 4) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->topic_results.items = kp_arena_items(a, n, sizeof *s->topic_results.items);
@@ -513,9 +501,8 @@ int kp_AddPartitionsToTxnResponse_encode(kn_wr *w, const kp_AddPartitionsToTxnRe
             if ((rc = kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_encode(w, &m->results_by_transaction.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->results_by_transaction.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->results_by_transaction.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         if ((rc = kp_wr_array_len(w, m->results_by_topic_v3_and_below.count, m->results_by_topic_v3_and_below.items, flex, false)) != 0)
@@ -524,9 +511,8 @@ int kp_AddPartitionsToTxnResponse_encode(kn_wr *w, const kp_AddPartitionsToTxnRe
             if ((rc = kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_encode(w, &m->results_by_topic_v3_and_below.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->results_by_topic_v3_and_below.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->results_by_topic_v3_and_below.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -546,7 +532,7 @@ int kp_AddPartitionsToTxnResponse_decode(kn_rd *r, kn_arena *a, kp_AddPartitions
     }
     if (version >= 4) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->results_by_transaction.items = kp_arena_items(a, n, sizeof *m->results_by_transaction.items);
@@ -561,7 +547,7 @@ int kp_AddPartitionsToTxnResponse_decode(kn_rd *r, kn_arena *a, kp_AddPartitions
     }
     if (version <= 3) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->results_by_topic_v3_and_below.items = kp_arena_items(a, n, sizeof *m->results_by_topic_v3_and_below.items);

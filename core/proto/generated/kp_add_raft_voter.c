@@ -74,9 +74,8 @@ int kp_AddRaftVoterRequest_encode(kn_wr *w, const kp_AddRaftVoterRequest *m, int
     }
     if (version >= 1) {
         kn_wr_bool(w, m->ack_when_committed);
-    } else {
-        if (!(m->ack_when_committed))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->ack_when_committed)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -95,7 +94,7 @@ int kp_AddRaftVoterRequest_decode(kn_rd *r, kn_arena *a, kp_AddRaftVoterRequest 
     m->voter_id = kn_rd_i32(r);
     m->voter_directory_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->listeners.items = kp_arena_items(a, n, sizeof *m->listeners.items);

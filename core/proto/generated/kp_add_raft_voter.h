@@ -22,7 +22,7 @@ typedef struct kp_AddRaftVoterRequest_Listener_array {
 } kp_AddRaftVoterRequest_Listener_array;
 
 typedef struct kp_AddRaftVoterRequest {
-    kn_str cluster_id; /* v0+, nullable v0-1 */
+    kn_str cluster_id; /* v0+, nullable v0+ */
     int32_t timeout_ms; /* v0+ */
     int32_t voter_id; /* v0+ */
     kn_uuid voter_directory_id; /* v0+ */
@@ -49,7 +49,7 @@ int kp_AddRaftVoterRequest_sample(kp_AddRaftVoterRequest *m, kn_arena *a, int16_
 typedef struct kp_AddRaftVoterResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, ignorable */
+    kn_str error_message; /* v0+, nullable v0+, ignorable */
 } kp_AddRaftVoterResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -118,7 +118,7 @@ static int kp_AlterClientQuotasRequest_EntryData_decode(kn_rd *r, kn_arena *a, k
     int rc;
     kp_AlterClientQuotasRequest_EntryData_init(s);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->entity.items = kp_arena_items(a, n, sizeof *s->entity.items);
@@ -131,7 +131,7 @@ static int kp_AlterClientQuotasRequest_EntryData_decode(kn_rd *r, kn_arena *a, k
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 11);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->ops.items = kp_arena_items(a, n, sizeof *s->ops.items);
@@ -195,7 +195,7 @@ int kp_AlterClientQuotasRequest_decode(kn_rd *r, kn_arena *a, kp_AlterClientQuot
     int rc;
     kp_AlterClientQuotasRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->entries.items = kp_arena_items(a, n, sizeof *m->entries.items);
@@ -300,7 +300,7 @@ static int kp_AlterClientQuotasResponse_EntryData_decode(kn_rd *r, kn_arena *a, 
     s->error_code = kn_rd_i16(r);
     s->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->entity.items = kp_arena_items(a, n, sizeof *s->entity.items);
@@ -359,7 +359,7 @@ int kp_AlterClientQuotasResponse_decode(kn_rd *r, kn_arena *a, kp_AlterClientQuo
     kp_AlterClientQuotasResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->entries.items = kp_arena_items(a, n, sizeof *m->entries.items);

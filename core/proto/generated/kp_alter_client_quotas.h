@@ -12,7 +12,7 @@
 
 typedef struct kp_AlterClientQuotasRequest_EntityData {
     kn_str entity_type; /* v0+ */
-    kn_str entity_name; /* v0+, nullable v0-1 */
+    kn_str entity_name; /* v0+, nullable v0+ */
 } kp_AlterClientQuotasRequest_EntityData;
 
 typedef struct kp_AlterClientQuotasRequest_EntityData_array {
@@ -64,7 +64,7 @@ int kp_AlterClientQuotasRequest_sample(kp_AlterClientQuotasRequest *m, kn_arena 
 
 typedef struct kp_AlterClientQuotasResponse_EntityData {
     kn_str entity_type; /* v0+ */
-    kn_str entity_name; /* v0+, nullable v0-1 */
+    kn_str entity_name; /* v0+, nullable v0+ */
 } kp_AlterClientQuotasResponse_EntityData;
 
 typedef struct kp_AlterClientQuotasResponse_EntityData_array {
@@ -74,7 +74,7 @@ typedef struct kp_AlterClientQuotasResponse_EntityData_array {
 
 typedef struct kp_AlterClientQuotasResponse_EntryData {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_AlterClientQuotasResponse_EntityData_array entity; /* v0+ */
 } kp_AlterClientQuotasResponse_EntryData;
 

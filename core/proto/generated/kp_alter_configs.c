@@ -81,7 +81,7 @@ static int kp_AlterConfigsRequest_AlterConfigsResource_decode(kn_rd *r, kn_arena
     s->resource_type = kn_rd_i8(r);
     s->resource_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->configs.items = kp_arena_items(a, n, sizeof *s->configs.items);
@@ -139,7 +139,7 @@ int kp_AlterConfigsRequest_decode(kn_rd *r, kn_arena *a, kp_AlterConfigsRequest 
     int rc;
     kp_AlterConfigsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->resources.items = kp_arena_items(a, n, sizeof *m->resources.items);
@@ -246,7 +246,7 @@ int kp_AlterConfigsResponse_decode(kn_rd *r, kn_arena *a, kp_AlterConfigsRespons
     kp_AlterConfigsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);

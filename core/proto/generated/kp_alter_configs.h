@@ -12,7 +12,7 @@
 
 typedef struct kp_AlterConfigsRequest_AlterableConfig {
     kn_str name; /* v0+ */
-    kn_str value; /* v0+, nullable v0-2 */
+    kn_str value; /* v0+, nullable v0+ */
 } kp_AlterConfigsRequest_AlterableConfig;
 
 typedef struct kp_AlterConfigsRequest_AlterableConfig_array {
@@ -54,7 +54,7 @@ int kp_AlterConfigsRequest_sample(kp_AlterConfigsRequest *m, kn_arena *a, int16_
 
 typedef struct kp_AlterConfigsResponse_AlterConfigsResourceResponse {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-2 */
+    kn_str error_message; /* v0+, nullable v0+ */
     int8_t resource_type; /* v0+ */
     kn_str resource_name; /* v0+ */
 } kp_AlterConfigsResponse_AlterConfigsResourceResponse;

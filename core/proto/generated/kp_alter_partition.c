@@ -33,15 +33,13 @@ static int kp_AlterPartitionRequest_BrokerState_encode(kn_wr *w, const kp_AlterP
     const bool flex = true;
     if (version >= 3) {
         kn_wr_i32(w, s->broker_id);
-    } else {
-        if (!(s->broker_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->broker_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i64(w, s->broker_epoch);
-    } else {
-        if (!(s->broker_epoch == INT64_C(-1)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->broker_epoch == INT64_C(-1))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -85,9 +83,8 @@ static int kp_AlterPartitionRequest_PartitionData_encode(kn_wr *w, const kp_Alte
         for (int32_t i = 0; i < s->new_isr.count; i++) {
             kn_wr_i32(w, s->new_isr.items[i]);
         }
-    } else {
-        if (!(s->new_isr.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->new_isr.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_array_len(w, s->new_isr_with_epochs.count, s->new_isr_with_epochs.items, flex, false)) != 0)
@@ -96,9 +93,8 @@ static int kp_AlterPartitionRequest_PartitionData_encode(kn_wr *w, const kp_Alte
             if ((rc = kp_AlterPartitionRequest_BrokerState_encode(w, &s->new_isr_with_epochs.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->new_isr_with_epochs.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->new_isr_with_epochs.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     kn_wr_i8(w, s->leader_recovery_state);
     kn_wr_i32(w, s->partition_epoch);
@@ -130,7 +126,7 @@ static int kp_AlterPartitionRequest_PartitionData_decode(kn_rd *r, kn_arena *a, 
     }
     if (version >= 3) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 13);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->new_isr_with_epochs.items = kp_arena_items(a, n, sizeof *s->new_isr_with_epochs.items);
@@ -201,7 +197,7 @@ static int kp_AlterPartitionRequest_TopicData_decode(kn_rd *r, kn_arena *a, kp_A
     kp_AlterPartitionRequest_TopicData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 15);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -261,7 +257,7 @@ int kp_AlterPartitionRequest_decode(kn_rd *r, kn_arena *a, kp_AlterPartitionRequ
     m->broker_id = kn_rd_i32(r);
     m->broker_epoch = kn_rd_i64(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -394,7 +390,7 @@ static int kp_AlterPartitionResponse_TopicData_decode(kn_rd *r, kn_arena *a, kp_
     kp_AlterPartitionResponse_TopicData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 21);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -454,7 +450,7 @@ int kp_AlterPartitionResponse_decode(kn_rd *r, kn_arena *a, kp_AlterPartitionRes
     m->throttle_time_ms = kn_rd_i32(r);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -99,7 +99,7 @@ static int kp_AlterPartitionReassignmentsRequest_ReassignableTopic_decode(kn_rd 
     kp_AlterPartitionReassignmentsRequest_ReassignableTopic_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -139,9 +139,8 @@ int kp_AlterPartitionReassignmentsRequest_encode(kn_wr *w, const kp_AlterPartiti
     kn_wr_i32(w, m->timeout_ms);
     if (version >= 1) {
         kn_wr_bool(w, m->allow_replication_factor_change);
-    } else {
-        if (!(m->allow_replication_factor_change))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->allow_replication_factor_change)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->topics.count, m->topics.items, flex, false)) != 0)
         return rc;
@@ -166,7 +165,7 @@ int kp_AlterPartitionReassignmentsRequest_decode(kn_rd *r, kn_arena *a, kp_Alter
         m->allow_replication_factor_change = kn_rd_bool(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -274,7 +273,7 @@ static int kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_deco
     kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -343,7 +342,7 @@ int kp_AlterPartitionReassignmentsResponse_decode(kn_rd *r, kn_arena *a, kp_Alte
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);

@@ -12,7 +12,7 @@
 
 typedef struct kp_AlterPartitionReassignmentsRequest_ReassignablePartition {
     int32_t partition_index; /* v0+ */
-    kp_int32_array replicas; /* v0+, nullable v0-1, default null */
+    kp_int32_array replicas; /* v0+, nullable v0+, default null */
 } kp_AlterPartitionReassignmentsRequest_ReassignablePartition;
 
 typedef struct kp_AlterPartitionReassignmentsRequest_ReassignablePartition_array {
@@ -55,7 +55,7 @@ int kp_AlterPartitionReassignmentsRequest_sample(kp_AlterPartitionReassignmentsR
 typedef struct kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse {
     int32_t partition_index; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse;
 
 typedef struct kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_array {
@@ -77,7 +77,7 @@ typedef struct kp_AlterPartitionReassignmentsResponse {
     int32_t throttle_time_ms; /* v0+ */
     bool allow_replication_factor_change; /* v1+, default true, ignorable */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_array responses; /* v0+ */
 } kp_AlterPartitionReassignmentsResponse;
 

@@ -98,7 +98,7 @@ static int kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_decode(kn_rd *r, kn_
     kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_init(s);
     s->path = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -154,7 +154,7 @@ int kp_AlterReplicaLogDirsRequest_decode(kn_rd *r, kn_arena *a, kp_AlterReplicaL
     int rc;
     kp_AlterReplicaLogDirsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->dirs.items = kp_arena_items(a, n, sizeof *m->dirs.items);
@@ -250,7 +250,7 @@ static int kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_decode(k
     kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -308,7 +308,7 @@ int kp_AlterReplicaLogDirsResponse_decode(kn_rd *r, kn_arena *a, kp_AlterReplica
     kp_AlterReplicaLogDirsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

@@ -75,7 +75,7 @@ static int kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_d
     kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 13);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -134,7 +134,7 @@ int kp_AlterShareGroupOffsetsRequest_decode(kn_rd *r, kn_arena *a, kp_AlterShare
     kp_AlterShareGroupOffsetsRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -240,7 +240,7 @@ static int kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic
     s->topic_name = kp_rd_str(r, flex, false);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -304,7 +304,7 @@ int kp_AlterShareGroupOffsetsResponse_decode(kn_rd *r, kn_arena *a, kp_AlterShar
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 19);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);

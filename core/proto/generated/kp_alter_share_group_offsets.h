@@ -54,7 +54,7 @@ int kp_AlterShareGroupOffsetsRequest_sample(kp_AlterShareGroupOffsetsRequest *m,
 typedef struct kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition {
     int32_t partition_index; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition;
 
 typedef struct kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_array {
@@ -76,7 +76,7 @@ typedef struct kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseT
 typedef struct kp_AlterShareGroupOffsetsResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_array responses; /* v0+ */
 } kp_AlterShareGroupOffsetsResponse;
 

@@ -124,7 +124,7 @@ int kp_AlterUserScramCredentialsRequest_decode(kn_rd *r, kn_arena *a, kp_AlterUs
     int rc;
     kp_AlterUserScramCredentialsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->deletions.items = kp_arena_items(a, n, sizeof *m->deletions.items);
@@ -137,7 +137,7 @@ int kp_AlterUserScramCredentialsRequest_decode(kn_rd *r, kn_arena *a, kp_AlterUs
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->upsertions.items = kp_arena_items(a, n, sizeof *m->upsertions.items);
@@ -247,7 +247,7 @@ int kp_AlterUserScramCredentialsResponse_decode(kn_rd *r, kn_arena *a, kp_AlterU
     kp_AlterUserScramCredentialsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

@@ -57,7 +57,7 @@ int kp_AlterUserScramCredentialsRequest_sample(kp_AlterUserScramCredentialsReque
 typedef struct kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult {
     kn_str user; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult;
 
 typedef struct kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_array {

@@ -120,21 +120,18 @@ static int kp_ApiVersionsResponse_SupportedFeatureKey_encode(kn_wr *w, const kp_
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i16(w, s->min_version);
-    } else {
-        if (!(s->min_version == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->min_version == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i16(w, s->max_version);
-    } else {
-        if (!(s->max_version == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->max_version == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -179,21 +176,18 @@ static int kp_ApiVersionsResponse_FinalizedFeatureKey_encode(kn_wr *w, const kp_
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i16(w, s->max_version_level);
-    } else {
-        if (!(s->max_version_level == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->max_version_level == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i16(w, s->min_version_level);
-    } else {
-        if (!(s->min_version_level == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->min_version_level == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -300,7 +294,7 @@ int kp_ApiVersionsResponse_decode(kn_rd *r, kn_arena *a, kp_ApiVersionsResponse 
     kp_ApiVersionsResponse_init(m);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->api_keys.items = kp_arena_items(a, n, sizeof *m->api_keys.items);
@@ -326,7 +320,7 @@ int kp_ApiVersionsResponse_decode(kn_rd *r, kn_arena *a, kp_ApiVersionsResponse 
             case 0:
                 if (version >= 3) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 6);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->supported_features.items = kp_arena_items(a, n, sizeof *m->supported_features.items);
@@ -352,7 +346,7 @@ int kp_ApiVersionsResponse_decode(kn_rd *r, kn_arena *a, kp_ApiVersionsResponse 
             case 2:
                 if (version >= 3) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 6);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->finalized_features.items = kp_arena_items(a, n, sizeof *m->finalized_features.items);

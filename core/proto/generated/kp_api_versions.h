@@ -68,10 +68,10 @@ typedef struct kp_ApiVersionsResponse {
     int16_t error_code; /* v0+ */
     kp_ApiVersionsResponse_ApiVersion_array api_keys; /* v0+ */
     int32_t throttle_time_ms; /* v1+, ignorable */
-    kp_ApiVersionsResponse_SupportedFeatureKey_array supported_features; /* v3+, tag 0 v3-4, ignorable */
-    int64_t finalized_features_epoch; /* v3+, tag 1 v3-4, default -1, ignorable */
-    kp_ApiVersionsResponse_FinalizedFeatureKey_array finalized_features; /* v3+, tag 2 v3-4, ignorable */
-    bool zk_migration_ready; /* v3+, tag 3 v3-4, default false, ignorable */
+    kp_ApiVersionsResponse_SupportedFeatureKey_array supported_features; /* v3+, tag 0 v3+, ignorable */
+    int64_t finalized_features_epoch; /* v3+, tag 1 v3+, default -1, ignorable */
+    kp_ApiVersionsResponse_FinalizedFeatureKey_array finalized_features; /* v3+, tag 2 v3+, ignorable */
+    bool zk_migration_ready; /* v3+, tag 3 v3+, default false, ignorable */
 } kp_ApiVersionsResponse;
 
 /* Zeroes m and applies the schema defaults. */

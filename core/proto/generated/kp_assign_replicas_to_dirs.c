@@ -74,7 +74,7 @@ static int kp_AssignReplicasToDirsRequest_TopicData_decode(kn_rd *r, kn_arena *a
     kp_AssignReplicasToDirsRequest_TopicData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -128,7 +128,7 @@ static int kp_AssignReplicasToDirsRequest_DirectoryData_decode(kn_rd *r, kn_aren
     kp_AssignReplicasToDirsRequest_DirectoryData_init(s);
     s->id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -188,7 +188,7 @@ int kp_AssignReplicasToDirsRequest_decode(kn_rd *r, kn_arena *a, kp_AssignReplic
     m->broker_id = kn_rd_i32(r);
     m->broker_epoch = kn_rd_i64(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->directories.items = kp_arena_items(a, n, sizeof *m->directories.items);
@@ -288,7 +288,7 @@ static int kp_AssignReplicasToDirsResponse_TopicData_decode(kn_rd *r, kn_arena *
     kp_AssignReplicasToDirsResponse_TopicData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -342,7 +342,7 @@ static int kp_AssignReplicasToDirsResponse_DirectoryData_decode(kn_rd *r, kn_are
     kp_AssignReplicasToDirsResponse_DirectoryData_init(s);
     s->id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -402,7 +402,7 @@ int kp_AssignReplicasToDirsResponse_decode(kn_rd *r, kn_arena *a, kp_AssignRepli
     m->throttle_time_ms = kn_rd_i32(r);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->directories.items = kp_arena_items(a, n, sizeof *m->directories.items);

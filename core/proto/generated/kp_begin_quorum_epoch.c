@@ -94,7 +94,7 @@ static int kp_BeginQuorumEpochRequest_TopicData_decode(kn_rd *r, kn_arena *a, kp
     kp_BeginQuorumEpochRequest_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 12);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -132,22 +132,19 @@ static int kp_BeginQuorumEpochRequest_LeaderEndpoint_encode(kn_wr *w, const kp_B
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -227,7 +224,7 @@ int kp_BeginQuorumEpochRequest_decode(kn_rd *r, kn_arena *a, kp_BeginQuorumEpoch
         m->voter_id = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -241,7 +238,7 @@ int kp_BeginQuorumEpochRequest_decode(kn_rd *r, kn_arena *a, kp_BeginQuorumEpoch
     }
     if (version >= 1) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 5);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->leader_endpoints.items = kp_arena_items(a, n, sizeof *m->leader_endpoints.items);
@@ -363,7 +360,7 @@ static int kp_BeginQuorumEpochResponse_TopicData_decode(kn_rd *r, kn_arena *a, k
     kp_BeginQuorumEpochResponse_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -400,22 +397,19 @@ static int kp_BeginQuorumEpochResponse_NodeEndpoint_encode(kn_wr *w, const kp_Be
     int rc;
     if (version >= 1) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -495,7 +489,7 @@ int kp_BeginQuorumEpochResponse_decode(kn_rd *r, kn_arena *a, kp_BeginQuorumEpoc
     kp_BeginQuorumEpochResponse_init(m);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -518,7 +512,7 @@ int kp_BeginQuorumEpochResponse_decode(kn_rd *r, kn_arena *a, kp_BeginQuorumEpoc
             case 0:
                 if (version >= 1) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 8);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

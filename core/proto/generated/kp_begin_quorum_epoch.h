@@ -44,7 +44,7 @@ typedef struct kp_BeginQuorumEpochRequest_LeaderEndpoint_array {
 } kp_BeginQuorumEpochRequest_LeaderEndpoint_array;
 
 typedef struct kp_BeginQuorumEpochRequest {
-    kn_str cluster_id; /* v0+, nullable v0-1, default null */
+    kn_str cluster_id; /* v0+, nullable v0+, default null */
     int32_t voter_id; /* v1+, default -1, ignorable */
     kp_BeginQuorumEpochRequest_TopicData_array topics; /* v0+ */
     kp_BeginQuorumEpochRequest_LeaderEndpoint_array leader_endpoints; /* v1+, ignorable */
@@ -102,7 +102,7 @@ typedef struct kp_BeginQuorumEpochResponse_NodeEndpoint_array {
 typedef struct kp_BeginQuorumEpochResponse {
     int16_t error_code; /* v0+ */
     kp_BeginQuorumEpochResponse_TopicData_array topics; /* v0+ */
-    kp_BeginQuorumEpochResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1 */
+    kp_BeginQuorumEpochResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_BeginQuorumEpochResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -16,8 +16,8 @@ typedef struct kp_BrokerHeartbeatRequest {
     int64_t current_metadata_offset; /* v0+ */
     bool want_fence; /* v0+ */
     bool want_shut_down; /* v0+ */
-    kp_uuid_array offline_log_dirs; /* v1+, tag 0 v1-2 */
-    kp_uuid_array cordoned_log_dirs; /* v2+, tag 1 v2, nullable v2, default null */
+    kp_uuid_array offline_log_dirs; /* v1+, tag 0 v1+ */
+    kp_uuid_array cordoned_log_dirs; /* v2+, tag 1 v2+, nullable v2+, default null */
 } kp_BrokerHeartbeatRequest;
 
 /* Zeroes m and applies the schema defaults. */

@@ -122,9 +122,8 @@ int kp_BrokerRegistrationRequest_encode(kn_wr *w, const kp_BrokerRegistrationReq
         return rc;
     if (version >= 1) {
         kn_wr_bool(w, m->is_migrating_zk_broker);
-    } else {
-        if (!(!m->is_migrating_zk_broker))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->is_migrating_zk_broker)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2) {
         if ((rc = kp_wr_array_len(w, m->log_dirs.count, m->log_dirs.items, flex, false)) != 0)
@@ -152,7 +151,7 @@ int kp_BrokerRegistrationRequest_decode(kn_rd *r, kn_arena *a, kp_BrokerRegistra
     m->cluster_id = kp_rd_str(r, flex, false);
     m->incarnation_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->listeners.items = kp_arena_items(a, n, sizeof *m->listeners.items);
@@ -165,7 +164,7 @@ int kp_BrokerRegistrationRequest_decode(kn_rd *r, kn_arena *a, kp_BrokerRegistra
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->features.items = kp_arena_items(a, n, sizeof *m->features.items);

@@ -39,7 +39,7 @@ typedef struct kp_BrokerRegistrationRequest {
     kn_uuid incarnation_id; /* v0+ */
     kp_BrokerRegistrationRequest_Listener_array listeners; /* v0+ */
     kp_BrokerRegistrationRequest_Feature_array features; /* v0+ */
-    kn_str rack; /* v0+, nullable v0-4 */
+    kn_str rack; /* v0+, nullable v0+ */
     bool is_migrating_zk_broker; /* v1+, default false */
     kp_uuid_array log_dirs; /* v2+, ignorable */
     int64_t previous_broker_epoch; /* v3+, default -1, ignorable */

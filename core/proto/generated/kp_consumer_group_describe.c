@@ -179,7 +179,7 @@ static int kp_ConsumerGroupDescribeResponse_Assignment_decode(kn_rd *r, kn_arena
     int rc;
     kp_ConsumerGroupDescribeResponse_Assignment_init(s);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 19);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topic_partitions.items = kp_arena_items(a, n, sizeof *s->topic_partitions.items);
@@ -346,7 +346,7 @@ static int kp_ConsumerGroupDescribeResponse_DescribedGroup_decode(kn_rd *r, kn_a
     s->assignment_epoch = kn_rd_i32(r);
     s->assignor_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 16);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->members.items = kp_arena_items(a, n, sizeof *s->members.items);
@@ -412,7 +412,7 @@ int kp_ConsumerGroupDescribeResponse_decode(kn_rd *r, kn_arena *a, kp_ConsumerGr
     kp_ConsumerGroupDescribeResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 20);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

@@ -48,13 +48,13 @@ typedef struct kp_ConsumerGroupDescribeResponse_Assignment {
 
 typedef struct kp_ConsumerGroupDescribeResponse_Member {
     kn_str member_id; /* v0+ */
-    kn_str instance_id; /* v0+, nullable v0-1, default null */
-    kn_str rack_id; /* v0+, nullable v0-1, default null */
+    kn_str instance_id; /* v0+, nullable v0+, default null */
+    kn_str rack_id; /* v0+, nullable v0+, default null */
     int32_t member_epoch; /* v0+ */
     kn_str client_id; /* v0+ */
     kn_str client_host; /* v0+ */
     kp_str_array subscribed_topic_names; /* v0+ */
-    kn_str subscribed_topic_regex; /* v0+, nullable v0-1, default null */
+    kn_str subscribed_topic_regex; /* v0+, nullable v0+, default null */
     kp_ConsumerGroupDescribeResponse_Assignment assignment; /* v0+ */
     kp_ConsumerGroupDescribeResponse_Assignment target_assignment; /* v0+ */
     int8_t member_type; /* v1+, default -1, ignorable */
@@ -67,7 +67,7 @@ typedef struct kp_ConsumerGroupDescribeResponse_Member_array {
 
 typedef struct kp_ConsumerGroupDescribeResponse_DescribedGroup {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kn_str group_id; /* v0+ */
     kn_str group_state; /* v0+ */
     int32_t group_epoch; /* v0+ */

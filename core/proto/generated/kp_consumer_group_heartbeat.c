@@ -101,9 +101,8 @@ int kp_ConsumerGroupHeartbeatRequest_encode(kn_wr *w, const kp_ConsumerGroupHear
     if (version >= 1) {
         if ((rc = kp_wr_str(w, m->subscribed_topic_regex, flex, version >= 1)) != 0)
             return rc;
-    } else {
-        if (!(m->subscribed_topic_regex.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->subscribed_topic_regex.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_str(w, m->server_assignor, flex, true)) != 0)
         return rc;
@@ -148,7 +147,7 @@ int kp_ConsumerGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_ConsumerGr
     }
     m->server_assignor = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topic_partitions.items = kp_arena_items(a, n, sizeof *m->topic_partitions.items);
@@ -282,7 +281,7 @@ static int kp_ConsumerGroupHeartbeatResponse_Assignment_decode(kn_rd *r, kn_aren
     int rc;
     kp_ConsumerGroupHeartbeatResponse_Assignment_init(s);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topic_partitions.items = kp_arena_items(a, n, sizeof *s->topic_partitions.items);

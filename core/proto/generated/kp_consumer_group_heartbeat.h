@@ -24,13 +24,13 @@ typedef struct kp_ConsumerGroupHeartbeatRequest {
     kn_str group_id; /* v0+ */
     kn_str member_id; /* v0+ */
     int32_t member_epoch; /* v0+ */
-    kn_str instance_id; /* v0+, nullable v0-1, default null */
-    kn_str rack_id; /* v0+, nullable v0-1, default null */
+    kn_str instance_id; /* v0+, nullable v0+, default null */
+    kn_str rack_id; /* v0+, nullable v0+, default null */
     int32_t rebalance_timeout_ms; /* v0+, default -1 */
-    kp_str_array subscribed_topic_names; /* v0+, nullable v0-1, default null */
-    kn_str subscribed_topic_regex; /* v1+, nullable v1, default null */
-    kn_str server_assignor; /* v0+, nullable v0-1, default null */
-    kp_ConsumerGroupHeartbeatRequest_TopicPartitions_array topic_partitions; /* v0+, nullable v0-1, default null */
+    kp_str_array subscribed_topic_names; /* v0+, nullable v0+, default null */
+    kn_str subscribed_topic_regex; /* v1+, nullable v1+, default null */
+    kn_str server_assignor; /* v0+, nullable v0+, default null */
+    kp_ConsumerGroupHeartbeatRequest_TopicPartitions_array topic_partitions; /* v0+, nullable v0+, default null */
 } kp_ConsumerGroupHeartbeatRequest;
 
 /* Zeroes m and applies the schema defaults. */
@@ -66,11 +66,11 @@ typedef struct kp_ConsumerGroupHeartbeatResponse_Assignment {
 typedef struct kp_ConsumerGroupHeartbeatResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, default null */
-    kn_str member_id; /* v0+, nullable v0-1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
+    kn_str member_id; /* v0+, nullable v0+, default null */
     int32_t member_epoch; /* v0+ */
     int32_t heartbeat_interval_ms; /* v0+ */
-    kp_ConsumerGroupHeartbeatResponse_Assignment assignment; /* v0+, nullable v0-1, default null */
+    kp_ConsumerGroupHeartbeatResponse_Assignment assignment; /* v0+, nullable v0+, default null */
 } kp_ConsumerGroupHeartbeatResponse;
 
 /* Zeroes m and applies the schema defaults. */

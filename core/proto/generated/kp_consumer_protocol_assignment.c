@@ -85,7 +85,7 @@ int kp_ConsumerProtocolAssignment_decode(kn_rd *r, kn_arena *a, kp_ConsumerProto
     int rc;
     kp_ConsumerProtocolAssignment_init(m);
     {
-        int32_t n = kp_rd_array_len(r, false, false, 1);
+        int32_t n = kp_rd_array_len(r, false, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->assigned_partitions.items = kp_arena_items(a, n, sizeof *m->assigned_partitions.items);

@@ -22,7 +22,7 @@ typedef struct kp_ConsumerProtocolAssignment_TopicPartition_array {
 
 typedef struct kp_ConsumerProtocolAssignment {
     kp_ConsumerProtocolAssignment_TopicPartition_array assigned_partitions; /* v0+ */
-    kn_bytes user_data; /* v0+, nullable v0-3, default null */
+    kn_bytes user_data; /* v0+, nullable v0+, default null */
 } kp_ConsumerProtocolAssignment;
 
 /* Zeroes m and applies the schema defaults. */

@@ -28,9 +28,8 @@ static int kp_ConsumerProtocolSubscription_TopicPartition_encode(kn_wr *w, const
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->topic, false, false)) != 0)
             return rc;
-    } else {
-        if (!(s->topic.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->topic.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_array_len(w, s->partitions.count, s->partitions.items, false, false)) != 0)
@@ -38,9 +37,8 @@ static int kp_ConsumerProtocolSubscription_TopicPartition_encode(kn_wr *w, const
         for (int32_t i = 0; i < s->partitions.count; i++) {
             kn_wr_i32(w, s->partitions.items[i]);
         }
-    } else {
-        if (!(s->partitions.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partitions.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     return w->err;
 }
@@ -134,7 +132,7 @@ int kp_ConsumerProtocolSubscription_decode(kn_rd *r, kn_arena *a, kp_ConsumerPro
     m->user_data = kp_rd_bytes(r, false, true);
     if (version >= 1) {
         {
-            int32_t n = kp_rd_array_len(r, false, false, 1);
+            int32_t n = kp_rd_array_len(r, false, false, 6);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->owned_partitions.items = kp_arena_items(a, n, sizeof *m->owned_partitions.items);

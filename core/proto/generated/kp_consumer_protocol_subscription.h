@@ -22,10 +22,10 @@ typedef struct kp_ConsumerProtocolSubscription_TopicPartition_array {
 
 typedef struct kp_ConsumerProtocolSubscription {
     kp_str_array topics; /* v0+ */
-    kn_bytes user_data; /* v0+, nullable v0-3, default null */
+    kn_bytes user_data; /* v0+, nullable v0+, default null */
     kp_ConsumerProtocolSubscription_TopicPartition_array owned_partitions; /* v1+, ignorable */
     int32_t generation_id; /* v2+, default -1, ignorable */
-    kn_str rack_id; /* v3+, nullable v3, default null, ignorable */
+    kn_str rack_id; /* v3+, nullable v3+, default null, ignorable */
 } kp_ConsumerProtocolSubscription;
 
 /* Zeroes m and applies the schema defaults. */

@@ -130,7 +130,7 @@ int kp_ControllerRegistrationRequest_decode(kn_rd *r, kn_arena *a, kp_Controller
     m->incarnation_id = kn_rd_uuid(r);
     m->zk_migration_ready = kn_rd_bool(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->listeners.items = kp_arena_items(a, n, sizeof *m->listeners.items);
@@ -143,7 +143,7 @@ int kp_ControllerRegistrationRequest_decode(kn_rd *r, kn_arena *a, kp_Controller
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->features.items = kp_arena_items(a, n, sizeof *m->features.items);

@@ -60,7 +60,7 @@ int kp_ControllerRegistrationRequest_sample(kp_ControllerRegistrationRequest *m,
 typedef struct kp_ControllerRegistrationResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_ControllerRegistrationResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -93,7 +93,7 @@ int kp_CreateAclsRequest_decode(kn_rd *r, kn_arena *a, kp_CreateAclsRequest *m, 
     int rc;
     kp_CreateAclsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->creations.items = kp_arena_items(a, n, sizeof *m->creations.items);
@@ -190,7 +190,7 @@ int kp_CreateAclsResponse_decode(kn_rd *r, kn_arena *a, kp_CreateAclsResponse *m
     kp_CreateAclsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

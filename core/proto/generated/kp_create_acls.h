@@ -47,7 +47,7 @@ int kp_CreateAclsRequest_sample(kp_CreateAclsRequest *m, kn_arena *a, int16_t ve
 
 typedef struct kp_CreateAclsResponse_AclCreationResult {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-3 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_CreateAclsResponse_AclCreationResult;
 
 typedef struct kp_CreateAclsResponse_AclCreationResult_array {

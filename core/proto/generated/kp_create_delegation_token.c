@@ -61,16 +61,14 @@ int kp_CreateDelegationTokenRequest_encode(kn_wr *w, const kp_CreateDelegationTo
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->owner_principal_type, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(m->owner_principal_type.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->owner_principal_type.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->owner_principal_name, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(m->owner_principal_name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->owner_principal_name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->renewers.count, m->renewers.items, flex, false)) != 0)
         return rc;
@@ -98,7 +96,7 @@ int kp_CreateDelegationTokenRequest_decode(kn_rd *r, kn_arena *a, kp_CreateDeleg
         m->owner_principal_name = kp_rd_str(r, flex, version >= 3);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->renewers.items = kp_arena_items(a, n, sizeof *m->renewers.items);
@@ -161,16 +159,14 @@ int kp_CreateDelegationTokenResponse_encode(kn_wr *w, const kp_CreateDelegationT
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->token_requester_principal_type, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->token_requester_principal_type.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->token_requester_principal_type.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->token_requester_principal_name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->token_requester_principal_name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->token_requester_principal_name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     kn_wr_i64(w, m->issue_timestamp_ms);
     kn_wr_i64(w, m->expiry_timestamp_ms);

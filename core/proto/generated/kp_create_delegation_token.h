@@ -21,8 +21,8 @@ typedef struct kp_CreateDelegationTokenRequest_CreatableRenewers_array {
 } kp_CreateDelegationTokenRequest_CreatableRenewers_array;
 
 typedef struct kp_CreateDelegationTokenRequest {
-    kn_str owner_principal_type; /* v3+, nullable v3 */
-    kn_str owner_principal_name; /* v3+, nullable v3 */
+    kn_str owner_principal_type; /* v3+, nullable v3+ */
+    kn_str owner_principal_name; /* v3+, nullable v3+ */
     kp_CreateDelegationTokenRequest_CreatableRenewers_array renewers; /* v0+ */
     int64_t max_lifetime_ms; /* v0+ */
 } kp_CreateDelegationTokenRequest;

@@ -95,7 +95,7 @@ static int kp_CreatePartitionsRequest_CreatePartitionsTopic_decode(kn_rd *r, kn_
     s->name = kp_rd_str(r, flex, false);
     s->count = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 2);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->assignments.items = kp_arena_items(a, n, sizeof *s->assignments.items);
@@ -154,7 +154,7 @@ int kp_CreatePartitionsRequest_decode(kn_rd *r, kn_arena *a, kp_CreatePartitions
     int rc;
     kp_CreatePartitionsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -260,7 +260,7 @@ int kp_CreatePartitionsResponse_decode(kn_rd *r, kn_arena *a, kp_CreatePartition
     kp_CreatePartitionsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

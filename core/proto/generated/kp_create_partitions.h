@@ -22,7 +22,7 @@ typedef struct kp_CreatePartitionsRequest_CreatePartitionsAssignment_array {
 typedef struct kp_CreatePartitionsRequest_CreatePartitionsTopic {
     kn_str name; /* v0+ */
     int32_t count; /* v0+ */
-    kp_CreatePartitionsRequest_CreatePartitionsAssignment_array assignments; /* v0+, nullable v0-3 */
+    kp_CreatePartitionsRequest_CreatePartitionsAssignment_array assignments; /* v0+, nullable v0+ */
 } kp_CreatePartitionsRequest_CreatePartitionsTopic;
 
 typedef struct kp_CreatePartitionsRequest_CreatePartitionsTopic_array {
@@ -55,7 +55,7 @@ int kp_CreatePartitionsRequest_sample(kp_CreatePartitionsRequest *m, kn_arena *a
 typedef struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult {
     kn_str name; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-3, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_CreatePartitionsResponse_CreatePartitionsTopicResult;
 
 typedef struct kp_CreatePartitionsResponse_CreatePartitionsTopicResult_array {

@@ -143,7 +143,7 @@ static int kp_CreateTopicsRequest_CreatableTopic_decode(kn_rd *r, kn_arena *a, k
     s->num_partitions = kn_rd_i32(r);
     s->replication_factor = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->assignments.items = kp_arena_items(a, n, sizeof *s->assignments.items);
@@ -156,7 +156,7 @@ static int kp_CreateTopicsRequest_CreatableTopic_decode(kn_rd *r, kn_arena *a, k
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->configs.items = kp_arena_items(a, n, sizeof *s->configs.items);
@@ -224,7 +224,7 @@ int kp_CreateTopicsRequest_decode(kn_rd *r, kn_arena *a, kp_CreateTopicsRequest 
     int rc;
     kp_CreateTopicsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 10);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -286,31 +286,27 @@ static int kp_CreateTopicsResponse_CreatableTopicConfigs_encode(kn_wr *w, const 
     if (version >= 5) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         if ((rc = kp_wr_str(w, s->value, flex, version >= 5)) != 0)
             return rc;
-    } else {
-        if (!(s->value.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->value.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         kn_wr_bool(w, s->read_only);
-    } else {
-        if (!(!s->read_only))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!s->read_only)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         kn_wr_i8(w, s->config_source);
     }
     if (version >= 5) {
         kn_wr_bool(w, s->is_sensitive);
-    } else {
-        if (!(!s->is_sensitive))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!s->is_sensitive)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -418,7 +414,7 @@ static int kp_CreateTopicsResponse_CreatableTopicResult_decode(kn_rd *r, kn_aren
     }
     if (version >= 5) {
         {
-            int32_t n = kp_rd_array_len(r, flex, version >= 5, 1);
+            int32_t n = kp_rd_array_len(r, flex, version >= 5, 6);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->configs.items = kp_arena_items(a, n, sizeof *s->configs.items);
@@ -511,7 +507,7 @@ int kp_CreateTopicsResponse_decode(kn_rd *r, kn_arena *a, kp_CreateTopicsRespons
     kp_CreateTopicsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -22,7 +22,7 @@ typedef struct kp_CreateTopicsRequest_CreatableReplicaAssignment_array {
 
 typedef struct kp_CreateTopicsRequest_CreatableTopicConfig {
     kn_str name; /* v0+ */
-    kn_str value; /* v0+, nullable v2-7 */
+    kn_str value; /* v0+, nullable v0+ */
 } kp_CreateTopicsRequest_CreatableTopicConfig;
 
 typedef struct kp_CreateTopicsRequest_CreatableTopicConfig_array {
@@ -67,7 +67,7 @@ int kp_CreateTopicsRequest_sample(kp_CreateTopicsRequest *m, kn_arena *a, int16_
 
 typedef struct kp_CreateTopicsResponse_CreatableTopicConfigs {
     kn_str name; /* v5+ */
-    kn_str value; /* v5+, nullable v5-7 */
+    kn_str value; /* v5+, nullable v5+ */
     bool read_only; /* v5+ */
     int8_t config_source; /* v5+, default -1, ignorable */
     bool is_sensitive; /* v5+ */
@@ -82,11 +82,11 @@ typedef struct kp_CreateTopicsResponse_CreatableTopicResult {
     kn_str name; /* v0+ */
     kn_uuid topic_id; /* v7+, ignorable */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v1+, nullable v2-7, ignorable */
-    int16_t topic_config_error_code; /* v5+, tag 0 v5-7, ignorable */
+    kn_str error_message; /* v1+, nullable v0+, ignorable */
+    int16_t topic_config_error_code; /* v5+, tag 0 v5+, ignorable */
     int32_t num_partitions; /* v5+, default -1, ignorable */
     int16_t replication_factor; /* v5+, default -1, ignorable */
-    kp_CreateTopicsResponse_CreatableTopicConfigs_array configs; /* v5+, nullable v5-7, ignorable */
+    kp_CreateTopicsResponse_CreatableTopicConfigs_array configs; /* v5+, nullable v5+, ignorable */
 } kp_CreateTopicsResponse_CreatableTopicResult;
 
 typedef struct kp_CreateTopicsResponse_CreatableTopicResult_array {

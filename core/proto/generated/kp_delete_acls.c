@@ -93,7 +93,7 @@ int kp_DeleteAclsRequest_decode(kn_rd *r, kn_arena *a, kp_DeleteAclsRequest *m, 
     int rc;
     kp_DeleteAclsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->filters.items = kp_arena_items(a, n, sizeof *m->filters.items);
@@ -222,7 +222,7 @@ static int kp_DeleteAclsResponse_DeleteAclsFilterResult_decode(kn_rd *r, kn_aren
     s->error_code = kn_rd_i16(r);
     s->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 11);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->matching_acls.items = kp_arena_items(a, n, sizeof *s->matching_acls.items);
@@ -281,7 +281,7 @@ int kp_DeleteAclsResponse_decode(kn_rd *r, kn_arena *a, kp_DeleteAclsResponse *m
     kp_DeleteAclsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->filter_results.items = kp_arena_items(a, n, sizeof *m->filter_results.items);

@@ -12,10 +12,10 @@
 
 typedef struct kp_DeleteAclsRequest_DeleteAclsFilter {
     int8_t resource_type_filter; /* v0+ */
-    kn_str resource_name_filter; /* v0+, nullable v1-3 */
+    kn_str resource_name_filter; /* v0+, nullable v0+ */
     int8_t pattern_type_filter; /* v1+, default 3 */
-    kn_str principal_filter; /* v0+, nullable v1-3 */
-    kn_str host_filter; /* v0+, nullable v1-3 */
+    kn_str principal_filter; /* v0+, nullable v0+ */
+    kn_str host_filter; /* v0+, nullable v0+ */
     int8_t operation; /* v0+ */
     int8_t permission_type; /* v0+ */
 } kp_DeleteAclsRequest_DeleteAclsFilter;
@@ -47,7 +47,7 @@ int kp_DeleteAclsRequest_sample(kp_DeleteAclsRequest *m, kn_arena *a, int16_t ve
 
 typedef struct kp_DeleteAclsResponse_DeleteAclsMatchingAcl {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-3 */
+    kn_str error_message; /* v0+, nullable v0+ */
     int8_t resource_type; /* v0+ */
     kn_str resource_name; /* v0+ */
     int8_t pattern_type; /* v1+, default 3 */
@@ -64,7 +64,7 @@ typedef struct kp_DeleteAclsResponse_DeleteAclsMatchingAcl_array {
 
 typedef struct kp_DeleteAclsResponse_DeleteAclsFilterResult {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-3 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_DeleteAclsResponse_DeleteAclsMatchingAcl_array matching_acls; /* v0+ */
 } kp_DeleteAclsResponse_DeleteAclsFilterResult;
 

@@ -132,7 +132,7 @@ int kp_DeleteGroupsResponse_decode(kn_rd *r, kn_arena *a, kp_DeleteGroupsRespons
     kp_DeleteGroupsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

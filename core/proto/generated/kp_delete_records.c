@@ -74,7 +74,7 @@ static int kp_DeleteRecordsRequest_DeleteRecordsTopic_decode(kn_rd *r, kn_arena 
     kp_DeleteRecordsRequest_DeleteRecordsTopic_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 12);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -131,7 +131,7 @@ int kp_DeleteRecordsRequest_decode(kn_rd *r, kn_arena *a, kp_DeleteRecordsReques
     int rc;
     kp_DeleteRecordsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -232,7 +232,7 @@ static int kp_DeleteRecordsResponse_DeleteRecordsTopicResult_decode(kn_rd *r, kn
     kp_DeleteRecordsResponse_DeleteRecordsTopicResult_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -290,7 +290,7 @@ int kp_DeleteRecordsResponse_decode(kn_rd *r, kn_arena *a, kp_DeleteRecordsRespo
     kp_DeleteRecordsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -74,7 +74,7 @@ int kp_DeleteShareGroupOffsetsRequest_decode(kn_rd *r, kn_arena *a, kp_DeleteSha
     kp_DeleteShareGroupOffsetsRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 2);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -186,7 +186,7 @@ int kp_DeleteShareGroupOffsetsResponse_decode(kn_rd *r, kn_arena *a, kp_DeleteSh
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 21);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);

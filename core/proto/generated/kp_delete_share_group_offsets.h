@@ -44,7 +44,7 @@ typedef struct kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsRespons
     kn_str topic_name; /* v0+ */
     kn_uuid topic_id; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic;
 
 typedef struct kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_array {
@@ -55,7 +55,7 @@ typedef struct kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsRespons
 typedef struct kp_DeleteShareGroupOffsetsResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_array responses; /* v0+ */
 } kp_DeleteShareGroupOffsetsResponse;
 

@@ -70,7 +70,7 @@ static int kp_DeleteShareGroupStateRequest_DeleteStateData_decode(kn_rd *r, kn_a
     kp_DeleteShareGroupStateRequest_DeleteStateData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -129,7 +129,7 @@ int kp_DeleteShareGroupStateRequest_decode(kn_rd *r, kn_arena *a, kp_DeleteShare
     kp_DeleteShareGroupStateRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -230,7 +230,7 @@ static int kp_DeleteShareGroupStateResponse_DeleteStateResult_decode(kn_rd *r, k
     kp_DeleteShareGroupStateResponse_DeleteStateResult_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -286,7 +286,7 @@ int kp_DeleteShareGroupStateResponse_decode(kn_rd *r, kn_arena *a, kp_DeleteShar
     int rc;
     kp_DeleteShareGroupStateResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

@@ -53,7 +53,7 @@ int kp_DeleteShareGroupStateRequest_sample(kp_DeleteShareGroupStateRequest *m, k
 typedef struct kp_DeleteShareGroupStateResponse_PartitionResult {
     int32_t partition; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_DeleteShareGroupStateResponse_PartitionResult;
 
 typedef struct kp_DeleteShareGroupStateResponse_PartitionResult_array {

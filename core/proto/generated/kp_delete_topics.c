@@ -26,15 +26,13 @@ static int kp_DeleteTopicsRequest_DeleteTopicState_encode(kn_wr *w, const kp_Del
     if (version >= 6) {
         if ((rc = kp_wr_str(w, s->name, flex, version >= 6)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 6) {
         kn_wr_uuid(w, &s->topic_id);
-    } else {
-        if (!(kn_uuid_is_zero(&s->topic_id)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(kn_uuid_is_zero(&s->topic_id))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -79,9 +77,8 @@ int kp_DeleteTopicsRequest_encode(kn_wr *w, const kp_DeleteTopicsRequest *m, int
             if ((rc = kp_DeleteTopicsRequest_DeleteTopicState_encode(w, &m->topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 5) {
         if ((rc = kp_wr_array_len(w, m->topic_names.count, m->topic_names.items, flex, false)) != 0)
@@ -106,7 +103,7 @@ int kp_DeleteTopicsRequest_decode(kn_rd *r, kn_arena *a, kp_DeleteTopicsRequest 
     kp_DeleteTopicsRequest_init(m);
     if (version >= 6) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 18);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -251,7 +248,7 @@ int kp_DeleteTopicsResponse_decode(kn_rd *r, kn_arena *a, kp_DeleteTopicsRespons
     kp_DeleteTopicsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);

@@ -11,7 +11,7 @@
 /* DeleteTopicsRequest: versions 1-6, flexible 4+ */
 
 typedef struct kp_DeleteTopicsRequest_DeleteTopicState {
-    kn_str name; /* v6+, nullable v6, default null */
+    kn_str name; /* v6+, nullable v6+, default null */
     kn_uuid topic_id; /* v6+ */
 } kp_DeleteTopicsRequest_DeleteTopicState;
 
@@ -43,10 +43,10 @@ int kp_DeleteTopicsRequest_sample(kp_DeleteTopicsRequest *m, kn_arena *a, int16_
 /* DeleteTopicsResponse: versions 1-6, flexible 4+ */
 
 typedef struct kp_DeleteTopicsResponse_DeletableTopicResult {
-    kn_str name; /* v0+, nullable v6 */
+    kn_str name; /* v0+, nullable v6+ */
     kn_uuid topic_id; /* v6+, ignorable */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v5+, nullable v5-6, default null, ignorable */
+    kn_str error_message; /* v5+, nullable v5+, default null, ignorable */
 } kp_DeleteTopicsResponse_DeletableTopicResult;
 
 typedef struct kp_DeleteTopicsResponse_DeletableTopicResult_array {

@@ -151,7 +151,7 @@ static int kp_DescribeAclsResponse_DescribeAclsResource_decode(kn_rd *r, kn_aren
     s->resource_name = kp_rd_str(r, flex, false);
     s->pattern_type = kn_rd_i8(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->acls.items = kp_arena_items(a, n, sizeof *s->acls.items);
@@ -216,7 +216,7 @@ int kp_DescribeAclsResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeAclsRespons
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->resources.items = kp_arena_items(a, n, sizeof *m->resources.items);

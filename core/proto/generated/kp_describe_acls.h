@@ -12,10 +12,10 @@
 
 typedef struct kp_DescribeAclsRequest {
     int8_t resource_type_filter; /* v0+ */
-    kn_str resource_name_filter; /* v0+, nullable v1-3 */
+    kn_str resource_name_filter; /* v0+, nullable v0+ */
     int8_t pattern_type_filter; /* v1+, default 3 */
-    kn_str principal_filter; /* v0+, nullable v1-3 */
-    kn_str host_filter; /* v0+, nullable v1-3 */
+    kn_str principal_filter; /* v0+, nullable v0+ */
+    kn_str host_filter; /* v0+, nullable v0+ */
     int8_t operation; /* v0+ */
     int8_t permission_type; /* v0+ */
 } kp_DescribeAclsRequest;
@@ -63,7 +63,7 @@ typedef struct kp_DescribeAclsResponse_DescribeAclsResource_array {
 typedef struct kp_DescribeAclsResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-3 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_DescribeAclsResponse_DescribeAclsResource_array resources; /* v0+ */
 } kp_DescribeAclsResponse;
 

@@ -79,7 +79,7 @@ int kp_DescribeClientQuotasRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeClie
     int rc;
     kp_DescribeClientQuotasRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->components.items = kp_arena_items(a, n, sizeof *m->components.items);
@@ -219,7 +219,7 @@ static int kp_DescribeClientQuotasResponse_EntryData_decode(kn_rd *r, kn_arena *
     int rc;
     kp_DescribeClientQuotasResponse_EntryData_init(s);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->entity.items = kp_arena_items(a, n, sizeof *s->entity.items);
@@ -232,7 +232,7 @@ static int kp_DescribeClientQuotasResponse_EntryData_decode(kn_rd *r, kn_arena *
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 10);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->values.items = kp_arena_items(a, n, sizeof *s->values.items);
@@ -302,7 +302,7 @@ int kp_DescribeClientQuotasResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeCli
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->entries.items = kp_arena_items(a, n, sizeof *m->entries.items);

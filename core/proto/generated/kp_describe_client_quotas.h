@@ -13,7 +13,7 @@
 typedef struct kp_DescribeClientQuotasRequest_ComponentData {
     kn_str entity_type; /* v0+ */
     int8_t match_type; /* v0+ */
-    kn_str match; /* v0+, nullable v0-1 */
+    kn_str match; /* v0+, nullable v0+ */
 } kp_DescribeClientQuotasRequest_ComponentData;
 
 typedef struct kp_DescribeClientQuotasRequest_ComponentData_array {
@@ -44,7 +44,7 @@ int kp_DescribeClientQuotasRequest_sample(kp_DescribeClientQuotasRequest *m, kn_
 
 typedef struct kp_DescribeClientQuotasResponse_EntityData {
     kn_str entity_type; /* v0+ */
-    kn_str entity_name; /* v0+, nullable v0-1 */
+    kn_str entity_name; /* v0+, nullable v0+ */
 } kp_DescribeClientQuotasResponse_EntityData;
 
 typedef struct kp_DescribeClientQuotasResponse_EntityData_array {
@@ -75,8 +75,8 @@ typedef struct kp_DescribeClientQuotasResponse_EntryData_array {
 typedef struct kp_DescribeClientQuotasResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1 */
-    kp_DescribeClientQuotasResponse_EntryData_array entries; /* v0+, nullable v0-1 */
+    kn_str error_message; /* v0+, nullable v0+ */
+    kp_DescribeClientQuotasResponse_EntryData_array entries; /* v0+, nullable v0+ */
 } kp_DescribeClientQuotasResponse;
 
 /* Zeroes m and applies the schema defaults. */

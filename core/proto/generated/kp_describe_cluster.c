@@ -23,15 +23,13 @@ int kp_DescribeClusterRequest_encode(kn_wr *w, const kp_DescribeClusterRequest *
     kn_wr_bool(w, m->include_cluster_authorized_operations);
     if (version >= 1) {
         kn_wr_i8(w, m->endpoint_type);
-    } else {
-        if (!(m->endpoint_type == 1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->endpoint_type == 1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2) {
         kn_wr_bool(w, m->include_fenced_brokers);
-    } else {
-        if (!(!m->include_fenced_brokers))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->include_fenced_brokers)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -96,9 +94,8 @@ static int kp_DescribeClusterResponse_DescribeClusterBroker_encode(kn_wr *w, con
         return rc;
     if (version >= 2) {
         kn_wr_bool(w, s->is_fenced);
-    } else {
-        if (!(!s->is_fenced))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!s->is_fenced)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -144,9 +141,8 @@ int kp_DescribeClusterResponse_encode(kn_wr *w, const kp_DescribeClusterResponse
         return rc;
     if (version >= 1) {
         kn_wr_i8(w, m->endpoint_type);
-    } else {
-        if (!(m->endpoint_type == 1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->endpoint_type == 1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_str(w, m->cluster_id, flex, false)) != 0)
         return rc;
@@ -179,7 +175,7 @@ int kp_DescribeClusterResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeClusterR
     m->cluster_id = kp_rd_str(r, flex, false);
     m->controller_id = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 11);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->brokers.items = kp_arena_items(a, n, sizeof *m->brokers.items);

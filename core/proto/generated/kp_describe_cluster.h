@@ -36,7 +36,7 @@ typedef struct kp_DescribeClusterResponse_DescribeClusterBroker {
     int32_t broker_id; /* v0+ */
     kn_str host; /* v0+ */
     int32_t port; /* v0+ */
-    kn_str rack; /* v0+, nullable v0-2, default null */
+    kn_str rack; /* v0+, nullable v0+, default null */
     bool is_fenced; /* v2+ */
 } kp_DescribeClusterResponse_DescribeClusterBroker;
 
@@ -48,7 +48,7 @@ typedef struct kp_DescribeClusterResponse_DescribeClusterBroker_array {
 typedef struct kp_DescribeClusterResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-2, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     int8_t endpoint_type; /* v1+, default 1 */
     kn_str cluster_id; /* v0+ */
     int32_t controller_id; /* v0+, default -1 */

@@ -88,9 +88,8 @@ int kp_DescribeConfigsRequest_encode(kn_wr *w, const kp_DescribeConfigsRequest *
     kn_wr_bool(w, m->include_synonyms);
     if (version >= 3) {
         kn_wr_bool(w, m->include_documentation);
-    } else {
-        if (!(!m->include_documentation))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->include_documentation)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -105,7 +104,7 @@ int kp_DescribeConfigsRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeConfigsRe
     int rc;
     kp_DescribeConfigsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->resources.items = kp_arena_items(a, n, sizeof *m->resources.items);
@@ -242,7 +241,7 @@ static int kp_DescribeConfigsResponse_DescribeConfigsResourceResult_decode(kn_rd
     s->config_source = kn_rd_i8(r);
     s->is_sensitive = kn_rd_bool(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->synonyms.items = kp_arena_items(a, n, sizeof *s->synonyms.items);
@@ -320,7 +319,7 @@ static int kp_DescribeConfigsResponse_DescribeConfigsResult_decode(kn_rd *r, kn_
     s->resource_type = kn_rd_i8(r);
     s->resource_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->configs.items = kp_arena_items(a, n, sizeof *s->configs.items);
@@ -381,7 +380,7 @@ int kp_DescribeConfigsResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeConfigsR
     kp_DescribeConfigsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

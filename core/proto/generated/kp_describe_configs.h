@@ -13,7 +13,7 @@
 typedef struct kp_DescribeConfigsRequest_DescribeConfigsResource {
     int8_t resource_type; /* v0+ */
     kn_str resource_name; /* v0+ */
-    kp_str_array configuration_keys; /* v0+, nullable v1-4 */
+    kp_str_array configuration_keys; /* v0+, nullable v0+ */
 } kp_DescribeConfigsRequest_DescribeConfigsResource;
 
 typedef struct kp_DescribeConfigsRequest_DescribeConfigsResource_array {
@@ -45,7 +45,7 @@ int kp_DescribeConfigsRequest_sample(kp_DescribeConfigsRequest *m, kn_arena *a, 
 
 typedef struct kp_DescribeConfigsResponse_DescribeConfigsSynonym {
     kn_str name; /* v1+ */
-    kn_str value; /* v1+, nullable v1-4 */
+    kn_str value; /* v1+, nullable v0+ */
     int8_t source; /* v1+ */
 } kp_DescribeConfigsResponse_DescribeConfigsSynonym;
 
@@ -56,13 +56,13 @@ typedef struct kp_DescribeConfigsResponse_DescribeConfigsSynonym_array {
 
 typedef struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult {
     kn_str name; /* v0+ */
-    kn_str value; /* v0+, nullable v1-4 */
+    kn_str value; /* v0+, nullable v0+ */
     bool read_only; /* v0+ */
     int8_t config_source; /* v1+, default -1, ignorable */
     bool is_sensitive; /* v0+ */
     kp_DescribeConfigsResponse_DescribeConfigsSynonym_array synonyms; /* v1+, ignorable */
     int8_t config_type; /* v3+, default 0, ignorable */
-    kn_str documentation; /* v3+, nullable v1-4, ignorable */
+    kn_str documentation; /* v3+, nullable v0+, ignorable */
 } kp_DescribeConfigsResponse_DescribeConfigsResourceResult;
 
 typedef struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult_array {
@@ -72,7 +72,7 @@ typedef struct kp_DescribeConfigsResponse_DescribeConfigsResourceResult_array {
 
 typedef struct kp_DescribeConfigsResponse_DescribeConfigsResult {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-4 */
+    kn_str error_message; /* v0+, nullable v0+ */
     int8_t resource_type; /* v0+ */
     kn_str resource_name; /* v0+ */
     kp_DescribeConfigsResponse_DescribeConfigsResourceResult_array configs; /* v0+ */

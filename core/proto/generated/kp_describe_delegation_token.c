@@ -75,7 +75,7 @@ int kp_DescribeDelegationTokenRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeD
     int rc;
     kp_DescribeDelegationTokenRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->owners.items = kp_arena_items(a, n, sizeof *m->owners.items);
@@ -167,16 +167,14 @@ static int kp_DescribeDelegationTokenResponse_DescribedDelegationToken_encode(kn
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->token_requester_principal_type, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->token_requester_principal_type.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->token_requester_principal_type.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->token_requester_principal_name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->token_requester_principal_name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->token_requester_principal_name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     kn_wr_i64(w, s->issue_timestamp);
     kn_wr_i64(w, s->expiry_timestamp);
@@ -215,7 +213,7 @@ static int kp_DescribeDelegationTokenResponse_DescribedDelegationToken_decode(kn
     s->token_id = kp_rd_str(r, flex, false);
     s->hmac = kp_rd_bytes(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->renewers.items = kp_arena_items(a, n, sizeof *s->renewers.items);
@@ -286,7 +284,7 @@ int kp_DescribeDelegationTokenResponse_decode(kn_rd *r, kn_arena *a, kp_Describe
     kp_DescribeDelegationTokenResponse_init(m);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 30);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->tokens.items = kp_arena_items(a, n, sizeof *m->tokens.items);

@@ -21,7 +21,7 @@ typedef struct kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_ar
 } kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_array;
 
 typedef struct kp_DescribeDelegationTokenRequest {
-    kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_array owners; /* v0+, nullable v1-3 */
+    kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_array owners; /* v0+, nullable v0+ */
 } kp_DescribeDelegationTokenRequest;
 
 /* Zeroes m and applies the schema defaults. */

@@ -28,9 +28,8 @@ int kp_DescribeGroupsRequest_encode(kn_wr *w, const kp_DescribeGroupsRequest *m,
     }
     if (version >= 3) {
         kn_wr_bool(w, m->include_authorized_operations);
-    } else {
-        if (!(!m->include_authorized_operations))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->include_authorized_operations)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -161,9 +160,8 @@ static int kp_DescribeGroupsResponse_DescribedGroup_encode(kn_wr *w, const kp_De
     if (version >= 6) {
         if ((rc = kp_wr_str(w, s->error_message, flex, version >= 6)) != 0)
             return rc;
-    } else {
-        if (!(s->error_message.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->error_message.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_str(w, s->group_id, flex, false)) != 0)
         return rc;
@@ -181,9 +179,8 @@ static int kp_DescribeGroupsResponse_DescribedGroup_encode(kn_wr *w, const kp_De
     }
     if (version >= 3) {
         kn_wr_i32(w, s->authorized_operations);
-    } else {
-        if (!(s->authorized_operations == INT32_MIN))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->authorized_operations == INT32_MIN)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -204,7 +201,7 @@ static int kp_DescribeGroupsResponse_DescribedGroup_decode(kn_rd *r, kn_arena *a
     s->protocol_type = kp_rd_str(r, flex, false);
     s->protocol_data = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->members.items = kp_arena_items(a, n, sizeof *s->members.items);
@@ -279,7 +276,7 @@ int kp_DescribeGroupsResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeGroupsRes
         m->throttle_time_ms = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 12);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

@@ -33,7 +33,7 @@ int kp_DescribeGroupsRequest_sample(kp_DescribeGroupsRequest *m, kn_arena *a, in
 
 typedef struct kp_DescribeGroupsResponse_DescribedGroupMember {
     kn_str member_id; /* v0+ */
-    kn_str group_instance_id; /* v4+, nullable v4-6, default null, ignorable */
+    kn_str group_instance_id; /* v4+, nullable v4+, default null, ignorable */
     kn_str client_id; /* v0+ */
     kn_str client_host; /* v0+ */
     kn_bytes member_metadata; /* v0+ */
@@ -47,7 +47,7 @@ typedef struct kp_DescribeGroupsResponse_DescribedGroupMember_array {
 
 typedef struct kp_DescribeGroupsResponse_DescribedGroup {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v6+, nullable v6, default null */
+    kn_str error_message; /* v6+, nullable v6+, default null */
     kn_str group_id; /* v0+ */
     kn_str group_state; /* v0+ */
     kn_str protocol_type; /* v0+ */

@@ -94,7 +94,7 @@ int kp_DescribeLogDirsRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeLogDirsRe
     int rc;
     kp_DescribeLogDirsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -203,7 +203,7 @@ static int kp_DescribeLogDirsResponse_DescribeLogDirsTopic_decode(kn_rd *r, kn_a
     kp_DescribeLogDirsResponse_DescribeLogDirsTopic_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 21);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -269,7 +269,7 @@ static int kp_DescribeLogDirsResponse_DescribeLogDirsResult_decode(kn_rd *r, kn_
     s->error_code = kn_rd_i16(r);
     s->log_dir = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -352,7 +352,7 @@ int kp_DescribeLogDirsResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeLogDirsR
         m->error_code = kn_rd_i16(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

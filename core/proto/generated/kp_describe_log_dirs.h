@@ -21,7 +21,7 @@ typedef struct kp_DescribeLogDirsRequest_DescribableLogDirTopic_array {
 } kp_DescribeLogDirsRequest_DescribableLogDirTopic_array;
 
 typedef struct kp_DescribeLogDirsRequest {
-    kp_DescribeLogDirsRequest_DescribableLogDirTopic_array topics; /* v0+, nullable v1-5 */
+    kp_DescribeLogDirsRequest_DescribableLogDirTopic_array topics; /* v0+, nullable v0+ */
 } kp_DescribeLogDirsRequest;
 
 /* Zeroes m and applies the schema defaults. */

@@ -94,7 +94,7 @@ int kp_DescribeProducersRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeProduce
     int rc;
     kp_DescribeProducersRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -214,7 +214,7 @@ static int kp_DescribeProducersResponse_PartitionResponse_decode(kn_rd *r, kn_ar
     s->error_code = kn_rd_i16(r);
     s->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 37);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->active_producers.items = kp_arena_items(a, n, sizeof *s->active_producers.items);
@@ -271,7 +271,7 @@ static int kp_DescribeProducersResponse_TopicResponse_decode(kn_rd *r, kn_arena 
     kp_DescribeProducersResponse_TopicResponse_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -329,7 +329,7 @@ int kp_DescribeProducersResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeProduc
     kp_DescribeProducersResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

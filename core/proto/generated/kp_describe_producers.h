@@ -57,7 +57,7 @@ typedef struct kp_DescribeProducersResponse_ProducerState_array {
 typedef struct kp_DescribeProducersResponse_PartitionResponse {
     int32_t partition_index; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kp_DescribeProducersResponse_ProducerState_array active_producers; /* v0+ */
 } kp_DescribeProducersResponse_PartitionResponse;
 

@@ -71,7 +71,7 @@ static int kp_DescribeQuorumRequest_TopicData_decode(kn_rd *r, kn_arena *a, kp_D
     kp_DescribeQuorumRequest_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -127,7 +127,7 @@ int kp_DescribeQuorumRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeQuorumRequ
     int rc;
     kp_DescribeQuorumRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -196,9 +196,8 @@ static int kp_DescribeQuorumResponse_ReplicaState_encode(kn_wr *w, const kp_Desc
     kn_wr_i32(w, s->replica_id);
     if (version >= 2) {
         kn_wr_uuid(w, &s->replica_directory_id);
-    } else {
-        if (!(kn_uuid_is_zero(&s->replica_directory_id)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(kn_uuid_is_zero(&s->replica_directory_id))) {
+        return KN_ERR__INVALID_ARG;
     }
     kn_wr_i64(w, s->log_end_offset);
     if (version >= 1) {
@@ -291,7 +290,7 @@ static int kp_DescribeQuorumResponse_PartitionData_decode(kn_rd *r, kn_arena *a,
     s->leader_epoch = kn_rd_i32(r);
     s->high_watermark = kn_rd_i64(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 13);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->current_voters.items = kp_arena_items(a, n, sizeof *s->current_voters.items);
@@ -304,7 +303,7 @@ static int kp_DescribeQuorumResponse_PartitionData_decode(kn_rd *r, kn_arena *a,
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 13);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->observers.items = kp_arena_items(a, n, sizeof *s->observers.items);
@@ -374,7 +373,7 @@ static int kp_DescribeQuorumResponse_TopicData_decode(kn_rd *r, kn_arena *a, kp_
     kp_DescribeQuorumResponse_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 25);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -412,22 +411,19 @@ static int kp_DescribeQuorumResponse_Listener_encode(kn_wr *w, const kp_Describe
     if (version >= 2) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -471,9 +467,8 @@ static int kp_DescribeQuorumResponse_Node_encode(kn_wr *w, const kp_DescribeQuor
     int rc;
     if (version >= 2) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2) {
         if ((rc = kp_wr_array_len(w, s->listeners.count, s->listeners.items, flex, false)) != 0)
@@ -482,9 +477,8 @@ static int kp_DescribeQuorumResponse_Node_encode(kn_wr *w, const kp_DescribeQuor
             if ((rc = kp_DescribeQuorumResponse_Listener_encode(w, &s->listeners.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->listeners.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->listeners.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -501,7 +495,7 @@ static int kp_DescribeQuorumResponse_Node_decode(kn_rd *r, kn_arena *a, kp_Descr
     }
     if (version >= 2) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 5);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->listeners.items = kp_arena_items(a, n, sizeof *s->listeners.items);
@@ -561,9 +555,8 @@ int kp_DescribeQuorumResponse_encode(kn_wr *w, const kp_DescribeQuorumResponse *
             if ((rc = kp_DescribeQuorumResponse_Node_encode(w, &m->nodes.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->nodes.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->nodes.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -582,7 +575,7 @@ int kp_DescribeQuorumResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeQuorumRes
         m->error_message = kp_rd_str(r, flex, version >= 2);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -596,7 +589,7 @@ int kp_DescribeQuorumResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeQuorumRes
     }
     if (version >= 2) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 6);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->nodes.items = kp_arena_items(a, n, sizeof *m->nodes.items);

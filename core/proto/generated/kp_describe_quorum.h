@@ -65,7 +65,7 @@ typedef struct kp_DescribeQuorumResponse_ReplicaState_array {
 typedef struct kp_DescribeQuorumResponse_PartitionData {
     int32_t partition_index; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v2+, nullable v2, ignorable */
+    kn_str error_message; /* v2+, nullable v2+, ignorable */
     int32_t leader_id; /* v0+ */
     int32_t leader_epoch; /* v0+ */
     int64_t high_watermark; /* v0+ */
@@ -111,7 +111,7 @@ typedef struct kp_DescribeQuorumResponse_Node_array {
 
 typedef struct kp_DescribeQuorumResponse {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v2+, nullable v2, ignorable */
+    kn_str error_message; /* v2+, nullable v2+, ignorable */
     kp_DescribeQuorumResponse_TopicData_array topics; /* v0+ */
     kp_DescribeQuorumResponse_Node_array nodes; /* v2+ */
 } kp_DescribeQuorumResponse;

@@ -98,7 +98,7 @@ static int kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestG
     kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_init(s);
     s->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -154,7 +154,7 @@ int kp_DescribeShareGroupOffsetsRequest_decode(kn_rd *r, kn_arena *a, kp_Describ
     int rc;
     kp_DescribeShareGroupOffsetsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);
@@ -280,7 +280,7 @@ static int kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsRespons
     s->topic_name = kp_rd_str(r, flex, false);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 20);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -339,7 +339,7 @@ static int kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsRespons
     kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_init(s);
     s->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 19);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -401,7 +401,7 @@ int kp_DescribeShareGroupOffsetsResponse_decode(kn_rd *r, kn_arena *a, kp_Descri
     kp_DescribeShareGroupOffsetsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

@@ -22,7 +22,7 @@ typedef struct kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequ
 
 typedef struct kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup {
     kn_str group_id; /* v0+ */
-    kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_array topics; /* v0+, nullable v0-1 */
+    kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_array topics; /* v0+, nullable v0+ */
 } kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup;
 
 typedef struct kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_array {
@@ -56,7 +56,7 @@ typedef struct kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsRes
     int32_t leader_epoch; /* v0+ */
     int64_t lag; /* v1+, default -1, ignorable */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition;
 
 typedef struct kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_array {
@@ -79,7 +79,7 @@ typedef struct kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsRes
     kn_str group_id; /* v0+ */
     kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_array topics; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup;
 
 typedef struct kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_array {

@@ -109,7 +109,7 @@ int kp_DescribeTopicPartitionsRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeT
     int rc;
     kp_DescribeTopicPartitionsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 2);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -355,7 +355,7 @@ static int kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTop
     s->topic_id = kn_rd_uuid(r);
     s->is_internal = kn_rd_bool(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 20);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -449,7 +449,7 @@ int kp_DescribeTopicPartitionsResponse_decode(kn_rd *r, kn_arena *a, kp_Describe
     kp_DescribeTopicPartitionsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 26);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

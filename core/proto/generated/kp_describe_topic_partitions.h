@@ -27,7 +27,7 @@ typedef struct kp_DescribeTopicPartitionsRequest_Cursor {
 typedef struct kp_DescribeTopicPartitionsRequest {
     kp_DescribeTopicPartitionsRequest_TopicRequest_array topics; /* v0+ */
     int32_t response_partition_limit; /* v0+, default 2000 */
-    kp_DescribeTopicPartitionsRequest_Cursor cursor; /* v0+, nullable v0, default null */
+    kp_DescribeTopicPartitionsRequest_Cursor cursor; /* v0+, nullable v0+, default null */
 } kp_DescribeTopicPartitionsRequest;
 
 /* Zeroes m and applies the schema defaults. */
@@ -53,8 +53,8 @@ typedef struct kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsRespons
     int32_t leader_epoch; /* v0+, default -1, ignorable */
     kp_int32_array replica_nodes; /* v0+ */
     kp_int32_array isr_nodes; /* v0+ */
-    kp_int32_array eligible_leader_replicas; /* v0+, nullable v0, default null */
-    kp_int32_array last_known_elr; /* v0+, nullable v0, default null */
+    kp_int32_array eligible_leader_replicas; /* v0+, nullable v0+, default null */
+    kp_int32_array last_known_elr; /* v0+, nullable v0+, default null */
     kp_int32_array offline_replicas; /* v0+, ignorable */
 } kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition;
 
@@ -65,7 +65,7 @@ typedef struct kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsRespons
 
 typedef struct kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic {
     int16_t error_code; /* v0+ */
-    kn_str name; /* v0+, nullable v0 */
+    kn_str name; /* v0+, nullable v0+ */
     kn_uuid topic_id; /* v0+, ignorable */
     bool is_internal; /* v0+, default false, ignorable */
     kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_array partitions; /* v0+ */
@@ -85,7 +85,7 @@ typedef struct kp_DescribeTopicPartitionsResponse_Cursor {
 typedef struct kp_DescribeTopicPartitionsResponse {
     int32_t throttle_time_ms; /* v0+, ignorable */
     kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_array topics; /* v0+ */
-    kp_DescribeTopicPartitionsResponse_Cursor next_cursor; /* v0+, nullable v0, default null */
+    kp_DescribeTopicPartitionsResponse_Cursor next_cursor; /* v0+, nullable v0+, default null */
 } kp_DescribeTopicPartitionsResponse;
 
 /* Zeroes m and applies the schema defaults. */

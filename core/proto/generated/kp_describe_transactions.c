@@ -169,7 +169,7 @@ static int kp_DescribeTransactionsResponse_TransactionState_decode(kn_rd *r, kn_
     s->producer_id = kn_rd_i64(r);
     s->producer_epoch = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -233,7 +233,7 @@ int kp_DescribeTransactionsResponse_decode(kn_rd *r, kn_arena *a, kp_DescribeTra
     kp_DescribeTransactionsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 28);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->transaction_states.items = kp_arena_items(a, n, sizeof *m->transaction_states.items);

@@ -70,7 +70,7 @@ int kp_DescribeUserScramCredentialsRequest_decode(kn_rd *r, kn_arena *a, kp_Desc
     int rc;
     kp_DescribeUserScramCredentialsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 2);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->users.items = kp_arena_items(a, n, sizeof *m->users.items);
@@ -173,7 +173,7 @@ static int kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsR
     s->error_code = kn_rd_i16(r);
     s->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->credential_infos.items = kp_arena_items(a, n, sizeof *s->credential_infos.items);
@@ -238,7 +238,7 @@ int kp_DescribeUserScramCredentialsResponse_decode(kn_rd *r, kn_arena *a, kp_Des
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

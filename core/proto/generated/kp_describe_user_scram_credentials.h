@@ -20,7 +20,7 @@ typedef struct kp_DescribeUserScramCredentialsRequest_UserName_array {
 } kp_DescribeUserScramCredentialsRequest_UserName_array;
 
 typedef struct kp_DescribeUserScramCredentialsRequest {
-    kp_DescribeUserScramCredentialsRequest_UserName_array users; /* v0+, nullable v0 */
+    kp_DescribeUserScramCredentialsRequest_UserName_array users; /* v0+, nullable v0+ */
 } kp_DescribeUserScramCredentialsRequest;
 
 /* Zeroes m and applies the schema defaults. */
@@ -52,7 +52,7 @@ typedef struct kp_DescribeUserScramCredentialsResponse_CredentialInfo_array {
 typedef struct kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult {
     kn_str user; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_DescribeUserScramCredentialsResponse_CredentialInfo_array credential_infos; /* v0+ */
 } kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult;
 
@@ -64,7 +64,7 @@ typedef struct kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredenti
 typedef struct kp_DescribeUserScramCredentialsResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_array results; /* v0+ */
 } kp_DescribeUserScramCredentialsResponse;
 

@@ -78,9 +78,8 @@ int kp_ElectLeadersRequest_encode(kn_wr *w, const kp_ElectLeadersRequest *m, int
     int rc;
     if (version >= 1) {
         kn_wr_i8(w, m->election_type);
-    } else {
-        if (!(m->election_type == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->election_type == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->topic_partitions.count, m->topic_partitions.items, flex, true)) != 0)
         return rc;
@@ -105,7 +104,7 @@ int kp_ElectLeadersRequest_decode(kn_rd *r, kn_arena *a, kp_ElectLeadersRequest 
         m->election_type = kn_rd_i8(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topic_partitions.items = kp_arena_items(a, n, sizeof *m->topic_partitions.items);
@@ -212,7 +211,7 @@ static int kp_ElectLeadersResponse_ReplicaElectionResult_decode(kn_rd *r, kn_are
     kp_ElectLeadersResponse_ReplicaElectionResult_init(s);
     s->topic = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partition_result.items = kp_arena_items(a, n, sizeof *s->partition_result.items);
@@ -252,9 +251,8 @@ int kp_ElectLeadersResponse_encode(kn_wr *w, const kp_ElectLeadersResponse *m, i
     kn_wr_i32(w, m->throttle_time_ms);
     if (version >= 1) {
         kn_wr_i16(w, m->error_code);
-    } else {
-        if (!(m->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->replica_election_results.count, m->replica_election_results.items, flex, false)) != 0)
         return rc;
@@ -279,7 +277,7 @@ int kp_ElectLeadersResponse_decode(kn_rd *r, kn_arena *a, kp_ElectLeadersRespons
         m->error_code = kn_rd_i16(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->replica_election_results.items = kp_arena_items(a, n, sizeof *m->replica_election_results.items);

@@ -22,7 +22,7 @@ typedef struct kp_ElectLeadersRequest_TopicPartitions_array {
 
 typedef struct kp_ElectLeadersRequest {
     int8_t election_type; /* v1+ */
-    kp_ElectLeadersRequest_TopicPartitions_array topic_partitions; /* v0+, nullable v0-2 */
+    kp_ElectLeadersRequest_TopicPartitions_array topic_partitions; /* v0+, nullable v0+ */
     int32_t timeout_ms; /* v0+, default 60000 */
 } kp_ElectLeadersRequest;
 
@@ -45,7 +45,7 @@ int kp_ElectLeadersRequest_sample(kp_ElectLeadersRequest *m, kn_arena *a, int16_
 typedef struct kp_ElectLeadersResponse_PartitionResult {
     int32_t partition_id; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-2 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_ElectLeadersResponse_PartitionResult;
 
 typedef struct kp_ElectLeadersResponse_PartitionResult_array {

@@ -39,15 +39,13 @@ static int kp_EndQuorumEpochRequest_ReplicaInfo_encode(kn_wr *w, const kp_EndQuo
     const bool flex = version >= 1;
     if (version >= 1) {
         kn_wr_i32(w, s->candidate_id);
-    } else {
-        if (!(s->candidate_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->candidate_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_uuid(w, &s->candidate_directory_id);
-    } else {
-        if (!(kn_uuid_is_zero(&s->candidate_directory_id)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(kn_uuid_is_zero(&s->candidate_directory_id))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -130,7 +128,7 @@ static int kp_EndQuorumEpochRequest_PartitionData_decode(kn_rd *r, kn_arena *a, 
     }
     if (version >= 1) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 21);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->preferred_candidates.items = kp_arena_items(a, n, sizeof *s->preferred_candidates.items);
@@ -199,7 +197,7 @@ static int kp_EndQuorumEpochRequest_TopicData_decode(kn_rd *r, kn_arena *a, kp_E
     kp_EndQuorumEpochRequest_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -237,22 +235,19 @@ static int kp_EndQuorumEpochRequest_LeaderEndpoint_encode(kn_wr *w, const kp_End
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -326,7 +321,7 @@ int kp_EndQuorumEpochRequest_decode(kn_rd *r, kn_arena *a, kp_EndQuorumEpochRequ
     kp_EndQuorumEpochRequest_init(m);
     m->cluster_id = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -340,7 +335,7 @@ int kp_EndQuorumEpochRequest_decode(kn_rd *r, kn_arena *a, kp_EndQuorumEpochRequ
     }
     if (version >= 1) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 5);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->leader_endpoints.items = kp_arena_items(a, n, sizeof *m->leader_endpoints.items);
@@ -459,7 +454,7 @@ static int kp_EndQuorumEpochResponse_TopicData_decode(kn_rd *r, kn_arena *a, kp_
     kp_EndQuorumEpochResponse_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -496,22 +491,19 @@ static int kp_EndQuorumEpochResponse_NodeEndpoint_encode(kn_wr *w, const kp_EndQ
     int rc;
     if (version >= 1) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -591,7 +583,7 @@ int kp_EndQuorumEpochResponse_decode(kn_rd *r, kn_arena *a, kp_EndQuorumEpochRes
     kp_EndQuorumEpochResponse_init(m);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -614,7 +606,7 @@ int kp_EndQuorumEpochResponse_decode(kn_rd *r, kn_arena *a, kp_EndQuorumEpochRes
             case 0:
                 if (version >= 1) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 8);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

@@ -55,7 +55,7 @@ typedef struct kp_EndQuorumEpochRequest_LeaderEndpoint_array {
 } kp_EndQuorumEpochRequest_LeaderEndpoint_array;
 
 typedef struct kp_EndQuorumEpochRequest {
-    kn_str cluster_id; /* v0+, nullable v0-1, default null */
+    kn_str cluster_id; /* v0+, nullable v0+, default null */
     kp_EndQuorumEpochRequest_TopicData_array topics; /* v0+ */
     kp_EndQuorumEpochRequest_LeaderEndpoint_array leader_endpoints; /* v1+, ignorable */
 } kp_EndQuorumEpochRequest;
@@ -112,7 +112,7 @@ typedef struct kp_EndQuorumEpochResponse_NodeEndpoint_array {
 typedef struct kp_EndQuorumEpochResponse {
     int16_t error_code; /* v0+ */
     kp_EndQuorumEpochResponse_TopicData_array topics; /* v0+ */
-    kp_EndQuorumEpochResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1 */
+    kp_EndQuorumEpochResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_EndQuorumEpochResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -12,7 +12,7 @@
 
 typedef struct kp_EnvelopeRequest {
     kn_bytes request_data; /* v0+ */
-    kn_bytes request_principal; /* v0+, nullable v0 */
+    kn_bytes request_principal; /* v0+, nullable v0+ */
     kn_bytes client_host_address; /* v0+ */
 } kp_EnvelopeRequest;
 
@@ -33,7 +33,7 @@ int kp_EnvelopeRequest_sample(kp_EnvelopeRequest *m, kn_arena *a, int16_t versio
 /* EnvelopeResponse: versions 0, flexible 0+ */
 
 typedef struct kp_EnvelopeResponse {
-    kn_bytes response_data; /* v0+, nullable v0, default null */
+    kn_bytes response_data; /* v0+, nullable v0+, default null */
     int16_t error_code; /* v0+ */
 } kp_EnvelopeResponse;
 

@@ -54,15 +54,13 @@ static int kp_FetchRequest_ReplicaState_encode(kn_wr *w, const kp_FetchRequest_R
     const bool flex = version >= 12;
     if (version >= 15) {
         kn_wr_i32(w, s->replica_id);
-    } else {
-        if (!(s->replica_id == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->replica_id == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 15) {
         kn_wr_i64(w, s->replica_epoch);
-    } else {
-        if (!(s->replica_epoch == INT64_C(-1)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->replica_epoch == INT64_C(-1))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -104,9 +102,8 @@ static int kp_FetchRequest_FetchPartition_encode(kn_wr *w, const kp_FetchRequest
     kn_wr_i64(w, s->fetch_offset);
     if (version >= 12) {
         kn_wr_i32(w, s->last_fetched_epoch);
-    } else {
-        if (!(s->last_fetched_epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->last_fetched_epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         kn_wr_i64(w, s->log_start_offset);
@@ -235,7 +232,7 @@ static int kp_FetchRequest_FetchTopic_decode(kn_rd *r, kn_arena *a, kp_FetchRequ
         s->topic_id = kn_rd_uuid(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 16);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -288,9 +285,8 @@ static int kp_FetchRequest_ForgottenTopic_encode(kn_wr *w, const kp_FetchRequest
         for (int32_t i = 0; i < s->partitions.count; i++) {
             kn_wr_i32(w, s->partitions.items[i]);
         }
-    } else {
-        if (!(s->partitions.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partitions.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -353,9 +349,8 @@ int kp_FetchRequest_encode(kn_wr *w, const kp_FetchRequest *m, int16_t version) 
     int rc;
     if (version <= 14) {
         kn_wr_i32(w, m->replica_id);
-    } else {
-        if (!(m->replica_id == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->replica_id == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (!(flex && version >= 15) && !(kp_FetchRequest_ReplicaState_is_default(&m->replica_state)))
         return KN_ERR__INVALID_ARG;
@@ -382,9 +377,8 @@ int kp_FetchRequest_encode(kn_wr *w, const kp_FetchRequest *m, int16_t version) 
             if ((rc = kp_FetchRequest_ForgottenTopic_encode(w, &m->forgotten_topics_data.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->forgotten_topics_data.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->forgotten_topics_data.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 11) {
         if ((rc = kp_wr_str(w, m->rack_id, flex, false)) != 0)
@@ -433,7 +427,7 @@ int kp_FetchRequest_decode(kn_rd *r, kn_arena *a, kp_FetchRequest *m, int16_t ve
         m->session_epoch = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -447,7 +441,7 @@ int kp_FetchRequest_decode(kn_rd *r, kn_arena *a, kp_FetchRequest *m, int16_t ve
     }
     if (version >= 7) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->forgotten_topics_data.items = kp_arena_items(a, n, sizeof *m->forgotten_topics_data.items);
@@ -610,15 +604,13 @@ static int kp_FetchResponse_EpochEndOffset_encode(kn_wr *w, const kp_FetchRespon
     const bool flex = version >= 12;
     if (version >= 12) {
         kn_wr_i32(w, s->epoch);
-    } else {
-        if (!(s->epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 12) {
         kn_wr_i64(w, s->end_offset);
-    } else {
-        if (!(s->end_offset == INT64_C(-1)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->end_offset == INT64_C(-1))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -655,15 +647,13 @@ static int kp_FetchResponse_LeaderIdAndEpoch_encode(kn_wr *w, const kp_FetchResp
     const bool flex = version >= 12;
     if (version >= 12) {
         kn_wr_i32(w, s->leader_id);
-    } else {
-        if (!(s->leader_id == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->leader_id == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 12) {
         kn_wr_i32(w, s->leader_epoch);
-    } else {
-        if (!(s->leader_epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->leader_epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -774,9 +764,8 @@ static int kp_FetchResponse_PartitionData_encode(kn_wr *w, const kp_FetchRespons
     }
     if (version >= 11) {
         kn_wr_i32(w, s->preferred_read_replica);
-    } else {
-        if (!(s->preferred_read_replica == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->preferred_read_replica == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_bytes(w, s->records, flex, true)) != 0)
         return rc;
@@ -823,7 +812,7 @@ static int kp_FetchResponse_PartitionData_decode(kn_rd *r, kn_arena *a, kp_Fetch
         s->log_start_offset = kn_rd_i64(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 16);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->aborted_transactions.items = kp_arena_items(a, n, sizeof *s->aborted_transactions.items);
@@ -949,7 +938,7 @@ static int kp_FetchResponse_FetchableTopicResponse_decode(kn_rd *r, kn_arena *a,
         s->topic_id = kn_rd_uuid(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 30);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -991,29 +980,25 @@ static int kp_FetchResponse_NodeEndpoint_encode(kn_wr *w, const kp_FetchResponse
     int rc;
     if (version >= 16) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 16) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 16) {
         kn_wr_i32(w, s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 16) {
         if ((rc = kp_wr_str(w, s->rack, flex, version >= 16)) != 0)
             return rc;
-    } else {
-        if (!(s->rack.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->rack.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -1069,9 +1054,8 @@ int kp_FetchResponse_encode(kn_wr *w, const kp_FetchResponse *m, int16_t version
     }
     if (version >= 7) {
         kn_wr_i32(w, m->session_id);
-    } else {
-        if (!(m->session_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->session_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->responses.count, m->responses.items, flex, false)) != 0)
         return rc;
@@ -1114,7 +1098,7 @@ int kp_FetchResponse_decode(kn_rd *r, kn_arena *a, kp_FetchResponse *m, int16_t 
         m->session_id = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);
@@ -1137,7 +1121,7 @@ int kp_FetchResponse_decode(kn_rd *r, kn_arena *a, kp_FetchResponse *m, int16_t 
             case 0:
                 if (version >= 16) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 11);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

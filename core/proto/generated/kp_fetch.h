@@ -22,8 +22,8 @@ typedef struct kp_FetchRequest_FetchPartition {
     int32_t last_fetched_epoch; /* v12+, default -1 */
     int64_t log_start_offset; /* v5+, default -1, ignorable */
     int32_t partition_max_bytes; /* v0+ */
-    kn_uuid replica_directory_id; /* v17+, tag 0 v17-18, ignorable */
-    int64_t high_watermark; /* v18+, tag 1 v18, default 9223372036854775807, ignorable */
+    kn_uuid replica_directory_id; /* v17+, tag 0 v17+, ignorable */
+    int64_t high_watermark; /* v18+, tag 1 v18+, default 9223372036854775807, ignorable */
 } kp_FetchRequest_FetchPartition;
 
 typedef struct kp_FetchRequest_FetchPartition_array {
@@ -54,9 +54,9 @@ typedef struct kp_FetchRequest_ForgottenTopic_array {
 } kp_FetchRequest_ForgottenTopic_array;
 
 typedef struct kp_FetchRequest {
-    kn_str cluster_id; /* v12+, tag 0 v12-18, nullable v12-18, default null, ignorable */
+    kn_str cluster_id; /* v12+, tag 0 v12+, nullable v12+, default null, ignorable */
     int32_t replica_id; /* v0-14, default -1 */
-    kp_FetchRequest_ReplicaState replica_state; /* v15+, tag 1 v15-18 */
+    kp_FetchRequest_ReplicaState replica_state; /* v15+, tag 1 v15+ */
     int32_t max_wait_ms; /* v0+ */
     int32_t min_bytes; /* v0+ */
     int32_t max_bytes; /* v3+, default 0x7fffffff, ignorable */
@@ -115,12 +115,12 @@ typedef struct kp_FetchResponse_PartitionData {
     int64_t high_watermark; /* v0+ */
     int64_t last_stable_offset; /* v4+, default -1, ignorable */
     int64_t log_start_offset; /* v5+, default -1, ignorable */
-    kp_FetchResponse_EpochEndOffset diverging_epoch; /* v12+, tag 0 v12-18 */
-    kp_FetchResponse_LeaderIdAndEpoch current_leader; /* v12+, tag 1 v12-18 */
-    kp_FetchResponse_SnapshotId snapshot_id; /* v12+, tag 2 v12-18 */
-    kp_FetchResponse_AbortedTransaction_array aborted_transactions; /* v4+, nullable v4-18, ignorable */
+    kp_FetchResponse_EpochEndOffset diverging_epoch; /* v12+, tag 0 v12+ */
+    kp_FetchResponse_LeaderIdAndEpoch current_leader; /* v12+, tag 1 v12+ */
+    kp_FetchResponse_SnapshotId snapshot_id; /* v12+, tag 2 v12+ */
+    kp_FetchResponse_AbortedTransaction_array aborted_transactions; /* v4+, nullable v4+, ignorable */
     int32_t preferred_read_replica; /* v11+, default -1 */
-    kn_bytes records; /* v0+, nullable v4-18 */
+    kn_bytes records; /* v0+, nullable v0+ */
 } kp_FetchResponse_PartitionData;
 
 typedef struct kp_FetchResponse_PartitionData_array {
@@ -143,7 +143,7 @@ typedef struct kp_FetchResponse_NodeEndpoint {
     int32_t node_id; /* v16+ */
     kn_str host; /* v16+ */
     int32_t port; /* v16+ */
-    kn_str rack; /* v16+, nullable v16-18, default null */
+    kn_str rack; /* v16+, nullable v16+, default null */
 } kp_FetchResponse_NodeEndpoint;
 
 typedef struct kp_FetchResponse_NodeEndpoint_array {
@@ -156,7 +156,7 @@ typedef struct kp_FetchResponse {
     int16_t error_code; /* v7+, ignorable */
     int32_t session_id; /* v7+, default 0 */
     kp_FetchResponse_FetchableTopicResponse_array responses; /* v0+ */
-    kp_FetchResponse_NodeEndpoint_array node_endpoints; /* v16+, tag 0 v16-18 */
+    kp_FetchResponse_NodeEndpoint_array node_endpoints; /* v16+, tag 0 v16+ */
 } kp_FetchResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -150,7 +150,7 @@ static int kp_FetchSnapshotRequest_TopicSnapshot_decode(kn_rd *r, kn_arena *a, k
     kp_FetchSnapshotRequest_TopicSnapshot_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 30);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -221,7 +221,7 @@ int kp_FetchSnapshotRequest_decode(kn_rd *r, kn_arena *a, kp_FetchSnapshotReques
     m->replica_id = kn_rd_i32(r);
     m->max_bytes = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -460,7 +460,7 @@ static int kp_FetchSnapshotResponse_TopicSnapshot_decode(kn_rd *r, kn_arena *a, 
     kp_FetchSnapshotResponse_TopicSnapshot_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 37);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -497,22 +497,19 @@ static int kp_FetchSnapshotResponse_NodeEndpoint_encode(kn_wr *w, const kp_Fetch
     int rc;
     if (version >= 1) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -594,7 +591,7 @@ int kp_FetchSnapshotResponse_decode(kn_rd *r, kn_arena *a, kp_FetchSnapshotRespo
     m->throttle_time_ms = kn_rd_i32(r);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -617,7 +614,7 @@ int kp_FetchSnapshotResponse_decode(kn_rd *r, kn_arena *a, kp_FetchSnapshotRespo
             case 0:
                 if (version >= 1) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 8);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

@@ -20,7 +20,7 @@ typedef struct kp_FetchSnapshotRequest_PartitionSnapshot {
     int32_t current_leader_epoch; /* v0+ */
     kp_FetchSnapshotRequest_SnapshotId snapshot_id; /* v0+ */
     int64_t position; /* v0+ */
-    kn_uuid replica_directory_id; /* v1+, tag 0 v1, ignorable */
+    kn_uuid replica_directory_id; /* v1+, tag 0 v1+, ignorable */
 } kp_FetchSnapshotRequest_PartitionSnapshot;
 
 typedef struct kp_FetchSnapshotRequest_PartitionSnapshot_array {
@@ -39,7 +39,7 @@ typedef struct kp_FetchSnapshotRequest_TopicSnapshot_array {
 } kp_FetchSnapshotRequest_TopicSnapshot_array;
 
 typedef struct kp_FetchSnapshotRequest {
-    kn_str cluster_id; /* v0+, tag 0 v0-1, nullable v0-1, default null */
+    kn_str cluster_id; /* v0+, tag 0 v0+, nullable v0+, default null */
     int32_t replica_id; /* v0+, default -1 */
     int32_t max_bytes; /* v0+, default 0x7fffffff */
     kp_FetchSnapshotRequest_TopicSnapshot_array topics; /* v0+ */
@@ -75,7 +75,7 @@ typedef struct kp_FetchSnapshotResponse_PartitionSnapshot {
     int32_t index; /* v0+ */
     int16_t error_code; /* v0+ */
     kp_FetchSnapshotResponse_SnapshotId snapshot_id; /* v0+ */
-    kp_FetchSnapshotResponse_LeaderIdAndEpoch current_leader; /* v0+, tag 0 v0-1 */
+    kp_FetchSnapshotResponse_LeaderIdAndEpoch current_leader; /* v0+, tag 0 v0+ */
     int64_t size; /* v0+ */
     int64_t position; /* v0+ */
     kn_bytes unaligned_records; /* v0+ */
@@ -111,7 +111,7 @@ typedef struct kp_FetchSnapshotResponse {
     int32_t throttle_time_ms; /* v0+, ignorable */
     int16_t error_code; /* v0+ */
     kp_FetchSnapshotResponse_TopicSnapshot_array topics; /* v0+ */
-    kp_FetchSnapshotResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1 */
+    kp_FetchSnapshotResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_FetchSnapshotResponse;
 
 /* Zeroes m and applies the schema defaults. */

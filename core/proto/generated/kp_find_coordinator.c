@@ -24,15 +24,13 @@ int kp_FindCoordinatorRequest_encode(kn_wr *w, const kp_FindCoordinatorRequest *
     if (version <= 3) {
         if ((rc = kp_wr_str(w, m->key, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->key.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->key.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i8(w, m->key_type);
-    } else {
-        if (!(m->key_type == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->key_type == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         if ((rc = kp_wr_array_len(w, m->coordinator_keys.count, m->coordinator_keys.items, flex, false)) != 0)
@@ -41,9 +39,8 @@ int kp_FindCoordinatorRequest_encode(kn_wr *w, const kp_FindCoordinatorRequest *
             if ((rc = kp_wr_str(w, m->coordinator_keys.items[i], flex, false)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->coordinator_keys.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->coordinator_keys.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -122,34 +119,29 @@ static int kp_FindCoordinatorResponse_Coordinator_encode(kn_wr *w, const kp_Find
     if (version >= 4) {
         if ((rc = kp_wr_str(w, s->key, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->key.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->key.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         kn_wr_i32(w, s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         kn_wr_i16(w, s->error_code);
-    } else {
-        if (!(s->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         if ((rc = kp_wr_str(w, s->error_message, flex, version >= 4)) != 0)
@@ -220,9 +212,8 @@ int kp_FindCoordinatorResponse_encode(kn_wr *w, const kp_FindCoordinatorResponse
     }
     if (version <= 3) {
         kn_wr_i16(w, m->error_code);
-    } else {
-        if (!(m->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1 && version <= 3) {
         if ((rc = kp_wr_str(w, m->error_message, flex, version >= 1 && version <= 3)) != 0)
@@ -230,22 +221,19 @@ int kp_FindCoordinatorResponse_encode(kn_wr *w, const kp_FindCoordinatorResponse
     }
     if (version <= 3) {
         kn_wr_i32(w, m->node_id);
-    } else {
-        if (!(m->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         if ((rc = kp_wr_str(w, m->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 3) {
         kn_wr_i32(w, m->port);
-    } else {
-        if (!(m->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 4) {
         if ((rc = kp_wr_array_len(w, m->coordinators.count, m->coordinators.items, flex, false)) != 0)
@@ -254,9 +242,8 @@ int kp_FindCoordinatorResponse_encode(kn_wr *w, const kp_FindCoordinatorResponse
             if ((rc = kp_FindCoordinatorResponse_Coordinator_encode(w, &m->coordinators.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->coordinators.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->coordinators.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -290,7 +277,7 @@ int kp_FindCoordinatorResponse_decode(kn_rd *r, kn_arena *a, kp_FindCoordinatorR
     }
     if (version >= 4) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 14);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->coordinators.items = kp_arena_items(a, n, sizeof *m->coordinators.items);

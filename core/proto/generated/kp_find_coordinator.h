@@ -38,7 +38,7 @@ typedef struct kp_FindCoordinatorResponse_Coordinator {
     kn_str host; /* v4+ */
     int32_t port; /* v4+ */
     int16_t error_code; /* v4+ */
-    kn_str error_message; /* v4+, nullable v4-6, ignorable */
+    kn_str error_message; /* v4+, nullable v4+, ignorable */
 } kp_FindCoordinatorResponse_Coordinator;
 
 typedef struct kp_FindCoordinatorResponse_Coordinator_array {

@@ -31,9 +31,8 @@ int kp_HeartbeatRequest_encode(kn_wr *w, const kp_HeartbeatRequest *m, int16_t v
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->group_instance_id, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(m->group_instance_id.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->group_instance_id.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);

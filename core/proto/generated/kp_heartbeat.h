@@ -14,7 +14,7 @@ typedef struct kp_HeartbeatRequest {
     kn_str group_id; /* v0+ */
     int32_t generation_id; /* v0+ */
     kn_str member_id; /* v0+ */
-    kn_str group_instance_id; /* v3+, nullable v3-4, default null */
+    kn_str group_instance_id; /* v3+, nullable v3+, default null */
 } kp_HeartbeatRequest;
 
 /* Zeroes m and applies the schema defaults. */

@@ -84,7 +84,7 @@ static int kp_IncrementalAlterConfigsRequest_AlterConfigsResource_decode(kn_rd *
     s->resource_type = kn_rd_i8(r);
     s->resource_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->configs.items = kp_arena_items(a, n, sizeof *s->configs.items);
@@ -142,7 +142,7 @@ int kp_IncrementalAlterConfigsRequest_decode(kn_rd *r, kn_arena *a, kp_Increment
     int rc;
     kp_IncrementalAlterConfigsRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->resources.items = kp_arena_items(a, n, sizeof *m->resources.items);
@@ -249,7 +249,7 @@ int kp_IncrementalAlterConfigsResponse_decode(kn_rd *r, kn_arena *a, kp_Incremen
     kp_IncrementalAlterConfigsResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);

@@ -13,7 +13,7 @@
 typedef struct kp_IncrementalAlterConfigsRequest_AlterableConfig {
     kn_str name; /* v0+ */
     int8_t config_operation; /* v0+ */
-    kn_str value; /* v0+, nullable v0-1 */
+    kn_str value; /* v0+, nullable v0+ */
 } kp_IncrementalAlterConfigsRequest_AlterableConfig;
 
 typedef struct kp_IncrementalAlterConfigsRequest_AlterableConfig_array {
@@ -55,7 +55,7 @@ int kp_IncrementalAlterConfigsRequest_sample(kp_IncrementalAlterConfigsRequest *
 
 typedef struct kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1 */
+    kn_str error_message; /* v0+, nullable v0+ */
     int8_t resource_type; /* v0+ */
     kn_str resource_name; /* v0+ */
 } kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse;

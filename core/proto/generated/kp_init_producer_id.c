@@ -28,27 +28,23 @@ int kp_InitProducerIdRequest_encode(kn_wr *w, const kp_InitProducerIdRequest *m,
     kn_wr_i32(w, m->transaction_timeout_ms);
     if (version >= 3) {
         kn_wr_i64(w, m->producer_id);
-    } else {
-        if (!(m->producer_id == INT64_C(-1)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->producer_id == INT64_C(-1))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i16(w, m->producer_epoch);
-    } else {
-        if (!(m->producer_epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->producer_epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 6) {
         kn_wr_bool(w, m->enable2_pc);
-    } else {
-        if (!(!m->enable2_pc))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->enable2_pc)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 6) {
         kn_wr_bool(w, m->keep_prepared_txn);
-    } else {
-        if (!(!m->keep_prepared_txn))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->keep_prepared_txn)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -118,15 +114,13 @@ int kp_InitProducerIdResponse_encode(kn_wr *w, const kp_InitProducerIdResponse *
     kn_wr_i16(w, m->producer_epoch);
     if (version >= 6) {
         kn_wr_i64(w, m->ongoing_txn_producer_id);
-    } else {
-        if (!(m->ongoing_txn_producer_id == INT64_C(-1)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->ongoing_txn_producer_id == INT64_C(-1))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 6) {
         kn_wr_i16(w, m->ongoing_txn_producer_epoch);
-    } else {
-        if (!(m->ongoing_txn_producer_epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->ongoing_txn_producer_epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);

@@ -11,7 +11,7 @@
 /* InitProducerIdRequest: versions 0-6, flexible 2+, latest version unstable */
 
 typedef struct kp_InitProducerIdRequest {
-    kn_str transactional_id; /* v0+, nullable v0-6 */
+    kn_str transactional_id; /* v0+, nullable v0+ */
     int32_t transaction_timeout_ms; /* v0+ */
     int64_t producer_id; /* v3+, default -1 */
     int16_t producer_epoch; /* v3+, default -1 */

@@ -76,7 +76,7 @@ static int kp_InitializeShareGroupStateRequest_InitializeStateData_decode(kn_rd 
     kp_InitializeShareGroupStateRequest_InitializeStateData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 17);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -135,7 +135,7 @@ int kp_InitializeShareGroupStateRequest_decode(kn_rd *r, kn_arena *a, kp_Initial
     kp_InitializeShareGroupStateRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -236,7 +236,7 @@ static int kp_InitializeShareGroupStateResponse_InitializeStateResult_decode(kn_
     kp_InitializeShareGroupStateResponse_InitializeStateResult_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -292,7 +292,7 @@ int kp_InitializeShareGroupStateResponse_decode(kn_rd *r, kn_arena *a, kp_Initia
     int rc;
     kp_InitializeShareGroupStateResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

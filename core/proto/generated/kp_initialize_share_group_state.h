@@ -55,7 +55,7 @@ int kp_InitializeShareGroupStateRequest_sample(kp_InitializeShareGroupStateReque
 typedef struct kp_InitializeShareGroupStateResponse_PartitionResult {
     int32_t partition; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_InitializeShareGroupStateResponse_PartitionResult;
 
 typedef struct kp_InitializeShareGroupStateResponse_PartitionResult_array {

@@ -72,9 +72,8 @@ int kp_JoinGroupRequest_encode(kn_wr *w, const kp_JoinGroupRequest *m, int16_t v
     if (version >= 5) {
         if ((rc = kp_wr_str(w, m->group_instance_id, flex, version >= 5)) != 0)
             return rc;
-    } else {
-        if (!(m->group_instance_id.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->group_instance_id.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_str(w, m->protocol_type, flex, false)) != 0)
         return rc;
@@ -111,7 +110,7 @@ int kp_JoinGroupRequest_decode(kn_rd *r, kn_arena *a, kp_JoinGroupRequest *m, in
     }
     m->protocol_type = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->protocols.items = kp_arena_items(a, n, sizeof *m->protocols.items);
@@ -235,9 +234,8 @@ int kp_JoinGroupResponse_encode(kn_wr *w, const kp_JoinGroupResponse *m, int16_t
         return rc;
     if (version >= 9) {
         kn_wr_bool(w, m->skip_assignment);
-    } else {
-        if (!(!m->skip_assignment))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->skip_assignment)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_str(w, m->member_id, flex, false)) != 0)
         return rc;
@@ -274,7 +272,7 @@ int kp_JoinGroupResponse_decode(kn_rd *r, kn_arena *a, kp_JoinGroupResponse *m, 
     }
     m->member_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->members.items = kp_arena_items(a, n, sizeof *m->members.items);

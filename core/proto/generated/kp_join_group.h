@@ -25,10 +25,10 @@ typedef struct kp_JoinGroupRequest {
     int32_t session_timeout_ms; /* v0+ */
     int32_t rebalance_timeout_ms; /* v1+, default -1, ignorable */
     kn_str member_id; /* v0+ */
-    kn_str group_instance_id; /* v5+, nullable v5-9, default null */
+    kn_str group_instance_id; /* v5+, nullable v5+, default null */
     kn_str protocol_type; /* v0+ */
     kp_JoinGroupRequest_JoinGroupRequestProtocol_array protocols; /* v0+ */
-    kn_str reason; /* v8+, nullable v8-9, default null, ignorable */
+    kn_str reason; /* v8+, nullable v8+, default null, ignorable */
 } kp_JoinGroupRequest;
 
 /* Zeroes m and applies the schema defaults. */
@@ -49,7 +49,7 @@ int kp_JoinGroupRequest_sample(kp_JoinGroupRequest *m, kn_arena *a, int16_t vers
 
 typedef struct kp_JoinGroupResponse_JoinGroupResponseMember {
     kn_str member_id; /* v0+ */
-    kn_str group_instance_id; /* v5+, nullable v5-9, default null, ignorable */
+    kn_str group_instance_id; /* v5+, nullable v5+, default null, ignorable */
     kn_bytes metadata; /* v0+ */
 } kp_JoinGroupResponse_JoinGroupResponseMember;
 
@@ -62,8 +62,8 @@ typedef struct kp_JoinGroupResponse {
     int32_t throttle_time_ms; /* v2+, ignorable */
     int16_t error_code; /* v0+ */
     int32_t generation_id; /* v0+, default -1 */
-    kn_str protocol_type; /* v7+, nullable v7-9, default null, ignorable */
-    kn_str protocol_name; /* v0+, nullable v7-9 */
+    kn_str protocol_type; /* v7+, nullable v7+, default null, ignorable */
+    kn_str protocol_name; /* v0+, nullable v7+ */
     kn_str leader; /* v0+ */
     bool skip_assignment; /* v9+, default false */
     kn_str member_id; /* v0+ */

@@ -24,9 +24,8 @@ static int kp_LeaderChangeMessage_Voter_encode(kn_wr *w, const kp_LeaderChangeMe
     kn_wr_i32(w, s->voter_id);
     if (version >= 1) {
         kn_wr_uuid(w, &s->voter_directory_id);
-    } else {
-        if (!(kn_uuid_is_zero(&s->voter_directory_id)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(kn_uuid_is_zero(&s->voter_directory_id))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -89,7 +88,7 @@ int kp_LeaderChangeMessage_decode(kn_rd *r, kn_arena *a, kp_LeaderChangeMessage 
     m->version = kn_rd_i16(r);
     m->leader_id = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->voters.items = kp_arena_items(a, n, sizeof *m->voters.items);
@@ -102,7 +101,7 @@ int kp_LeaderChangeMessage_decode(kn_rd *r, kn_arena *a, kp_LeaderChangeMessage 
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->granting_voters.items = kp_arena_items(a, n, sizeof *m->granting_voters.items);

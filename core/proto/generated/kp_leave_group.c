@@ -30,16 +30,14 @@ static int kp_LeaveGroupRequest_MemberIdentity_encode(kn_wr *w, const kp_LeaveGr
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->member_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->member_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->member_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->group_instance_id, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(s->group_instance_id.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->group_instance_id.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         if ((rc = kp_wr_str(w, s->reason, flex, version >= 5)) != 0)
@@ -92,9 +90,8 @@ int kp_LeaveGroupRequest_encode(kn_wr *w, const kp_LeaveGroupRequest *m, int16_t
     if (version <= 2) {
         if ((rc = kp_wr_str(w, m->member_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->member_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->member_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_array_len(w, m->members.count, m->members.items, flex, false)) != 0)
@@ -103,9 +100,8 @@ int kp_LeaveGroupRequest_encode(kn_wr *w, const kp_LeaveGroupRequest *m, int16_t
             if ((rc = kp_LeaveGroupRequest_MemberIdentity_encode(w, &m->members.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->members.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->members.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -125,7 +121,7 @@ int kp_LeaveGroupRequest_decode(kn_rd *r, kn_arena *a, kp_LeaveGroupRequest *m, 
     }
     if (version >= 3) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->members.items = kp_arena_items(a, n, sizeof *m->members.items);
@@ -181,22 +177,19 @@ static int kp_LeaveGroupResponse_MemberResponse_encode(kn_wr *w, const kp_LeaveG
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->member_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->member_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->member_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, s->group_instance_id, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(s->group_instance_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->group_instance_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         kn_wr_i16(w, s->error_code);
-    } else {
-        if (!(s->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -251,9 +244,8 @@ int kp_LeaveGroupResponse_encode(kn_wr *w, const kp_LeaveGroupResponse *m, int16
             if ((rc = kp_LeaveGroupResponse_MemberResponse_encode(w, &m->members.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->members.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->members.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -273,7 +265,7 @@ int kp_LeaveGroupResponse_decode(kn_rd *r, kn_arena *a, kp_LeaveGroupResponse *m
     m->error_code = kn_rd_i16(r);
     if (version >= 3) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 5);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->members.items = kp_arena_items(a, n, sizeof *m->members.items);

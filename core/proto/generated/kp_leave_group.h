@@ -12,8 +12,8 @@
 
 typedef struct kp_LeaveGroupRequest_MemberIdentity {
     kn_str member_id; /* v3+ */
-    kn_str group_instance_id; /* v3+, nullable v3-5, default null */
-    kn_str reason; /* v5+, nullable v5, default null, ignorable */
+    kn_str group_instance_id; /* v3+, nullable v3+, default null */
+    kn_str reason; /* v5+, nullable v5+, default null, ignorable */
 } kp_LeaveGroupRequest_MemberIdentity;
 
 typedef struct kp_LeaveGroupRequest_MemberIdentity_array {
@@ -45,7 +45,7 @@ int kp_LeaveGroupRequest_sample(kp_LeaveGroupRequest *m, kn_arena *a, int16_t ve
 
 typedef struct kp_LeaveGroupResponse_MemberResponse {
     kn_str member_id; /* v3+ */
-    kn_str group_instance_id; /* v3+, nullable v3-5 */
+    kn_str group_instance_id; /* v3+, nullable v3+ */
     int16_t error_code; /* v3+ */
 } kp_LeaveGroupResponse_MemberResponse;
 

@@ -26,9 +26,8 @@ int kp_ListConfigResourcesRequest_encode(kn_wr *w, const kp_ListConfigResourcesR
         for (int32_t i = 0; i < m->resource_types.count; i++) {
             kn_wr_i8(w, m->resource_types.items[i]);
         }
-    } else {
-        if (!(m->resource_types.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->resource_types.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -149,7 +148,7 @@ int kp_ListConfigResourcesResponse_decode(kn_rd *r, kn_arena *a, kp_ListConfigRe
     m->throttle_time_ms = kn_rd_i32(r);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 2);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->config_resources.items = kp_arena_items(a, n, sizeof *m->config_resources.items);

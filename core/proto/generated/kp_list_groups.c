@@ -27,9 +27,8 @@ int kp_ListGroupsRequest_encode(kn_wr *w, const kp_ListGroupsRequest *m, int16_t
             if ((rc = kp_wr_str(w, m->states_filter.items[i], flex, false)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->states_filter.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->states_filter.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         if ((rc = kp_wr_array_len(w, m->types_filter.count, m->types_filter.items, flex, false)) != 0)
@@ -38,9 +37,8 @@ int kp_ListGroupsRequest_encode(kn_wr *w, const kp_ListGroupsRequest *m, int16_t
             if ((rc = kp_wr_str(w, m->types_filter.items[i], flex, false)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->types_filter.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->types_filter.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -205,7 +203,7 @@ int kp_ListGroupsResponse_decode(kn_rd *r, kn_arena *a, kp_ListGroupsResponse *m
     }
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

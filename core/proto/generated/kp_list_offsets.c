@@ -84,7 +84,7 @@ static int kp_ListOffsetsRequest_ListOffsetsTopic_decode(kn_rd *r, kn_arena *a, 
     kp_ListOffsetsRequest_ListOffsetsTopic_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 12);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -124,9 +124,8 @@ int kp_ListOffsetsRequest_encode(kn_wr *w, const kp_ListOffsetsRequest *m, int16
     kn_wr_i32(w, m->replica_id);
     if (version >= 2) {
         kn_wr_i8(w, m->isolation_level);
-    } else {
-        if (!(m->isolation_level == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->isolation_level == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->topics.count, m->topics.items, flex, false)) != 0)
         return rc;
@@ -154,7 +153,7 @@ int kp_ListOffsetsRequest_decode(kn_rd *r, kn_arena *a, kp_ListOffsetsRequest *m
         m->isolation_level = kn_rd_i8(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -221,9 +220,8 @@ static int kp_ListOffsetsResponse_ListOffsetsPartitionResponse_encode(kn_wr *w, 
     kn_wr_i64(w, s->offset);
     if (version >= 4) {
         kn_wr_i32(w, s->leader_epoch);
-    } else {
-        if (!(s->leader_epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->leader_epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -281,7 +279,7 @@ static int kp_ListOffsetsResponse_ListOffsetsTopicResponse_decode(kn_rd *r, kn_a
     kp_ListOffsetsResponse_ListOffsetsTopicResponse_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 22);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -343,7 +341,7 @@ int kp_ListOffsetsResponse_decode(kn_rd *r, kn_arena *a, kp_ListOffsetsResponse 
         m->throttle_time_ms = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -98,7 +98,7 @@ int kp_ListPartitionReassignmentsRequest_decode(kn_rd *r, kn_arena *a, kp_ListPa
     kp_ListPartitionReassignmentsRequest_init(m);
     m->timeout_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -266,7 +266,7 @@ static int kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_decode
     kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -329,7 +329,7 @@ int kp_ListPartitionReassignmentsResponse_decode(kn_rd *r, kn_arena *a, kp_ListP
     m->error_code = kn_rd_i16(r);
     m->error_message = kp_rd_str(r, flex, true);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -22,7 +22,7 @@ typedef struct kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTo
 
 typedef struct kp_ListPartitionReassignmentsRequest {
     int32_t timeout_ms; /* v0+, default 60000 */
-    kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_array topics; /* v0+, nullable v0, default null */
+    kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_array topics; /* v0+, nullable v0+, default null */
 } kp_ListPartitionReassignmentsRequest;
 
 /* Zeroes m and applies the schema defaults. */
@@ -66,7 +66,7 @@ typedef struct kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_ar
 typedef struct kp_ListPartitionReassignmentsResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_array topics; /* v0+ */
 } kp_ListPartitionReassignmentsResponse;
 

@@ -35,16 +35,14 @@ int kp_ListTransactionsRequest_encode(kn_wr *w, const kp_ListTransactionsRequest
     }
     if (version >= 1) {
         kn_wr_i64(w, m->duration_filter);
-    } else {
-        if (!(m->duration_filter == INT64_C(-1)))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->duration_filter == INT64_C(-1))) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2) {
         if ((rc = kp_wr_str(w, m->transactional_id_pattern, flex, version >= 2)) != 0)
             return rc;
-    } else {
-        if (!(m->transactional_id_pattern.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->transactional_id_pattern.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -208,7 +206,7 @@ int kp_ListTransactionsResponse_decode(kn_rd *r, kn_arena *a, kp_ListTransaction
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 11);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->transaction_states.items = kp_arena_items(a, n, sizeof *m->transaction_states.items);

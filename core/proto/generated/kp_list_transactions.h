@@ -14,7 +14,7 @@ typedef struct kp_ListTransactionsRequest {
     kp_str_array state_filters; /* v0+ */
     kp_int64_array producer_id_filters; /* v0+ */
     int64_t duration_filter; /* v1+, default -1 */
-    kn_str transactional_id_pattern; /* v2+, nullable v2, default null */
+    kn_str transactional_id_pattern; /* v2+, nullable v2+, default null */
 } kp_ListTransactionsRequest;
 
 /* Zeroes m and applies the schema defaults. */

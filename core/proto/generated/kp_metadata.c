@@ -69,21 +69,18 @@ int kp_MetadataRequest_encode(kn_wr *w, const kp_MetadataRequest *m, int16_t ver
     }
     if (version >= 4) {
         kn_wr_bool(w, m->allow_auto_topic_creation);
-    } else {
-        if (!(m->allow_auto_topic_creation))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->allow_auto_topic_creation)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8 && version <= 10) {
         kn_wr_bool(w, m->include_cluster_authorized_operations);
-    } else {
-        if (!(!m->include_cluster_authorized_operations))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->include_cluster_authorized_operations)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         kn_wr_bool(w, m->include_topic_authorized_operations);
-    } else {
-        if (!(!m->include_topic_authorized_operations))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->include_topic_authorized_operations)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -98,7 +95,7 @@ int kp_MetadataRequest_decode(kn_rd *r, kn_arena *a, kp_MetadataRequest *m, int1
     int rc;
     kp_MetadataRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, version >= 1, 1);
+        int32_t n = kp_rd_array_len(r, flex, version >= 1, 2);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -353,9 +350,8 @@ static int kp_MetadataResponse_MetadataResponseTopic_encode(kn_wr *w, const kp_M
     }
     if (version >= 8) {
         kn_wr_i32(w, s->topic_authorized_operations);
-    } else {
-        if (!(s->topic_authorized_operations == INT32_MIN))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->topic_authorized_operations == INT32_MIN)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -376,7 +372,7 @@ static int kp_MetadataResponse_MetadataResponseTopic_decode(kn_rd *r, kn_arena *
         s->is_internal = kn_rd_bool(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -450,9 +446,8 @@ int kp_MetadataResponse_encode(kn_wr *w, const kp_MetadataResponse *m, int16_t v
     }
     if (version >= 8 && version <= 10) {
         kn_wr_i32(w, m->cluster_authorized_operations);
-    } else {
-        if (!(m->cluster_authorized_operations == INT32_MIN))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->cluster_authorized_operations == INT32_MIN)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 13) {
         kn_wr_i16(w, m->error_code);
@@ -473,7 +468,7 @@ int kp_MetadataResponse_decode(kn_rd *r, kn_arena *a, kp_MetadataResponse *m, in
         m->throttle_time_ms = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 10);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->brokers.items = kp_arena_items(a, n, sizeof *m->brokers.items);
@@ -492,7 +487,7 @@ int kp_MetadataResponse_decode(kn_rd *r, kn_arena *a, kp_MetadataResponse *m, in
         m->controller_id = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -12,7 +12,7 @@
 
 typedef struct kp_MetadataRequest_MetadataRequestTopic {
     kn_uuid topic_id; /* v10+, ignorable */
-    kn_str name; /* v0+, nullable v10-13 */
+    kn_str name; /* v0+, nullable v10+ */
 } kp_MetadataRequest_MetadataRequestTopic;
 
 typedef struct kp_MetadataRequest_MetadataRequestTopic_array {
@@ -21,7 +21,7 @@ typedef struct kp_MetadataRequest_MetadataRequestTopic_array {
 } kp_MetadataRequest_MetadataRequestTopic_array;
 
 typedef struct kp_MetadataRequest {
-    kp_MetadataRequest_MetadataRequestTopic_array topics; /* v0+, nullable v1-13 */
+    kp_MetadataRequest_MetadataRequestTopic_array topics; /* v0+, nullable v1+ */
     bool allow_auto_topic_creation; /* v4+, default true */
     bool include_cluster_authorized_operations; /* v8-10 */
     bool include_topic_authorized_operations; /* v8+ */
@@ -47,7 +47,7 @@ typedef struct kp_MetadataResponse_MetadataResponseBroker {
     int32_t node_id; /* v0+ */
     kn_str host; /* v0+ */
     int32_t port; /* v0+ */
-    kn_str rack; /* v1+, nullable v1-13, default null, ignorable */
+    kn_str rack; /* v1+, nullable v1+, default null, ignorable */
 } kp_MetadataResponse_MetadataResponseBroker;
 
 typedef struct kp_MetadataResponse_MetadataResponseBroker_array {
@@ -72,7 +72,7 @@ typedef struct kp_MetadataResponse_MetadataResponsePartition_array {
 
 typedef struct kp_MetadataResponse_MetadataResponseTopic {
     int16_t error_code; /* v0+ */
-    kn_str name; /* v0+, nullable v12-13 */
+    kn_str name; /* v0+, nullable v12+ */
     kn_uuid topic_id; /* v10+, ignorable */
     bool is_internal; /* v1+, default false, ignorable */
     kp_MetadataResponse_MetadataResponsePartition_array partitions; /* v0+ */
@@ -87,7 +87,7 @@ typedef struct kp_MetadataResponse_MetadataResponseTopic_array {
 typedef struct kp_MetadataResponse {
     int32_t throttle_time_ms; /* v3+, ignorable */
     kp_MetadataResponse_MetadataResponseBroker_array brokers; /* v0+ */
-    kn_str cluster_id; /* v2+, nullable v2-13, default null, ignorable */
+    kn_str cluster_id; /* v2+, nullable v2+, default null, ignorable */
     int32_t controller_id; /* v1+, default -1, ignorable */
     kp_MetadataResponse_MetadataResponseTopic_array topics; /* v0+ */
     int32_t cluster_authorized_operations; /* v8-10, default -2147483648 */

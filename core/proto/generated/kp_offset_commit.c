@@ -105,7 +105,7 @@ static int kp_OffsetCommitRequest_OffsetCommitRequestTopic_decode(kn_rd *r, kn_a
         s->topic_id = kn_rd_uuid(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -155,9 +155,8 @@ int kp_OffsetCommitRequest_encode(kn_wr *w, const kp_OffsetCommitRequest *m, int
     if (version >= 7) {
         if ((rc = kp_wr_str(w, m->group_instance_id, flex, version >= 7)) != 0)
             return rc;
-    } else {
-        if (!(m->group_instance_id.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->group_instance_id.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 4) {
         kn_wr_i64(w, m->retention_time_ms);
@@ -190,7 +189,7 @@ int kp_OffsetCommitRequest_decode(kn_rd *r, kn_arena *a, kp_OffsetCommitRequest 
         m->retention_time_ms = kn_rd_i64(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -305,7 +304,7 @@ static int kp_OffsetCommitResponse_OffsetCommitResponseTopic_decode(kn_rd *r, kn
         s->topic_id = kn_rd_uuid(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -372,7 +371,7 @@ int kp_OffsetCommitResponse_decode(kn_rd *r, kn_arena *a, kp_OffsetCommitRespons
         m->throttle_time_ms = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -14,7 +14,7 @@ typedef struct kp_OffsetCommitRequest_OffsetCommitRequestPartition {
     int32_t partition_index; /* v0+ */
     int64_t committed_offset; /* v0+ */
     int32_t committed_leader_epoch; /* v6+, default -1, ignorable */
-    kn_str committed_metadata; /* v0+, nullable v2-10 */
+    kn_str committed_metadata; /* v0+, nullable v0+ */
 } kp_OffsetCommitRequest_OffsetCommitRequestPartition;
 
 typedef struct kp_OffsetCommitRequest_OffsetCommitRequestPartition_array {
@@ -37,7 +37,7 @@ typedef struct kp_OffsetCommitRequest {
     kn_str group_id; /* v0+ */
     int32_t generation_id_or_member_epoch; /* v1+, default -1, ignorable */
     kn_str member_id; /* v1+, ignorable */
-    kn_str group_instance_id; /* v7+, nullable v7-10, default null */
+    kn_str group_instance_id; /* v7+, nullable v7+, default null */
     int64_t retention_time_ms; /* v2-4, default -1, ignorable */
     kp_OffsetCommitRequest_OffsetCommitRequestTopic_array topics; /* v0+ */
 } kp_OffsetCommitRequest;

@@ -60,7 +60,7 @@ static int kp_OffsetDeleteRequest_OffsetDeleteRequestTopic_decode(kn_rd *r, kn_a
     kp_OffsetDeleteRequest_OffsetDeleteRequestTopic_init(s);
     s->name = kp_rd_str(r, false, false);
     {
-        int32_t n = kp_rd_array_len(r, false, false, 1);
+        int32_t n = kp_rd_array_len(r, false, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -112,7 +112,7 @@ int kp_OffsetDeleteRequest_decode(kn_rd *r, kn_arena *a, kp_OffsetDeleteRequest 
     kp_OffsetDeleteRequest_init(m);
     m->group_id = kp_rd_str(r, false, false);
     {
-        int32_t n = kp_rd_array_len(r, false, false, 1);
+        int32_t n = kp_rd_array_len(r, false, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -195,7 +195,7 @@ static int kp_OffsetDeleteResponse_OffsetDeleteResponseTopic_decode(kn_rd *r, kn
     kp_OffsetDeleteResponse_OffsetDeleteResponseTopic_init(s);
     s->name = kp_rd_str(r, false, false);
     {
-        int32_t n = kp_rd_array_len(r, false, false, 1);
+        int32_t n = kp_rd_array_len(r, false, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -248,7 +248,7 @@ int kp_OffsetDeleteResponse_decode(kn_rd *r, kn_arena *a, kp_OffsetDeleteRespons
     m->error_code = kn_rd_i16(r);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, false, false, 1);
+        int32_t n = kp_rd_array_len(r, false, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -39,9 +39,8 @@ static int kp_OffsetFetchRequest_OffsetFetchRequestTopic_encode(kn_wr *w, const 
     if (version <= 7) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 7) {
         if ((rc = kp_wr_array_len(w, s->partition_indexes.count, s->partition_indexes.items, flex, false)) != 0)
@@ -49,9 +48,8 @@ static int kp_OffsetFetchRequest_OffsetFetchRequestTopic_encode(kn_wr *w, const 
         for (int32_t i = 0; i < s->partition_indexes.count; i++) {
             kn_wr_i32(w, s->partition_indexes.items[i]);
         }
-    } else {
-        if (!(s->partition_indexes.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partition_indexes.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -117,9 +115,8 @@ static int kp_OffsetFetchRequest_OffsetFetchRequestTopics_encode(kn_wr *w, const
         for (int32_t i = 0; i < s->partition_indexes.count; i++) {
             kn_wr_i32(w, s->partition_indexes.items[i]);
         }
-    } else {
-        if (!(s->partition_indexes.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partition_indexes.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -181,9 +178,8 @@ static int kp_OffsetFetchRequest_OffsetFetchRequestGroup_encode(kn_wr *w, const 
     if (version >= 8) {
         if ((rc = kp_wr_str(w, s->group_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->group_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->group_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 9) {
         if ((rc = kp_wr_str(w, s->member_id, flex, version >= 9)) != 0)
@@ -199,9 +195,8 @@ static int kp_OffsetFetchRequest_OffsetFetchRequestGroup_encode(kn_wr *w, const 
             if ((rc = kp_OffsetFetchRequest_OffsetFetchRequestTopics_encode(w, &s->topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -224,7 +219,7 @@ static int kp_OffsetFetchRequest_OffsetFetchRequestGroup_decode(kn_rd *r, kn_are
     }
     if (version >= 8) {
         {
-            int32_t n = kp_rd_array_len(r, flex, version >= 8, 1);
+            int32_t n = kp_rd_array_len(r, flex, version >= 8, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -275,9 +270,8 @@ int kp_OffsetFetchRequest_encode(kn_wr *w, const kp_OffsetFetchRequest *m, int16
     if (version <= 7) {
         if ((rc = kp_wr_str(w, m->group_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->group_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->group_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 7) {
         if ((rc = kp_wr_array_len(w, m->topics.count, m->topics.items, flex, version >= 2 && version <= 7)) != 0)
@@ -286,9 +280,8 @@ int kp_OffsetFetchRequest_encode(kn_wr *w, const kp_OffsetFetchRequest *m, int16
             if ((rc = kp_OffsetFetchRequest_OffsetFetchRequestTopic_encode(w, &m->topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         if ((rc = kp_wr_array_len(w, m->groups.count, m->groups.items, flex, false)) != 0)
@@ -297,15 +290,13 @@ int kp_OffsetFetchRequest_encode(kn_wr *w, const kp_OffsetFetchRequest *m, int16
             if ((rc = kp_OffsetFetchRequest_OffsetFetchRequestGroup_encode(w, &m->groups.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->groups.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->groups.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 7) {
         kn_wr_bool(w, m->require_stable);
-    } else {
-        if (!(!m->require_stable))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->require_stable)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -324,7 +315,7 @@ int kp_OffsetFetchRequest_decode(kn_rd *r, kn_arena *a, kp_OffsetFetchRequest *m
     }
     if (version <= 7) {
         {
-            int32_t n = kp_rd_array_len(r, flex, version >= 2 && version <= 7, 1);
+            int32_t n = kp_rd_array_len(r, flex, version >= 2 && version <= 7, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -339,7 +330,7 @@ int kp_OffsetFetchRequest_decode(kn_rd *r, kn_arena *a, kp_OffsetFetchRequest *m
     }
     if (version >= 8) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);
@@ -430,15 +421,13 @@ static int kp_OffsetFetchResponse_OffsetFetchResponsePartition_encode(kn_wr *w, 
     int rc;
     if (version <= 7) {
         kn_wr_i32(w, s->partition_index);
-    } else {
-        if (!(s->partition_index == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partition_index == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 7) {
         kn_wr_i64(w, s->committed_offset);
-    } else {
-        if (!(s->committed_offset == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->committed_offset == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5 && version <= 7) {
         kn_wr_i32(w, s->committed_leader_epoch);
@@ -446,15 +435,13 @@ static int kp_OffsetFetchResponse_OffsetFetchResponsePartition_encode(kn_wr *w, 
     if (version <= 7) {
         if ((rc = kp_wr_str(w, s->metadata, flex, version <= 7)) != 0)
             return rc;
-    } else {
-        if (!(s->metadata.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->metadata.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 7) {
         kn_wr_i16(w, s->error_code);
-    } else {
-        if (!(s->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -511,9 +498,8 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseTopic_encode(kn_wr *w, cons
     if (version <= 7) {
         if ((rc = kp_wr_str(w, s->name, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->name.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->name.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version <= 7) {
         if ((rc = kp_wr_array_len(w, s->partitions.count, s->partitions.items, flex, false)) != 0)
@@ -522,9 +508,8 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseTopic_encode(kn_wr *w, cons
             if ((rc = kp_OffsetFetchResponse_OffsetFetchResponsePartition_encode(w, &s->partitions.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->partitions.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partitions.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -541,7 +526,7 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseTopic_decode(kn_rd *r, kn_a
     }
     if (version <= 7) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 16);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -583,15 +568,13 @@ static int kp_OffsetFetchResponse_OffsetFetchResponsePartitions_encode(kn_wr *w,
     int rc;
     if (version >= 8) {
         kn_wr_i32(w, s->partition_index);
-    } else {
-        if (!(s->partition_index == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partition_index == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         kn_wr_i64(w, s->committed_offset);
-    } else {
-        if (!(s->committed_offset == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->committed_offset == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         kn_wr_i32(w, s->committed_leader_epoch);
@@ -599,15 +582,13 @@ static int kp_OffsetFetchResponse_OffsetFetchResponsePartitions_encode(kn_wr *w,
     if (version >= 8) {
         if ((rc = kp_wr_str(w, s->metadata, flex, version >= 8)) != 0)
             return rc;
-    } else {
-        if (!(s->metadata.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->metadata.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         kn_wr_i16(w, s->error_code);
-    } else {
-        if (!(s->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -675,9 +656,8 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseTopics_encode(kn_wr *w, con
             if ((rc = kp_OffsetFetchResponse_OffsetFetchResponsePartitions_encode(w, &s->partitions.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->partitions.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->partitions.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -697,7 +677,7 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseTopics_decode(kn_rd *r, kn_
     }
     if (version >= 8) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 20);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -743,9 +723,8 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseGroup_encode(kn_wr *w, cons
     if (version >= 8) {
         if ((rc = kp_wr_str(w, s->group_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->group_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->group_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         if ((rc = kp_wr_array_len(w, s->topics.count, s->topics.items, flex, false)) != 0)
@@ -754,15 +733,13 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseGroup_encode(kn_wr *w, cons
             if ((rc = kp_OffsetFetchResponse_OffsetFetchResponseTopics_encode(w, &s->topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(s->topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         kn_wr_i16(w, s->error_code);
-    } else {
-        if (!(s->error_code == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->error_code == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -779,7 +756,7 @@ static int kp_OffsetFetchResponse_OffsetFetchResponseGroup_decode(kn_rd *r, kn_a
     }
     if (version >= 8) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -837,9 +814,8 @@ int kp_OffsetFetchResponse_encode(kn_wr *w, const kp_OffsetFetchResponse *m, int
             if ((rc = kp_OffsetFetchResponse_OffsetFetchResponseTopic_encode(w, &m->topics.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->topics.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->topics.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 2 && version <= 7) {
         kn_wr_i16(w, m->error_code);
@@ -851,9 +827,8 @@ int kp_OffsetFetchResponse_encode(kn_wr *w, const kp_OffsetFetchResponse *m, int
             if ((rc = kp_OffsetFetchResponse_OffsetFetchResponseGroup_encode(w, &m->groups.items[i], version)) != 0)
                 return rc;
         }
-    } else {
-        if (!(m->groups.count == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->groups.count == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -872,7 +847,7 @@ int kp_OffsetFetchResponse_decode(kn_rd *r, kn_arena *a, kp_OffsetFetchResponse 
     }
     if (version <= 7) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 3);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -890,7 +865,7 @@ int kp_OffsetFetchResponse_decode(kn_rd *r, kn_arena *a, kp_OffsetFetchResponse 
     }
     if (version >= 8) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 5);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

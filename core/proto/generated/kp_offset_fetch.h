@@ -33,9 +33,9 @@ typedef struct kp_OffsetFetchRequest_OffsetFetchRequestTopics_array {
 
 typedef struct kp_OffsetFetchRequest_OffsetFetchRequestGroup {
     kn_str group_id; /* v8+ */
-    kn_str member_id; /* v9+, nullable v9-10, default null, ignorable */
+    kn_str member_id; /* v9+, nullable v9+, default null, ignorable */
     int32_t member_epoch; /* v9+, default -1, ignorable */
-    kp_OffsetFetchRequest_OffsetFetchRequestTopics_array topics; /* v8+, nullable v8-10 */
+    kp_OffsetFetchRequest_OffsetFetchRequestTopics_array topics; /* v8+, nullable v8+ */
 } kp_OffsetFetchRequest_OffsetFetchRequestGroup;
 
 typedef struct kp_OffsetFetchRequest_OffsetFetchRequestGroup_array {
@@ -70,7 +70,7 @@ typedef struct kp_OffsetFetchResponse_OffsetFetchResponsePartition {
     int32_t partition_index; /* v0-7 */
     int64_t committed_offset; /* v0-7 */
     int32_t committed_leader_epoch; /* v5-7, default -1, ignorable */
-    kn_str metadata; /* v0-7, nullable v1-7 */
+    kn_str metadata; /* v0-7, nullable v0-7 */
     int16_t error_code; /* v0-7 */
 } kp_OffsetFetchResponse_OffsetFetchResponsePartition;
 
@@ -93,7 +93,7 @@ typedef struct kp_OffsetFetchResponse_OffsetFetchResponsePartitions {
     int32_t partition_index; /* v8+ */
     int64_t committed_offset; /* v8+ */
     int32_t committed_leader_epoch; /* v8+, default -1, ignorable */
-    kn_str metadata; /* v8+, nullable v8-10 */
+    kn_str metadata; /* v8+, nullable v8+ */
     int16_t error_code; /* v8+ */
 } kp_OffsetFetchResponse_OffsetFetchResponsePartitions;
 

@@ -79,7 +79,7 @@ static int kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_decode(kn_rd *r, 
     kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_init(s);
     s->topic = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 12);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -141,7 +141,7 @@ int kp_OffsetForLeaderEpochRequest_decode(kn_rd *r, kn_arena *a, kp_OffsetForLea
         m->replica_id = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -248,7 +248,7 @@ static int kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_decode(kn_
     kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_init(s);
     s->topic = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -306,7 +306,7 @@ int kp_OffsetForLeaderEpochResponse_decode(kn_rd *r, kn_arena *a, kp_OffsetForLe
     kp_OffsetForLeaderEpochResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

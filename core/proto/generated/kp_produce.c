@@ -88,7 +88,7 @@ static int kp_ProduceRequest_TopicProduceData_decode(kn_rd *r, kn_arena *a, kp_P
         s->topic_id = kn_rd_uuid(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partition_data.items = kp_arena_items(a, n, sizeof *s->partition_data.items);
@@ -156,7 +156,7 @@ int kp_ProduceRequest_decode(kn_rd *r, kn_arena *a, kp_ProduceRequest *m, int16_
     m->acks = kn_rd_i16(r);
     m->timeout_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topic_data.items = kp_arena_items(a, n, sizeof *m->topic_data.items);
@@ -236,16 +236,14 @@ static int kp_ProduceResponse_BatchIndexAndErrorMessage_encode(kn_wr *w, const k
     int rc;
     if (version >= 8) {
         kn_wr_i32(w, s->batch_index);
-    } else {
-        if (!(s->batch_index == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->batch_index == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 8) {
         if ((rc = kp_wr_str(w, s->batch_index_error_message, flex, version >= 8)) != 0)
             return rc;
-    } else {
-        if (!(s->batch_index_error_message.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->batch_index_error_message.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -282,15 +280,13 @@ static int kp_ProduceResponse_LeaderIdAndEpoch_encode(kn_wr *w, const kp_Produce
     const bool flex = version >= 9;
     if (version >= 10) {
         kn_wr_i32(w, s->leader_id);
-    } else {
-        if (!(s->leader_id == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->leader_id == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 10) {
         kn_wr_i32(w, s->leader_epoch);
-    } else {
-        if (!(s->leader_epoch == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->leader_epoch == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -375,7 +371,7 @@ static int kp_ProduceResponse_PartitionProduceResponse_decode(kn_rd *r, kn_arena
     }
     if (version >= 8) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 6);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             s->record_errors.items = kp_arena_items(a, n, sizeof *s->record_errors.items);
@@ -478,7 +474,7 @@ static int kp_ProduceResponse_TopicProduceResponse_decode(kn_rd *r, kn_arena *a,
         s->topic_id = kn_rd_uuid(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 22);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partition_responses.items = kp_arena_items(a, n, sizeof *s->partition_responses.items);
@@ -520,29 +516,25 @@ static int kp_ProduceResponse_NodeEndpoint_encode(kn_wr *w, const kp_ProduceResp
     int rc;
     if (version >= 10) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 10) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 10) {
         kn_wr_i32(w, s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 10) {
         if ((rc = kp_wr_str(w, s->rack, flex, version >= 10)) != 0)
             return rc;
-    } else {
-        if (!(s->rack.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->rack.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -627,7 +619,7 @@ int kp_ProduceResponse_decode(kn_rd *r, kn_arena *a, kp_ProduceResponse *m, int1
     int rc;
     kp_ProduceResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);
@@ -651,7 +643,7 @@ int kp_ProduceResponse_decode(kn_rd *r, kn_arena *a, kp_ProduceResponse *m, int1
             case 0:
                 if (version >= 10) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 11);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

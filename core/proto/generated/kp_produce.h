@@ -12,7 +12,7 @@
 
 typedef struct kp_ProduceRequest_PartitionProduceData {
     int32_t index; /* v0+ */
-    kn_bytes records; /* v0+, nullable v3-13 */
+    kn_bytes records; /* v0+, nullable v0+ */
 } kp_ProduceRequest_PartitionProduceData;
 
 typedef struct kp_ProduceRequest_PartitionProduceData_array {
@@ -32,7 +32,7 @@ typedef struct kp_ProduceRequest_TopicProduceData_array {
 } kp_ProduceRequest_TopicProduceData_array;
 
 typedef struct kp_ProduceRequest {
-    kn_str transactional_id; /* v3+, nullable v3-13, default null */
+    kn_str transactional_id; /* v3+, nullable v3+, default null */
     int16_t acks; /* v0+ */
     int32_t timeout_ms; /* v0+ */
     kp_ProduceRequest_TopicProduceData_array topic_data; /* v0+ */
@@ -56,7 +56,7 @@ int kp_ProduceRequest_sample(kp_ProduceRequest *m, kn_arena *a, int16_t version)
 
 typedef struct kp_ProduceResponse_BatchIndexAndErrorMessage {
     int32_t batch_index; /* v8+ */
-    kn_str batch_index_error_message; /* v8+, nullable v8-13, default null */
+    kn_str batch_index_error_message; /* v8+, nullable v8+, default null */
 } kp_ProduceResponse_BatchIndexAndErrorMessage;
 
 typedef struct kp_ProduceResponse_BatchIndexAndErrorMessage_array {
@@ -76,8 +76,8 @@ typedef struct kp_ProduceResponse_PartitionProduceResponse {
     int64_t log_append_time_ms; /* v2+, default -1, ignorable */
     int64_t log_start_offset; /* v5+, default -1, ignorable */
     kp_ProduceResponse_BatchIndexAndErrorMessage_array record_errors; /* v8+, ignorable */
-    kn_str error_message; /* v8+, nullable v8-13, default null, ignorable */
-    kp_ProduceResponse_LeaderIdAndEpoch current_leader; /* v10+, tag 0 v10-13 */
+    kn_str error_message; /* v8+, nullable v8+, default null, ignorable */
+    kp_ProduceResponse_LeaderIdAndEpoch current_leader; /* v10+, tag 0 v10+ */
 } kp_ProduceResponse_PartitionProduceResponse;
 
 typedef struct kp_ProduceResponse_PartitionProduceResponse_array {
@@ -100,7 +100,7 @@ typedef struct kp_ProduceResponse_NodeEndpoint {
     int32_t node_id; /* v10+ */
     kn_str host; /* v10+ */
     int32_t port; /* v10+ */
-    kn_str rack; /* v10+, nullable v10-13, default null */
+    kn_str rack; /* v10+, nullable v10+, default null */
 } kp_ProduceResponse_NodeEndpoint;
 
 typedef struct kp_ProduceResponse_NodeEndpoint_array {
@@ -111,7 +111,7 @@ typedef struct kp_ProduceResponse_NodeEndpoint_array {
 typedef struct kp_ProduceResponse {
     kp_ProduceResponse_TopicProduceResponse_array responses; /* v0+ */
     int32_t throttle_time_ms; /* v1+, default 0, ignorable */
-    kp_ProduceResponse_NodeEndpoint_array node_endpoints; /* v10+, tag 0 v10-13 */
+    kp_ProduceResponse_NodeEndpoint_array node_endpoints; /* v10+, tag 0 v10+ */
 } kp_ProduceResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -73,7 +73,7 @@ static int kp_ReadShareGroupStateRequest_ReadStateData_decode(kn_rd *r, kn_arena
     kp_ReadShareGroupStateRequest_ReadStateData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -132,7 +132,7 @@ int kp_ReadShareGroupStateRequest_decode(kn_rd *r, kn_arena *a, kp_ReadShareGrou
     kp_ReadShareGroupStateRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -247,7 +247,7 @@ static int kp_ReadShareGroupStateResponse_PartitionResult_decode(kn_rd *r, kn_ar
     s->state_epoch = kn_rd_i32(r);
     s->start_offset = kn_rd_i64(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 20);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->state_batches.items = kp_arena_items(a, n, sizeof *s->state_batches.items);
@@ -305,7 +305,7 @@ static int kp_ReadShareGroupStateResponse_ReadStateResult_decode(kn_rd *r, kn_ar
     kp_ReadShareGroupStateResponse_ReadStateResult_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 21);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -361,7 +361,7 @@ int kp_ReadShareGroupStateResponse_decode(kn_rd *r, kn_arena *a, kp_ReadShareGro
     int rc;
     kp_ReadShareGroupStateResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

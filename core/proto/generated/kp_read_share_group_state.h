@@ -66,7 +66,7 @@ typedef struct kp_ReadShareGroupStateResponse_StateBatch_array {
 typedef struct kp_ReadShareGroupStateResponse_PartitionResult {
     int32_t partition; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     int32_t state_epoch; /* v0+ */
     int64_t start_offset; /* v0+ */
     kp_ReadShareGroupStateResponse_StateBatch_array state_batches; /* v0+ */

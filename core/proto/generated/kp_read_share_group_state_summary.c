@@ -73,7 +73,7 @@ static int kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_decode(kn_r
     kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -132,7 +132,7 @@ int kp_ReadShareGroupStateSummaryRequest_decode(kn_rd *r, kn_arena *a, kp_ReadSh
     kp_ReadShareGroupStateSummaryRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -252,7 +252,7 @@ static int kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_decode(k
     kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 24);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -308,7 +308,7 @@ int kp_ReadShareGroupStateSummaryResponse_decode(kn_rd *r, kn_arena *a, kp_ReadS
     int rc;
     kp_ReadShareGroupStateSummaryResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

@@ -54,7 +54,7 @@ int kp_ReadShareGroupStateSummaryRequest_sample(kp_ReadShareGroupStateSummaryReq
 typedef struct kp_ReadShareGroupStateSummaryResponse_PartitionResult {
     int32_t partition; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     int32_t state_epoch; /* v0+ */
     int32_t leader_epoch; /* v0+ */
     int64_t start_offset; /* v0+ */

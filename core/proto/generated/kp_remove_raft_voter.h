@@ -11,7 +11,7 @@
 /* RemoveRaftVoterRequest: versions 0, flexible 0+ */
 
 typedef struct kp_RemoveRaftVoterRequest {
-    kn_str cluster_id; /* v0+, nullable v0 */
+    kn_str cluster_id; /* v0+, nullable v0+ */
     int32_t voter_id; /* v0+ */
     kn_uuid voter_directory_id; /* v0+ */
 } kp_RemoveRaftVoterRequest;
@@ -35,7 +35,7 @@ int kp_RemoveRaftVoterRequest_sample(kp_RemoveRaftVoterRequest *m, kn_arena *a, 
 typedef struct kp_RemoveRaftVoterResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, ignorable */
+    kn_str error_message; /* v0+, nullable v0+, ignorable */
 } kp_RemoveRaftVoterResponse;
 
 /* Zeroes m and applies the schema defaults. */

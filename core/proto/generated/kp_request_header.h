@@ -14,7 +14,7 @@ typedef struct kp_RequestHeader {
     int16_t request_api_key; /* v0+ */
     int16_t request_api_version; /* v0+ */
     int32_t correlation_id; /* v0+ */
-    kn_str client_id; /* v1+, nullable v1-2 */
+    kn_str client_id; /* v1+, nullable v1+ */
 } kp_RequestHeader;
 
 /* Zeroes m and applies the schema defaults. */

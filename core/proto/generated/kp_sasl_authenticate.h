@@ -32,7 +32,7 @@ int kp_SaslAuthenticateRequest_sample(kp_SaslAuthenticateRequest *m, kn_arena *a
 
 typedef struct kp_SaslAuthenticateResponse {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-2 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kn_bytes auth_bytes; /* v0+ */
     int64_t session_lifetime_ms; /* v1+, default 0, ignorable */
 } kp_SaslAuthenticateResponse;

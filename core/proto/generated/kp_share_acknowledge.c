@@ -103,7 +103,7 @@ static int kp_ShareAcknowledgeRequest_AcknowledgePartition_decode(kn_rd *r, kn_a
     kp_ShareAcknowledgeRequest_AcknowledgePartition_init(s);
     s->partition_index = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->acknowledgement_batches.items = kp_arena_items(a, n, sizeof *s->acknowledgement_batches.items);
@@ -157,7 +157,7 @@ static int kp_ShareAcknowledgeRequest_AcknowledgeTopic_decode(kn_rd *r, kn_arena
     kp_ShareAcknowledgeRequest_AcknowledgeTopic_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -201,9 +201,8 @@ int kp_ShareAcknowledgeRequest_encode(kn_wr *w, const kp_ShareAcknowledgeRequest
     kn_wr_i32(w, m->share_session_epoch);
     if (version >= 2) {
         kn_wr_bool(w, m->is_renew_ack);
-    } else {
-        if (!(!m->is_renew_ack))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->is_renew_ack)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->topics.count, m->topics.items, flex, false)) != 0)
         return rc;
@@ -230,7 +229,7 @@ int kp_ShareAcknowledgeRequest_decode(kn_rd *r, kn_arena *a, kp_ShareAcknowledge
         m->is_renew_ack = kn_rd_bool(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -383,7 +382,7 @@ static int kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_decode(kn_r
     kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 17);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -494,7 +493,7 @@ int kp_ShareAcknowledgeResponse_decode(kn_rd *r, kn_arena *a, kp_ShareAcknowledg
         m->acquisition_lock_timeout_ms = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);
@@ -507,7 +506,7 @@ int kp_ShareAcknowledgeResponse_decode(kn_rd *r, kn_arena *a, kp_ShareAcknowledg
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 11);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

@@ -42,8 +42,8 @@ typedef struct kp_ShareAcknowledgeRequest_AcknowledgeTopic_array {
 } kp_ShareAcknowledgeRequest_AcknowledgeTopic_array;
 
 typedef struct kp_ShareAcknowledgeRequest {
-    kn_str group_id; /* v0+, nullable v1-2, default null */
-    kn_str member_id; /* v0+, nullable v1-2 */
+    kn_str group_id; /* v0+, nullable v0+, default null */
+    kn_str member_id; /* v0+, nullable v0+ */
     int32_t share_session_epoch; /* v0+ */
     bool is_renew_ack; /* v2+, default false */
     kp_ShareAcknowledgeRequest_AcknowledgeTopic_array topics; /* v0+ */
@@ -73,7 +73,7 @@ typedef struct kp_ShareAcknowledgeResponse_LeaderIdAndEpoch {
 typedef struct kp_ShareAcknowledgeResponse_PartitionData {
     int32_t partition_index; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-2, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kp_ShareAcknowledgeResponse_LeaderIdAndEpoch current_leader; /* v0+ */
 } kp_ShareAcknowledgeResponse_PartitionData;
 
@@ -96,7 +96,7 @@ typedef struct kp_ShareAcknowledgeResponse_NodeEndpoint {
     int32_t node_id; /* v0+ */
     kn_str host; /* v0+ */
     int32_t port; /* v0+ */
-    kn_str rack; /* v0+, nullable v1-2, default null */
+    kn_str rack; /* v0+, nullable v0+, default null */
 } kp_ShareAcknowledgeResponse_NodeEndpoint;
 
 typedef struct kp_ShareAcknowledgeResponse_NodeEndpoint_array {
@@ -107,7 +107,7 @@ typedef struct kp_ShareAcknowledgeResponse_NodeEndpoint_array {
 typedef struct kp_ShareAcknowledgeResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-2, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     int32_t acquisition_lock_timeout_ms; /* v2+, ignorable */
     kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_array responses; /* v0+ */
     kp_ShareAcknowledgeResponse_NodeEndpoint_array node_endpoints; /* v0+ */

@@ -110,7 +110,7 @@ static int kp_ShareFetchRequest_FetchPartition_decode(kn_rd *r, kn_arena *a, kp_
     kp_ShareFetchRequest_FetchPartition_init(s);
     s->partition_index = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->acknowledgement_batches.items = kp_arena_items(a, n, sizeof *s->acknowledgement_batches.items);
@@ -164,7 +164,7 @@ static int kp_ShareFetchRequest_FetchTopic_decode(kn_rd *r, kn_arena *a, kp_Shar
     kp_ShareFetchRequest_FetchTopic_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -265,9 +265,8 @@ int kp_ShareFetchRequest_encode(kn_wr *w, const kp_ShareFetchRequest *m, int16_t
     }
     if (version >= 2) {
         kn_wr_bool(w, m->is_renew_ack);
-    } else {
-        if (!(!m->is_renew_ack))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->is_renew_ack)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->topics.count, m->topics.items, flex, false)) != 0)
         return rc;
@@ -308,7 +307,7 @@ int kp_ShareFetchRequest_decode(kn_rd *r, kn_arena *a, kp_ShareFetchRequest *m, 
         m->is_renew_ack = kn_rd_bool(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -321,7 +320,7 @@ int kp_ShareFetchRequest_decode(kn_rd *r, kn_arena *a, kp_ShareFetchRequest *m, 
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->forgotten_topics_data.items = kp_arena_items(a, n, sizeof *m->forgotten_topics_data.items);
@@ -503,7 +502,7 @@ static int kp_ShareFetchResponse_PartitionData_decode(kn_rd *r, kn_arena *a, kp_
         return rc;
     s->records = kp_rd_bytes(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 19);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->acquired_records.items = kp_arena_items(a, n, sizeof *s->acquired_records.items);
@@ -564,7 +563,7 @@ static int kp_ShareFetchResponse_ShareFetchableTopicResponse_decode(kn_rd *r, kn
     kp_ShareFetchResponse_ShareFetchableTopicResponse_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 22);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -671,7 +670,7 @@ int kp_ShareFetchResponse_decode(kn_rd *r, kn_arena *a, kp_ShareFetchResponse *m
     m->error_message = kp_rd_str(r, flex, true);
     m->acquisition_lock_timeout_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->responses.items = kp_arena_items(a, n, sizeof *m->responses.items);
@@ -684,7 +683,7 @@ int kp_ShareFetchResponse_decode(kn_rd *r, kn_arena *a, kp_ShareFetchResponse *m
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 11);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

@@ -53,8 +53,8 @@ typedef struct kp_ShareFetchRequest_ForgottenTopic_array {
 } kp_ShareFetchRequest_ForgottenTopic_array;
 
 typedef struct kp_ShareFetchRequest {
-    kn_str group_id; /* v0+, nullable v1-2, default null */
-    kn_str member_id; /* v0+, nullable v1-2 */
+    kn_str group_id; /* v0+, nullable v0+, default null */
+    kn_str member_id; /* v0+, nullable v0+ */
     int32_t share_session_epoch; /* v0+ */
     int32_t max_wait_ms; /* v0+ */
     int32_t min_bytes; /* v0+ */
@@ -102,9 +102,9 @@ typedef struct kp_ShareFetchResponse_AcquiredRecords_array {
 typedef struct kp_ShareFetchResponse_PartitionData {
     int32_t partition_index; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-2, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     int16_t acknowledge_error_code; /* v0+ */
-    kn_str acknowledge_error_message; /* v0+, nullable v1-2, default null */
+    kn_str acknowledge_error_message; /* v0+, nullable v0+, default null */
     kp_ShareFetchResponse_LeaderIdAndEpoch current_leader; /* v0+ */
     kn_bytes records; /* v0+ */
     kp_ShareFetchResponse_AcquiredRecords_array acquired_records; /* v0+ */
@@ -129,7 +129,7 @@ typedef struct kp_ShareFetchResponse_NodeEndpoint {
     int32_t node_id; /* v0+ */
     kn_str host; /* v0+ */
     int32_t port; /* v0+ */
-    kn_str rack; /* v0+, nullable v1-2, default null */
+    kn_str rack; /* v0+, nullable v0+, default null */
 } kp_ShareFetchResponse_NodeEndpoint;
 
 typedef struct kp_ShareFetchResponse_NodeEndpoint_array {
@@ -140,7 +140,7 @@ typedef struct kp_ShareFetchResponse_NodeEndpoint_array {
 typedef struct kp_ShareFetchResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1-2, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     int32_t acquisition_lock_timeout_ms; /* v1+ */
     kp_ShareFetchResponse_ShareFetchableTopicResponse_array responses; /* v0+ */
     kp_ShareFetchResponse_NodeEndpoint_array node_endpoints; /* v0+ */

@@ -48,7 +48,7 @@ typedef struct kp_ShareGroupDescribeResponse_Assignment {
 
 typedef struct kp_ShareGroupDescribeResponse_Member {
     kn_str member_id; /* v0+ */
-    kn_str rack_id; /* v0+, nullable v1, default null */
+    kn_str rack_id; /* v0+, nullable v0+, default null */
     int32_t member_epoch; /* v0+ */
     kn_str client_id; /* v0+ */
     kn_str client_host; /* v0+ */
@@ -63,7 +63,7 @@ typedef struct kp_ShareGroupDescribeResponse_Member_array {
 
 typedef struct kp_ShareGroupDescribeResponse_DescribedGroup {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kn_str group_id; /* v0+ */
     kn_str group_state; /* v0+ */
     int32_t group_epoch; /* v0+ */

@@ -171,7 +171,7 @@ static int kp_ShareGroupHeartbeatResponse_Assignment_decode(kn_rd *r, kn_arena *
     int rc;
     kp_ShareGroupHeartbeatResponse_Assignment_init(s);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topic_partitions.items = kp_arena_items(a, n, sizeof *s->topic_partitions.items);

@@ -14,8 +14,8 @@ typedef struct kp_ShareGroupHeartbeatRequest {
     kn_str group_id; /* v0+ */
     kn_str member_id; /* v0+ */
     int32_t member_epoch; /* v0+ */
-    kn_str rack_id; /* v0+, nullable v1, default null */
-    kp_str_array subscribed_topic_names; /* v0+, nullable v1, default null */
+    kn_str rack_id; /* v0+, nullable v0+, default null */
+    kp_str_array subscribed_topic_names; /* v0+, nullable v0+, default null */
 } kp_ShareGroupHeartbeatRequest;
 
 /* Zeroes m and applies the schema defaults. */
@@ -51,11 +51,11 @@ typedef struct kp_ShareGroupHeartbeatResponse_Assignment {
 typedef struct kp_ShareGroupHeartbeatResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v1, default null */
-    kn_str member_id; /* v0+, nullable v1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
+    kn_str member_id; /* v0+, nullable v0+, default null */
     int32_t member_epoch; /* v0+ */
     int32_t heartbeat_interval_ms; /* v0+ */
-    kp_ShareGroupHeartbeatResponse_Assignment assignment; /* v0+, nullable v1, default null */
+    kp_ShareGroupHeartbeatResponse_Assignment assignment; /* v0+, nullable v0+, default null */
 } kp_ShareGroupHeartbeatResponse;
 
 /* Zeroes m and applies the schema defaults. */

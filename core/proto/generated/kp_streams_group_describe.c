@@ -194,7 +194,7 @@ static int kp_StreamsGroupDescribeResponse_TopicInfo_decode(kn_rd *r, kn_arena *
     s->partitions = kn_rd_i32(r);
     s->replication_factor = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topic_configs.items = kp_arena_items(a, n, sizeof *s->topic_configs.items);
@@ -293,7 +293,7 @@ static int kp_StreamsGroupDescribeResponse_Subtopology_decode(kn_rd *r, kn_arena
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->state_changelog_topics.items = kp_arena_items(a, n, sizeof *s->state_changelog_topics.items);
@@ -306,7 +306,7 @@ static int kp_StreamsGroupDescribeResponse_Subtopology_decode(kn_rd *r, kn_arena
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->repartition_source_topics.items = kp_arena_items(a, n, sizeof *s->repartition_source_topics.items);
@@ -382,7 +382,7 @@ static int kp_StreamsGroupDescribeResponse_Topology_decode(kn_rd *r, kn_arena *a
     kp_StreamsGroupDescribeResponse_Topology_init(s);
     s->epoch = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->subtopologies.items = kp_arena_items(a, n, sizeof *s->subtopologies.items);
@@ -557,7 +557,7 @@ static int kp_StreamsGroupDescribeResponse_Assignment_decode(kn_rd *r, kn_arena 
     int rc;
     kp_StreamsGroupDescribeResponse_Assignment_init(s);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->active_tasks.items = kp_arena_items(a, n, sizeof *s->active_tasks.items);
@@ -570,7 +570,7 @@ static int kp_StreamsGroupDescribeResponse_Assignment_decode(kn_rd *r, kn_arena 
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->standby_tasks.items = kp_arena_items(a, n, sizeof *s->standby_tasks.items);
@@ -583,7 +583,7 @@ static int kp_StreamsGroupDescribeResponse_Assignment_decode(kn_rd *r, kn_arena 
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->warmup_tasks.items = kp_arena_items(a, n, sizeof *s->warmup_tasks.items);
@@ -693,7 +693,7 @@ static int kp_StreamsGroupDescribeResponse_Member_decode(kn_rd *r, kn_arena *a, 
     if ((rc = kp_StreamsGroupDescribeResponse_Endpoint_decode(r, a, &s->user_endpoint, version)) != 0)
         return rc;
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->client_tags.items = kp_arena_items(a, n, sizeof *s->client_tags.items);
@@ -706,7 +706,7 @@ static int kp_StreamsGroupDescribeResponse_Member_decode(kn_rd *r, kn_arena *a, 
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->task_offsets.items = kp_arena_items(a, n, sizeof *s->task_offsets.items);
@@ -719,7 +719,7 @@ static int kp_StreamsGroupDescribeResponse_Member_decode(kn_rd *r, kn_arena *a, 
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->task_end_offsets.items = kp_arena_items(a, n, sizeof *s->task_end_offsets.items);
@@ -826,7 +826,7 @@ static int kp_StreamsGroupDescribeResponse_DescribedGroup_decode(kn_rd *r, kn_ar
     if ((rc = kp_StreamsGroupDescribeResponse_Topology_decode(r, a, &s->topology, version)) != 0)
         return rc;
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 31);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->members.items = kp_arena_items(a, n, sizeof *s->members.items);
@@ -893,7 +893,7 @@ int kp_StreamsGroupDescribeResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
     kp_StreamsGroupDescribeResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 25);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

@@ -68,7 +68,7 @@ typedef struct kp_StreamsGroupDescribeResponse_Subtopology_array {
 
 typedef struct kp_StreamsGroupDescribeResponse_Topology {
     int32_t epoch; /* v0+ */
-    kp_StreamsGroupDescribeResponse_Subtopology_array subtopologies; /* v0+, nullable v0, default null */
+    kp_StreamsGroupDescribeResponse_Subtopology_array subtopologies; /* v0+, nullable v0+, default null */
 } kp_StreamsGroupDescribeResponse_Topology;
 
 typedef struct kp_StreamsGroupDescribeResponse_Endpoint {
@@ -106,13 +106,13 @@ typedef struct kp_StreamsGroupDescribeResponse_Assignment {
 typedef struct kp_StreamsGroupDescribeResponse_Member {
     kn_str member_id; /* v0+ */
     int32_t member_epoch; /* v0+ */
-    kn_str instance_id; /* v0+, nullable v0, default null */
-    kn_str rack_id; /* v0+, nullable v0, default null */
+    kn_str instance_id; /* v0+, nullable v0+, default null */
+    kn_str rack_id; /* v0+, nullable v0+, default null */
     kn_str client_id; /* v0+ */
     kn_str client_host; /* v0+ */
     int32_t topology_epoch; /* v0+ */
     kn_str process_id; /* v0+ */
-    kp_StreamsGroupDescribeResponse_Endpoint user_endpoint; /* v0+, nullable v0, default null */
+    kp_StreamsGroupDescribeResponse_Endpoint user_endpoint; /* v0+, nullable v0+, default null */
     kp_StreamsGroupDescribeResponse_KeyValue_array client_tags; /* v0+ */
     kp_StreamsGroupDescribeResponse_TaskOffset_array task_offsets; /* v0+ */
     kp_StreamsGroupDescribeResponse_TaskOffset_array task_end_offsets; /* v0+ */
@@ -128,12 +128,12 @@ typedef struct kp_StreamsGroupDescribeResponse_Member_array {
 
 typedef struct kp_StreamsGroupDescribeResponse_DescribedGroup {
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kn_str group_id; /* v0+ */
     kn_str group_state; /* v0+ */
     int32_t group_epoch; /* v0+ */
     int32_t assignment_epoch; /* v0+ */
-    kp_StreamsGroupDescribeResponse_Topology topology; /* v0+, nullable v0, default null */
+    kp_StreamsGroupDescribeResponse_Topology topology; /* v0+, nullable v0+, default null */
     kp_StreamsGroupDescribeResponse_Member_array members; /* v0+ */
     int32_t authorized_operations; /* v0+, default -2147483648 */
 } kp_StreamsGroupDescribeResponse_DescribedGroup;

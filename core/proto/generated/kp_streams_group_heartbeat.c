@@ -125,7 +125,7 @@ static int kp_StreamsGroupHeartbeatRequest_TopicInfo_decode(kn_rd *r, kn_arena *
     s->partitions = kn_rd_i32(r);
     s->replication_factor = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topic_configs.items = kp_arena_items(a, n, sizeof *s->topic_configs.items);
@@ -330,7 +330,7 @@ static int kp_StreamsGroupHeartbeatRequest_Subtopology_decode(kn_rd *r, kn_arena
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->state_changelog_topics.items = kp_arena_items(a, n, sizeof *s->state_changelog_topics.items);
@@ -355,7 +355,7 @@ static int kp_StreamsGroupHeartbeatRequest_Subtopology_decode(kn_rd *r, kn_arena
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 9);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->repartition_source_topics.items = kp_arena_items(a, n, sizeof *s->repartition_source_topics.items);
@@ -368,7 +368,7 @@ static int kp_StreamsGroupHeartbeatRequest_Subtopology_decode(kn_rd *r, kn_arena
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 4);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->copartition_groups.items = kp_arena_items(a, n, sizeof *s->copartition_groups.items);
@@ -459,7 +459,7 @@ static int kp_StreamsGroupHeartbeatRequest_Topology_decode(kn_rd *r, kn_arena *a
     kp_StreamsGroupHeartbeatRequest_Topology_init(s);
     s->epoch = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->subtopologies.items = kp_arena_items(a, n, sizeof *s->subtopologies.items);
@@ -683,7 +683,7 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
     if ((rc = kp_StreamsGroupHeartbeatRequest_Topology_decode(r, a, &m->topology, version)) != 0)
         return rc;
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->active_tasks.items = kp_arena_items(a, n, sizeof *m->active_tasks.items);
@@ -696,7 +696,7 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->standby_tasks.items = kp_arena_items(a, n, sizeof *m->standby_tasks.items);
@@ -709,7 +709,7 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->warmup_tasks.items = kp_arena_items(a, n, sizeof *m->warmup_tasks.items);
@@ -725,7 +725,7 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
     if ((rc = kp_StreamsGroupHeartbeatRequest_Endpoint_decode(r, a, &m->user_endpoint, version)) != 0)
         return rc;
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->client_tags.items = kp_arena_items(a, n, sizeof *m->client_tags.items);
@@ -738,7 +738,7 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->task_offsets.items = kp_arena_items(a, n, sizeof *m->task_offsets.items);
@@ -751,7 +751,7 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->task_end_offsets.items = kp_arena_items(a, n, sizeof *m->task_end_offsets.items);
@@ -1061,7 +1061,7 @@ static int kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_decode(kn_rd *r
     if ((rc = kp_StreamsGroupHeartbeatResponse_Endpoint_decode(r, a, &s->user_endpoint, version)) != 0)
         return rc;
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->active_partitions.items = kp_arena_items(a, n, sizeof *s->active_partitions.items);
@@ -1074,7 +1074,7 @@ static int kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_decode(kn_rd *r
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->standby_partitions.items = kp_arena_items(a, n, sizeof *s->standby_partitions.items);
@@ -1182,7 +1182,7 @@ int kp_StreamsGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGro
     m->acceptable_recovery_lag = kn_rd_i32(r);
     m->task_offset_interval_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->status.items = kp_arena_items(a, n, sizeof *m->status.items);
@@ -1195,7 +1195,7 @@ int kp_StreamsGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGro
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->active_tasks.items = kp_arena_items(a, n, sizeof *m->active_tasks.items);
@@ -1208,7 +1208,7 @@ int kp_StreamsGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGro
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->standby_tasks.items = kp_arena_items(a, n, sizeof *m->standby_tasks.items);
@@ -1221,7 +1221,7 @@ int kp_StreamsGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGro
         }
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->warmup_tasks.items = kp_arena_items(a, n, sizeof *m->warmup_tasks.items);
@@ -1235,7 +1235,7 @@ int kp_StreamsGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGro
     }
     m->endpoint_information_epoch = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, true, 1);
+        int32_t n = kp_rd_array_len(r, flex, true, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->partitions_by_user_endpoint.items = kp_arena_items(a, n, sizeof *m->partitions_by_user_endpoint.items);

@@ -94,18 +94,18 @@ typedef struct kp_StreamsGroupHeartbeatRequest {
     kn_str member_id; /* v0+ */
     int32_t member_epoch; /* v0+ */
     int32_t endpoint_information_epoch; /* v0+ */
-    kn_str instance_id; /* v0+, nullable v0, default null */
-    kn_str rack_id; /* v0+, nullable v0, default null */
+    kn_str instance_id; /* v0+, nullable v0+, default null */
+    kn_str rack_id; /* v0+, nullable v0+, default null */
     int32_t rebalance_timeout_ms; /* v0+, default -1 */
-    kp_StreamsGroupHeartbeatRequest_Topology topology; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_TaskIds_array active_tasks; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_TaskIds_array standby_tasks; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_TaskIds_array warmup_tasks; /* v0+, nullable v0, default null */
-    kn_str process_id; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_Endpoint user_endpoint; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_KeyValue_array client_tags; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_TaskOffset_array task_offsets; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatRequest_TaskOffset_array task_end_offsets; /* v0+, nullable v0, default null */
+    kp_StreamsGroupHeartbeatRequest_Topology topology; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_TaskIds_array active_tasks; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_TaskIds_array standby_tasks; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_TaskIds_array warmup_tasks; /* v0+, nullable v0+, default null */
+    kn_str process_id; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_Endpoint user_endpoint; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_KeyValue_array client_tags; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_TaskOffset_array task_offsets; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_TaskOffset_array task_end_offsets; /* v0+, nullable v0+, default null */
     bool shutdown_application; /* v0+, default false */
 } kp_StreamsGroupHeartbeatRequest;
 
@@ -174,18 +174,18 @@ typedef struct kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_array {
 typedef struct kp_StreamsGroupHeartbeatResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
     kn_str member_id; /* v0+ */
     int32_t member_epoch; /* v0+ */
     int32_t heartbeat_interval_ms; /* v0+ */
     int32_t acceptable_recovery_lag; /* v0+ */
     int32_t task_offset_interval_ms; /* v0+ */
-    kp_StreamsGroupHeartbeatResponse_Status_array status; /* v0+, nullable v0 */
-    kp_StreamsGroupHeartbeatResponse_TaskIds_array active_tasks; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatResponse_TaskIds_array standby_tasks; /* v0+, nullable v0, default null */
-    kp_StreamsGroupHeartbeatResponse_TaskIds_array warmup_tasks; /* v0+, nullable v0, default null */
+    kp_StreamsGroupHeartbeatResponse_Status_array status; /* v0+, nullable v0+ */
+    kp_StreamsGroupHeartbeatResponse_TaskIds_array active_tasks; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatResponse_TaskIds_array standby_tasks; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatResponse_TaskIds_array warmup_tasks; /* v0+, nullable v0+, default null */
     int32_t endpoint_information_epoch; /* v0+ */
-    kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_array partitions_by_user_endpoint; /* v0+, nullable v0, default null */
+    kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_array partitions_by_user_endpoint; /* v0+, nullable v0+, default null */
 } kp_StreamsGroupHeartbeatResponse;
 
 /* Zeroes m and applies the schema defaults. */

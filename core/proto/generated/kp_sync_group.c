@@ -68,9 +68,8 @@ int kp_SyncGroupRequest_encode(kn_wr *w, const kp_SyncGroupRequest *m, int16_t v
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->group_instance_id, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(m->group_instance_id.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->group_instance_id.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 5) {
         if ((rc = kp_wr_str(w, m->protocol_type, flex, version >= 5)) != 0)
@@ -111,7 +110,7 @@ int kp_SyncGroupRequest_decode(kn_rd *r, kn_arena *a, kp_SyncGroupRequest *m, in
         m->protocol_name = kp_rd_str(r, flex, version >= 5);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->assignments.items = kp_arena_items(a, n, sizeof *m->assignments.items);

@@ -24,9 +24,9 @@ typedef struct kp_SyncGroupRequest {
     kn_str group_id; /* v0+ */
     int32_t generation_id; /* v0+ */
     kn_str member_id; /* v0+ */
-    kn_str group_instance_id; /* v3+, nullable v3-5, default null */
-    kn_str protocol_type; /* v5+, nullable v5, default null, ignorable */
-    kn_str protocol_name; /* v5+, nullable v5, default null, ignorable */
+    kn_str group_instance_id; /* v3+, nullable v3+, default null */
+    kn_str protocol_type; /* v5+, nullable v5+, default null, ignorable */
+    kn_str protocol_name; /* v5+, nullable v5+, default null, ignorable */
     kp_SyncGroupRequest_SyncGroupRequestAssignment_array assignments; /* v0+ */
 } kp_SyncGroupRequest;
 
@@ -49,8 +49,8 @@ int kp_SyncGroupRequest_sample(kp_SyncGroupRequest *m, kn_arena *a, int16_t vers
 typedef struct kp_SyncGroupResponse {
     int32_t throttle_time_ms; /* v1+, ignorable */
     int16_t error_code; /* v0+ */
-    kn_str protocol_type; /* v5+, nullable v5, default null, ignorable */
-    kn_str protocol_name; /* v5+, nullable v5, default null, ignorable */
+    kn_str protocol_type; /* v5+, nullable v5+, default null, ignorable */
+    kn_str protocol_name; /* v5+, nullable v5+, default null, ignorable */
     kn_bytes assignment; /* v0+ */
 } kp_SyncGroupResponse;
 

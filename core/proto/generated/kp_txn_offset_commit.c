@@ -95,7 +95,7 @@ static int kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_decode(kn_rd *r
     kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 14);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -140,23 +140,20 @@ int kp_TxnOffsetCommitRequest_encode(kn_wr *w, const kp_TxnOffsetCommitRequest *
     kn_wr_i16(w, m->producer_epoch);
     if (version >= 3) {
         kn_wr_i32(w, m->generation_id);
-    } else {
-        if (!(m->generation_id == -1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->generation_id == -1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->member_id, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(m->member_id.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->member_id.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 3) {
         if ((rc = kp_wr_str(w, m->group_instance_id, flex, version >= 3)) != 0)
             return rc;
-    } else {
-        if (!(m->group_instance_id.len < 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(m->group_instance_id.len < 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if ((rc = kp_wr_array_len(w, m->topics.count, m->topics.items, flex, false)) != 0)
         return rc;
@@ -190,7 +187,7 @@ int kp_TxnOffsetCommitRequest_decode(kn_rd *r, kn_arena *a, kp_TxnOffsetCommitRe
         m->group_instance_id = kp_rd_str(r, flex, version >= 3);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -299,7 +296,7 @@ static int kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_decode(kn_rd 
     kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 6);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -357,7 +354,7 @@ int kp_TxnOffsetCommitResponse_decode(kn_rd *r, kn_arena *a, kp_TxnOffsetCommitR
     kp_TxnOffsetCommitResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);

@@ -14,7 +14,7 @@ typedef struct kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition {
     int32_t partition_index; /* v0+ */
     int64_t committed_offset; /* v0+ */
     int32_t committed_leader_epoch; /* v2+, default -1, ignorable */
-    kn_str committed_metadata; /* v0+, nullable v0-5 */
+    kn_str committed_metadata; /* v0+, nullable v0+ */
 } kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition;
 
 typedef struct kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_array {
@@ -39,7 +39,7 @@ typedef struct kp_TxnOffsetCommitRequest {
     int16_t producer_epoch; /* v0+ */
     int32_t generation_id; /* v3+, default -1 */
     kn_str member_id; /* v3+, default  */
-    kn_str group_instance_id; /* v3+, nullable v3-5, default null */
+    kn_str group_instance_id; /* v3+, nullable v3+, default null */
     kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_array topics; /* v0+ */
 } kp_TxnOffsetCommitRequest;
 

@@ -33,7 +33,7 @@ int kp_UnregisterBrokerRequest_sample(kp_UnregisterBrokerRequest *m, kn_arena *a
 typedef struct kp_UnregisterBrokerResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_UnregisterBrokerResponse;
 
 /* Zeroes m and applies the schema defaults. */

@@ -30,15 +30,13 @@ static int kp_UpdateFeaturesRequest_FeatureUpdateKey_encode(kn_wr *w, const kp_U
     kn_wr_i16(w, s->max_version_level);
     if (version <= 0) {
         kn_wr_bool(w, s->allow_downgrade);
-    } else {
-        if (!(!s->allow_downgrade))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!s->allow_downgrade)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i8(w, s->upgrade_type);
-    } else {
-        if (!(s->upgrade_type == 1))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->upgrade_type == 1)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -89,9 +87,8 @@ int kp_UpdateFeaturesRequest_encode(kn_wr *w, const kp_UpdateFeaturesRequest *m,
     }
     if (version >= 1) {
         kn_wr_bool(w, m->validate_only);
-    } else {
-        if (!(!m->validate_only))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!m->validate_only)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -107,7 +104,7 @@ int kp_UpdateFeaturesRequest_decode(kn_rd *r, kn_arena *a, kp_UpdateFeaturesRequ
     kp_UpdateFeaturesRequest_init(m);
     m->timeout_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->feature_updates.items = kp_arena_items(a, n, sizeof *m->feature_updates.items);
@@ -225,7 +222,7 @@ int kp_UpdateFeaturesResponse_decode(kn_rd *r, kn_arena *a, kp_UpdateFeaturesRes
     m->error_message = kp_rd_str(r, flex, true);
     if (version <= 1) {
         {
-            int32_t n = kp_rd_array_len(r, flex, false, 1);
+            int32_t n = kp_rd_array_len(r, flex, false, 5);
             if (!kn_rd_ok(r))
                 return KN_ERR__PROTOCOL;
             m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

@@ -47,7 +47,7 @@ int kp_UpdateFeaturesRequest_sample(kp_UpdateFeaturesRequest *m, kn_arena *a, in
 typedef struct kp_UpdateFeaturesResponse_UpdatableFeatureResult {
     kn_str feature; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-2 */
+    kn_str error_message; /* v0+, nullable v0+ */
 } kp_UpdateFeaturesResponse_UpdatableFeatureResult;
 
 typedef struct kp_UpdateFeaturesResponse_UpdatableFeatureResult_array {
@@ -58,7 +58,7 @@ typedef struct kp_UpdateFeaturesResponse_UpdatableFeatureResult_array {
 typedef struct kp_UpdateFeaturesResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-2 */
+    kn_str error_message; /* v0+, nullable v0+ */
     kp_UpdateFeaturesResponse_UpdatableFeatureResult_array results; /* v0-1, ignorable */
 } kp_UpdateFeaturesResponse;
 

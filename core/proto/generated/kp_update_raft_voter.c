@@ -122,7 +122,7 @@ int kp_UpdateRaftVoterRequest_decode(kn_rd *r, kn_arena *a, kp_UpdateRaftVoterRe
     m->voter_id = kn_rd_i32(r);
     m->voter_directory_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->listeners.items = kp_arena_items(a, n, sizeof *m->listeners.items);

@@ -27,7 +27,7 @@ typedef struct kp_UpdateRaftVoterRequest_KRaftVersionFeature {
 } kp_UpdateRaftVoterRequest_KRaftVersionFeature;
 
 typedef struct kp_UpdateRaftVoterRequest {
-    kn_str cluster_id; /* v0+, nullable v0 */
+    kn_str cluster_id; /* v0+, nullable v0+ */
     int32_t current_leader_epoch; /* v0+ */
     int32_t voter_id; /* v0+ */
     kn_uuid voter_directory_id; /* v0+ */
@@ -61,7 +61,7 @@ typedef struct kp_UpdateRaftVoterResponse_CurrentLeader {
 typedef struct kp_UpdateRaftVoterResponse {
     int32_t throttle_time_ms; /* v0+ */
     int16_t error_code; /* v0+ */
-    kp_UpdateRaftVoterResponse_CurrentLeader current_leader; /* v0+, tag 0 v0 */
+    kp_UpdateRaftVoterResponse_CurrentLeader current_leader; /* v0+, tag 0 v0+ */
 } kp_UpdateRaftVoterResponse;
 
 /* Zeroes m and applies the schema defaults. */

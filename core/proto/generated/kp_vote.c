@@ -41,9 +41,8 @@ static int kp_VoteRequest_PartitionData_encode(kn_wr *w, const kp_VoteRequest_Pa
     kn_wr_i64(w, s->last_offset);
     if (version >= 2) {
         kn_wr_bool(w, s->pre_vote);
-    } else {
-        if (!(!s->pre_vote))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(!s->pre_vote)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -115,7 +114,7 @@ static int kp_VoteRequest_TopicData_decode(kn_rd *r, kn_arena *a, kp_VoteRequest
     kp_VoteRequest_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 25);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -180,7 +179,7 @@ int kp_VoteRequest_decode(kn_rd *r, kn_arena *a, kp_VoteRequest *m, int16_t vers
         m->voter_id = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -294,7 +293,7 @@ static int kp_VoteResponse_TopicData_decode(kn_rd *r, kn_arena *a, kp_VoteRespon
     kp_VoteResponse_TopicData_init(s);
     s->topic_name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 16);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -331,22 +330,19 @@ static int kp_VoteResponse_NodeEndpoint_encode(kn_wr *w, const kp_VoteResponse_N
     int rc;
     if (version >= 1) {
         kn_wr_i32(w, s->node_id);
-    } else {
-        if (!(s->node_id == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->node_id == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         if ((rc = kp_wr_str(w, s->host, flex, false)) != 0)
             return rc;
-    } else {
-        if (!(s->host.len == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->host.len == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (version >= 1) {
         kn_wr_i16(w, (int16_t)s->port);
-    } else {
-        if (!(s->port == 0))
-            return KN_ERR__INVALID_ARG;
+    } else if (!(s->port == 0)) {
+        return KN_ERR__INVALID_ARG;
     }
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -426,7 +422,7 @@ int kp_VoteResponse_decode(kn_rd *r, kn_arena *a, kp_VoteResponse *m, int16_t ve
     kp_VoteResponse_init(m);
     m->error_code = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -449,7 +445,7 @@ int kp_VoteResponse_decode(kn_rd *r, kn_arena *a, kp_VoteResponse *m, int16_t ve
             case 0:
                 if (version >= 1) {
                     {
-                        int32_t n = kp_rd_array_len(&sub, flex, false, 1);
+                        int32_t n = kp_rd_array_len(&sub, flex, false, 8);
                         if (!kn_rd_ok(&sub))
                             return kp_rd_sub_fail(r, &sub, KN_ERR__PROTOCOL);
                         m->node_endpoints.items = kp_arena_items(a, n, sizeof *m->node_endpoints.items);

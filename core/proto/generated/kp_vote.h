@@ -37,7 +37,7 @@ typedef struct kp_VoteRequest_TopicData_array {
 } kp_VoteRequest_TopicData_array;
 
 typedef struct kp_VoteRequest {
-    kn_str cluster_id; /* v0+, nullable v0-2, default null */
+    kn_str cluster_id; /* v0+, nullable v0+, default null */
     int32_t voter_id; /* v1+, default -1, ignorable */
     kp_VoteRequest_TopicData_array topics; /* v0+ */
 } kp_VoteRequest;
@@ -95,7 +95,7 @@ typedef struct kp_VoteResponse_NodeEndpoint_array {
 typedef struct kp_VoteResponse {
     int16_t error_code; /* v0+ */
     kp_VoteResponse_TopicData_array topics; /* v0+ */
-    kp_VoteResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1-2 */
+    kp_VoteResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_VoteResponse;
 
 /* Zeroes m and applies the schema defaults. */

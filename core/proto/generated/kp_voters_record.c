@@ -116,7 +116,7 @@ static int kp_VotersRecord_Voter_decode(kn_rd *r, kn_arena *a, kp_VotersRecord_V
     s->voter_id = kn_rd_i32(r);
     s->voter_directory_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 5);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->endpoints.items = kp_arena_items(a, n, sizeof *s->endpoints.items);
@@ -179,7 +179,7 @@ int kp_VotersRecord_decode(kn_rd *r, kn_arena *a, kp_VotersRecord *m, int16_t ve
     kp_VotersRecord_init(m);
     m->version = kn_rd_i16(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 27);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->voters.items = kp_arena_items(a, n, sizeof *m->voters.items);

@@ -96,7 +96,7 @@ static int kp_WriteShareGroupStateRequest_PartitionData_decode(kn_rd *r, kn_aren
         s->delivery_complete_count = kn_rd_i32(r);
     }
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 20);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->state_batches.items = kp_arena_items(a, n, sizeof *s->state_batches.items);
@@ -156,7 +156,7 @@ static int kp_WriteShareGroupStateRequest_WriteStateData_decode(kn_rd *r, kn_are
     kp_WriteShareGroupStateRequest_WriteStateData_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 22);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -215,7 +215,7 @@ int kp_WriteShareGroupStateRequest_decode(kn_rd *r, kn_arena *a, kp_WriteShareGr
     kp_WriteShareGroupStateRequest_init(m);
     m->group_id = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->topics.items = kp_arena_items(a, n, sizeof *m->topics.items);
@@ -316,7 +316,7 @@ static int kp_WriteShareGroupStateResponse_WriteStateResult_decode(kn_rd *r, kn_
     kp_WriteShareGroupStateResponse_WriteStateResult_init(s);
     s->topic_id = kn_rd_uuid(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 8);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -372,7 +372,7 @@ int kp_WriteShareGroupStateResponse_decode(kn_rd *r, kn_arena *a, kp_WriteShareG
     int rc;
     kp_WriteShareGroupStateResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 18);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->results.items = kp_arena_items(a, n, sizeof *m->results.items);

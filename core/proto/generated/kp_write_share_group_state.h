@@ -70,7 +70,7 @@ int kp_WriteShareGroupStateRequest_sample(kp_WriteShareGroupStateRequest *m, kn_
 typedef struct kp_WriteShareGroupStateResponse_PartitionResult {
     int32_t partition; /* v0+ */
     int16_t error_code; /* v0+ */
-    kn_str error_message; /* v0+, nullable v0-1, default null */
+    kn_str error_message; /* v0+, nullable v0+, default null */
 } kp_WriteShareGroupStateResponse_PartitionResult;
 
 typedef struct kp_WriteShareGroupStateResponse_PartitionResult_array {

@@ -104,7 +104,7 @@ static int kp_WriteTxnMarkersRequest_WritableTxnMarker_decode(kn_rd *r, kn_arena
     s->producer_epoch = kn_rd_i16(r);
     s->transaction_result = kn_rd_bool(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -170,7 +170,7 @@ int kp_WriteTxnMarkersRequest_decode(kn_rd *r, kn_arena *a, kp_WriteTxnMarkersRe
     int rc;
     kp_WriteTxnMarkersRequest_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 17);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->markers.items = kp_arena_items(a, n, sizeof *m->markers.items);
@@ -270,7 +270,7 @@ static int kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_decode(kn_rd 
     kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_init(s);
     s->name = kp_rd_str(r, flex, false);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 7);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->partitions.items = kp_arena_items(a, n, sizeof *s->partitions.items);
@@ -324,7 +324,7 @@ static int kp_WriteTxnMarkersResponse_WritableTxnMarkerResult_decode(kn_rd *r, k
     kp_WriteTxnMarkersResponse_WritableTxnMarkerResult_init(s);
     s->producer_id = kn_rd_i64(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->topics.items = kp_arena_items(a, n, sizeof *s->topics.items);
@@ -380,7 +380,7 @@ int kp_WriteTxnMarkersResponse_decode(kn_rd *r, kn_arena *a, kp_WriteTxnMarkersR
     int rc;
     kp_WriteTxnMarkersResponse_init(m);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 1);
+        int32_t n = kp_rd_array_len(r, flex, false, 10);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->markers.items = kp_arena_items(a, n, sizeof *m->markers.items);
