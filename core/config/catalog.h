@@ -61,7 +61,6 @@ typedef struct kn_conf_key {
     double dmin, dmax;  /* range bounds of doubles */
     int64_t extra;      /* KN_CHECK_RANGE_OR's extra accepted value */
     const char *const *values; /* NULL-terminated */
-    const char *doc;           /* first sentence of the key's documentation */
 } kn_conf_key;
 
 /* Generated table, sorted by name (strcmp). */

@@ -25,8 +25,7 @@ const kn_conf_key kn_conf_extra_keys[] = {
      .def = {"info", "warn", NULL},
      .check = KN_CHECK_ENUM,
      .icase = 1,
-     .values = test_levels,
-     .doc = "Test-only level."},
+     .values = test_levels},
     {.name = "kn.test.queue.size",
      .type = KN_CONF_INT,
      .clients = KN_CLIENT_PRODUCER,
@@ -35,8 +34,7 @@ const kn_conf_key kn_conf_extra_keys[] = {
      .has_min = 1,
      .imin = 1,
      .has_max = 1,
-     .imax = 4096,
-     .doc = "Test-only size."},
+     .imax = 4096},
 };
 const size_t kn_conf_extra_count = sizeof(kn_conf_extra_keys) / sizeof(kn_conf_extra_keys[0]);
 
