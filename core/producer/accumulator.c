@@ -489,3 +489,91 @@ knp_batch *knp_acc_take_done(knp_acc *acc) {
     acc->done_head = acc->done_tail = NULL;
     return b;
 }
+
+int knp_acc_split(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch, char *errstr,
+                  size_t errsize) {
+    if (!b->built || b->count < 2) {
+        kn_errstr_set(errstr, errsize, "batch cannot be split");
+        return KN_ERR__INVALID_ARG;
+    }
+    kn_rb rb;
+    int rc = kn_rb_parse(&rb, b->wire.buf, b->wire.len, 0, errstr, errsize);
+    if (rc)
+        return rc;
+    kn_wr scratch;
+    kn_wr_init(&scratch, 0, 0);
+    knp_batch *half[2] = {NULL, NULL};
+    kn_rb_kv *hv = NULL;
+    int32_t hv_cap = 0;
+    int32_t first = b->count / 2;
+    rc = kn_rb_records_begin(&rb, &scratch, errstr, errsize);
+    for (int k = 0; k < 2 && !rc; k++) {
+        half[k] = batch_new(acc, b->pq, b->created_ms);
+        int32_t n = k == 0 ? first : b->count - first;
+        if (half[k])
+            half[k]->meta = kn_malloc((size_t)n * sizeof *half[k]->meta);
+        if (!half[k] || !half[k]->meta) {
+            rc = KN_ERR__NOMEM;
+            break;
+        }
+        half[k]->meta_cap = n;
+    }
+    kn_record rec;
+    int32_t i = 0;
+    while (!rc && (rc = kn_rb_next(&rb, &rec, errstr, errsize)) == 1) {
+        rc = 0;
+        if (i >= b->count) {
+            rc = KN_ERR__BAD_BATCH;
+            break;
+        }
+        knp_batch *h = half[i < first ? 0 : 1];
+        if (rec.header_count > hv_cap) {
+            kn_rb_kv *nh = kn_realloc(hv, (size_t)rec.header_count * sizeof *nh);
+            if (!nh) {
+                rc = KN_ERR__NOMEM;
+                break;
+            }
+            hv = nh;
+            hv_cap = rec.header_count;
+        }
+        kn_record_hdr_iter it;
+        kn_record_headers(&rec, &it);
+        int32_t nh = 0;
+        while (nh < rec.header_count && kn_record_hdr_next(&it, &hv[nh]))
+            nh++;
+        rc = kn_rb_builder_append(&h->b, h->count, rec.timestamp, rec.key, rec.value, hv,
+                                  (size_t)nh);
+        if (rc)
+            break;
+        h->meta[h->count++] = b->meta[i++];
+    }
+    if (!rc && i != b->count)
+        rc = KN_ERR__BAD_BATCH;
+    for (int k = 0; k < 2 && !rc; k++) {
+        knp_batch *h = half[k];
+        h->full = true;
+        h->has_dr = b->has_dr;
+        h->deadline_ms = b->deadline_ms;
+        h->attempts = b->attempts;
+        h->base_seq = b->base_seq < 0 ? -1
+                      : k == 0    ? b->base_seq
+                                  : (int32_t)(((uint32_t)b->base_seq + (uint32_t)first) & 0x7fffffff);
+        rc = knp_batch_build(acc, h, producer_id, epoch, errstr, errsize);
+    }
+    kn_wr_free(&scratch);
+    kn_free(hv);
+    if (rc) {
+        if (!errstr || !*errstr)
+            kn_errstr_set(errstr, errsize, "cannot split the batch: %s", kn_err_message(rc));
+        knp_batch_free(half[0]);
+        knp_batch_free(half[1]);
+        return rc;
+    }
+    half[0]->mem = b->mem / 2;
+    half[1]->mem = b->mem - half[0]->mem;
+    b->mem = 0;
+    knp_acc_requeue(acc, half[0]);
+    knp_acc_requeue(acc, half[1]);
+    knp_batch_free(b);
+    return 0;
+}

@@ -188,6 +188,14 @@ void knp_acc_requeue(knp_acc *acc, knp_batch *b);
 int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch,
                     char *errstr, size_t errsize);
 
+/* Lock held. Splits a built batch the broker refused as too large
+ * (count > 1) into two halves, each rebuilt for producer_id/epoch and
+ * requeued as a retry; the halves keep b's sequence range (first half
+ * at b's base sequence), deadline and reports. Frees b on success.
+ * Returns 0, or an error (b untouched). */
+int knp_acc_split(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch, char *errstr,
+                  size_t errsize);
+
 /* Lock held. Finishes b with err (0 = delivered at base_offset): frees
  * its record memory, releases its buffer.memory and queues its reports
  * (or frees it when nobody will read them). errstr may be NULL. */

@@ -245,8 +245,14 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     knp_partq *pq = b->pq;
     pq->inflight--;
     if (err == 0 || (err == KN_ERR_DUPLICATE_SEQUENCE_NUMBER && s->conf.idempotent)) {
-        if (b->base_seq >= 0)
-            pq->acked_next = (int32_t)((uint32_t)b->base_seq + (uint32_t)b->count);
+        if (b->base_seq >= 0) {
+            /* Only forward: a late duplicate of an older batch must not
+             * move it back. Sequences wrap at 2^31. */
+            int32_t end = (int32_t)(((uint32_t)b->base_seq + (uint32_t)b->count) & 0x7fffffff);
+            int32_t ahead = (int32_t)(((uint32_t)end - (uint32_t)pq->acked_next) & 0x7fffffff);
+            if (ahead > 0 && ahead < 0x40000000)
+                pq->acked_next = end;
+        }
         acc->batches_sent++;
         acc->bytes_sent += (int64_t)b->wire.len;
         knp_acc_complete(acc, b, 0, base_offset, log_append_time, NULL);
@@ -255,6 +261,13 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     char buf[300];
     kn_errstr_set(buf, sizeof buf, "%s-%d: %s%s%s", pq->topic->name, (int)pq->partition,
              kn_err_name(err), msg && *msg ? ": " : "", msg ? msg : "");
+    if ((err == KN_ERR_MESSAGE_TOO_LARGE || err == KN_ERR_RECORD_LIST_TOO_LARGE) &&
+        b->count > 1 && !acc->closing) {
+        /* Java splits and retries; a single record too large fails alone. */
+        char serr[200] = "";
+        if (knp_acc_split(acc, b, s->producer_id, s->epoch, serr, sizeof serr) == 0)
+            return;
+    }
     if (is_fatal_err(err)) {
         set_fatal(s, err, buf);
         knp_acc_complete(acc, b, err, -1, -1, buf);
@@ -463,6 +476,12 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         knp_batch *b = pq->head;
         if (!b)
             continue;
+        if (pq->leader < 0 && s->md && md_at >= pq->stale_before_ms) {
+            /* A queue created after this snapshot was applied. */
+            const knw_topic *kt = knw_metadata_topic(s->md, pq->topic->name);
+            if (kt && pq->partition < kt->partition_count)
+                pq->leader = kt->partitions[pq->partition].leader;
+        }
         if (pq->leader < 0 || md_at < pq->stale_before_ms) {
             *need_md = true;
             continue;

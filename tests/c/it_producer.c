@@ -419,6 +419,66 @@ static void test_acks_1_and_0(void **s) {
     assert_int_equal(m, 5000); /* no offsets without a response */
 }
 
+/* The broker refuses batches over the topic's max.message.bytes: they
+ * are split and retried until they fit; a single record over the limit
+ * fails alone. */
+static void test_message_too_large_split(void **s) {
+    (void)s;
+    char topic[128], cmd[1024];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("split"));
+    snprintf(cmd, sizeof cmd,
+             "%s topics --bootstrap-server %s --create --topic %s --partitions 1 "
+             "--config max.message.bytes=20000 >/dev/null 2>&1",
+             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic);
+    run(cmd);
+    kn_conf *conf = base_conf();
+    set(conf, "batch.size", "200000");
+    set(conf, "linger.ms", "200");
+    dr_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    for (int i = 0; i < N_PARTS; i++)
+        ctx.last_offset[i] = -1;
+    char err[512];
+    kn_producer *p = kn_producer_new(conf, on_dr, &ctx, err, sizeof err);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", err);
+    static char value[30000];
+    memset(value, 'y', sizeof value);
+    for (int i = 0; i < 300; i++) {
+        kn_record_out r = KN_RECORD_OUT_INIT;
+        r.topic = topic;
+        r.value = value;
+        r.value_len = 1000;
+        r.opaque = (void *)(intptr_t)(i + 1);
+        assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
+    }
+    assert_int_equal(kn_producer_flush(p, 60000), 0);
+    kn_producer_stats st;
+    kn_producer_get_stats(p, &st);
+    print_message("split: %lld batches sent after %lld retries\n", (long long)st.batches_sent,
+                  (long long)st.retries);
+    if (ctx.errors)
+        fail_msg("%lld delivery errors, first %s: %s", (long long)ctx.errors,
+                 kn_err_name(ctx.first_err), ctx.first_errstr);
+    assert_int_equal(ctx.reports, 300);
+    assert_int_equal(ctx.order_violations, 0);
+    assert_int_equal(ctx.last_offset[0], 299);
+    assert_true(st.retries > 0);
+    assert_true(st.batches_sent >= 15);
+    /* One record larger than the topic allows: it alone fails. */
+    kn_record_out r = KN_RECORD_OUT_INIT;
+    r.topic = topic;
+    r.value = value;
+    r.value_len = sizeof value;
+    assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
+    assert_int_equal(kn_producer_flush(p, 60000), 0);
+    assert_int_equal(ctx.reports, 301);
+    assert_int_equal(ctx.errors, 1);
+    assert_int_equal(ctx.first_err, KN_ERR_MESSAGE_TOO_LARGE);
+    assert_int_equal(kn_producer_close(p, 10000), 0);
+}
+
 int main(void) {
     kn_test_bootstrap();
     const struct CMUnitTest tests[] = {
@@ -426,6 +486,7 @@ int main(void) {
         cmocka_unit_test(test_codec_snappy), cmocka_unit_test(test_codec_lz4),
         cmocka_unit_test(test_codec_zstd),   cmocka_unit_test(test_buffer_full),
         cmocka_unit_test(test_unknown_topic_times_out), cmocka_unit_test(test_acks_1_and_0),
+        cmocka_unit_test(test_message_too_large_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

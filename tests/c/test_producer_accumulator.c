@@ -403,6 +403,82 @@ static void test_no_reports_needed(void **state) {
     knp_acc_destroy(&acc);
 }
 
+/* A batch the broker refused as too large splits into two halves that
+ * keep the sequence range, the reports and valid CRCs. */
+static void test_split(void **state) {
+    (void)state;
+    knp_acc acc;
+    knp_acc_conf c;
+    conf_defaults(&c);
+    c.batch_size = 1 << 16;
+    c.codec = KN_CODEC_LZ4;
+    assert_int_equal(knp_acc_init(&acc, &c, 1), 0);
+    pthread_mutex_lock(&acc.lock);
+    knp_topic *t = knp_acc_topic(&acc, "s", true);
+    assert_int_equal(knp_acc_topic_update(&acc, t, 1, NULL, 0), 0);
+    kn_rb_kv h = {{"h", 1}, {(const uint8_t *)"v", 1}};
+    char err[256];
+    int32_t p;
+    for (int i = 0; i < 41; i++) {
+        knp_rec r = rec_of(i % 2 ? "key" : NULL, 50);
+        r.headers = &h;
+        r.header_count = 1;
+        r.opaque = (void *)(intptr_t)(i + 1);
+        assert_int_equal(knp_acc_append(&acc, t, 0, &r, 0, 0, &p, err, sizeof err), 0);
+    }
+    int64_t mem = acc.mem_used;
+    knp_batch *b = knp_acc_pop(&acc, t->parts[0]);
+    b->base_seq = 100;
+    b->attempts = 1;
+    assert_int_equal(knp_batch_build(&acc, b, 77, 2, err, sizeof err), 0);
+    assert_int_equal(knp_acc_split(&acc, b, 77, 2, err, sizeof err), 0);
+    knp_partq *pq = t->parts[0];
+    assert_int_equal(pq->depth, 2);
+    knp_batch *h1 = pq->head, *h2 = h1->next;
+    assert_int_equal(h1->count, 20);
+    assert_int_equal(h2->count, 21);
+    assert_int_equal(h1->base_seq, 100);
+    assert_int_equal(h2->base_seq, 120);
+    assert_int_equal(acc.mem_used, mem);
+    assert_int_equal(h1->mem + h2->mem, (size_t)mem);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal((intptr_t)h1->meta[i].opaque, i + 1);
+    for (int i = 0; i < 21; i++)
+        assert_int_equal((intptr_t)h2->meta[i].opaque, i + 21);
+    kn_rb rb;
+    assert_int_equal(kn_rb_parse(&rb, h2->wire.buf, h2->wire.len, KN_RB_VERIFY_CRC, err, sizeof err), 0);
+    assert_int_equal(rb.h.base_sequence, 120);
+    assert_int_equal(rb.h.producer_id, 77);
+    assert_int_equal(rb.h.record_count, 21);
+    assert_int_equal(kn_rb_codec(&rb), KN_CODEC_LZ4);
+    kn_wr scratch;
+    kn_wr_init(&scratch, 0, 0);
+    assert_int_equal(kn_rb_records_begin(&rb, &scratch, err, sizeof err), 0);
+    kn_record rec;
+    int n = 0;
+    while (kn_rb_next(&rb, &rec, err, sizeof err) == 1) {
+        /* record 20 + n of the original: odd ones carry "key" */
+        assert_int_equal(rec.key.len, (20 + n) % 2 ? 3 : -1);
+        assert_int_equal(rec.header_count, 1);
+        n++;
+    }
+    assert_int_equal(n, 21);
+    kn_wr_free(&scratch);
+    knp_batch *x = knp_acc_pop(&acc, pq);
+    knp_batch *y = knp_acc_pop(&acc, pq);
+    knp_acc_complete(&acc, x, 0, 0, -1, NULL);
+    knp_acc_complete(&acc, y, 0, 0, -1, NULL);
+    assert_int_equal(acc.mem_used, 0);
+    knp_batch *d = knp_acc_take_done(&acc);
+    while (d) {
+        knp_batch *nx = d->next;
+        knp_batch_free(d);
+        d = nx;
+    }
+    pthread_mutex_unlock(&acc.lock);
+    knp_acc_destroy(&acc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_batching_and_readiness),
@@ -412,6 +488,7 @@ int main(void) {
         cmocka_unit_test(test_build_and_rewrite),
         cmocka_unit_test(test_requeue_order),
         cmocka_unit_test(test_no_reports_needed),
+        cmocka_unit_test(test_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
