@@ -108,6 +108,12 @@ int kn_rb_records_begin(kn_rb *b, kn_wr *scratch, char *errstr, size_t errsize) 
     b->records_len = b->size - KN_RB_HEADER_SIZE;
     if (c->id != KN_CODEC_NONE) {
         char cerr[160] = "";
+        if (!scratch) {
+            kn_errstr_set(errstr, errsize,
+                          "record batch at offset %" PRId64 ": %s batch needs a scratch buffer",
+                          b->h.base_offset, c->name);
+            return KN_ERR__INVALID_ARG;
+        }
         scratch->len = 0;
         scratch->err = 0;
         int err = c->decompress(b->records, b->records_len, scratch, cerr, sizeof cerr);

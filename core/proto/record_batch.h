@@ -200,7 +200,10 @@ static inline int64_t kn_rb_last_offset(const kn_rb *b) {
 /* Prepares record iteration: for a compressed batch, resets scratch
  * (len = 0) and decompresses into it, bounded by scratch->max; record
  * slices then point into scratch->buf and stay valid until scratch is
- * reused or freed. Uncompressed batches do not touch scratch. */
+ * reused or freed. Uncompressed batches do not touch scratch (it may be
+ * NULL for them; NULL with a compressed batch is KN_ERR__INVALID_ARG).
+ * Returns 0, KN_ERR__BAD_BATCH (corrupt or over scratch->max),
+ * KN_ERR__NOMEM or KN_ERR__INVALID_ARG. */
 int kn_rb_records_begin(kn_rb *b, kn_wr *scratch, char *errstr, size_t errsize);
 
 /* Reads the next record: returns 1 with *rec filled, 0 after the last

@@ -86,7 +86,7 @@ static void test_hand_built(void **state) {
     assert_int_equal(b.h.base_sequence, 9);
     assert_int_equal(b.h.record_count, 1);
     assert_true(kn_rb_last_offset(&b) == 5);
-    assert_int_equal(kn_rb_records_begin(&b, &scratch, es, sizeof es), 0);
+    assert_int_equal(kn_rb_records_begin(&b, NULL, es, sizeof es), 0);
     kn_record r;
     assert_int_equal(kn_rb_next(&b, &r, es, sizeof es), 1);
     assert_true(r.offset == 5);
@@ -499,6 +499,7 @@ static void test_decompress_cap(void **state) {
     assert_int_equal(kn_rb_parse(&b, out.buf, out.len, KN_RB_VERIFY_CRC, es, sizeof es), 0);
     assert_int_equal(kn_rb_records_begin(&b, &small, es, sizeof es), KN_ERR__BAD_BATCH);
     assert_non_null(strstr(es, "record batch at offset 9: zstd: decompressed data exceeds"));
+    assert_int_equal(kn_rb_records_begin(&b, NULL, es, sizeof es), KN_ERR__INVALID_ARG);
     kn_wr_free(&small);
     kn_wr_free(&out);
 }
