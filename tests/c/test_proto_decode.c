@@ -46,7 +46,8 @@ static void check_prefixes(const kp_api *api, int16_t v) {
         kn_rd_init(&r, copy, len);
         int rc = api->resp_decode(&r, &a, &out, v);
         if (rc != KN_ERR__PROTOCOL)
-            fail_msg("%sResponse v%d: prefix %zu/%zu decoded with %s", api->name, v, len, w.len, kn_err_name(rc));
+            fail_msg("%sResponse v%d: prefix %zu/%zu decoded with %s", api->name, v, len, w.len,
+                     kn_err_name(rc));
         assert_non_null(r.err_what);
         assert_true(r.err_off <= len);
         kn_arena_destroy(&a);

@@ -27,14 +27,14 @@ static void expect_bytes(const kn_wr *w, const uint8_t *want, size_t n) {
  * empty tag sections. */
 static void test_api_versions_request_v3_frame(void **state) {
     static const uint8_t want[] = {
-        0x00, 0x00, 0x00, 0x16,             /* size: 22 bytes follow */
-        0x00, 0x12, 0x00, 0x03,             /* api key 18, version 3 */
-        0x00, 0x00, 0x00, 0x07,             /* correlation id 7 */
-        0x00, 0x03, 'c',  'l',  'i',        /* client id: int16 length */
-        0x00,                               /* header tagged fields */
-        0x03, 'k',  'n',                    /* ClientSoftwareName "kn" */
-        0x04, '1',  '.',  '0',              /* ClientSoftwareVersion "1.0" */
-        0x00,                               /* body tagged fields */
+        0x00, 0x00, 0x00, 0x16,      /* size: 22 bytes follow */
+        0x00, 0x12, 0x00, 0x03,      /* api key 18, version 3 */
+        0x00, 0x00, 0x00, 0x07,      /* correlation id 7 */
+        0x00, 0x03, 'c',  'l',  'i', /* client id: int16 length */
+        0x00,                        /* header tagged fields */
+        0x03, 'k',  'n',             /* ClientSoftwareName "kn" */
+        0x04, '1',  '.',  '0',       /* ClientSoftwareVersion "1.0" */
+        0x00,                        /* body tagged fields */
     };
     kn_wr w;
     kn_wr_init(&w, 0, 0);
@@ -69,13 +69,13 @@ static void test_api_versions_request_v0_frame(void **state) {
 
 /* Metadata v12 with one topic by name. */
 static const uint8_t metadata_v12[] = {
-    0x02,                                           /* topics: 1 (compact) */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* topic id: zero */
-    0x04, 'f', 'o', 'o',                            /* name "foo" */
-    0x00,                                           /* topic tagged fields */
-    0x01,                                           /* allow auto topic creation */
-    0x00,                                           /* include topic authorized ops */
-    0x00,                                           /* tagged fields */
+    0x02,                                                    /* topics: 1 (compact) */
+    0,    0,   0,   0,   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* topic id: zero */
+    0x04, 'f', 'o', 'o',                                     /* name "foo" */
+    0x00,                                                    /* topic tagged fields */
+    0x01,                                                    /* allow auto topic creation */
+    0x00,                                                    /* include topic authorized ops */
+    0x00,                                                    /* tagged fields */
 };
 
 static void test_metadata_request_v12(void **state) {
@@ -124,13 +124,13 @@ static void test_metadata_request_null_topics(void **state) {
 /* ApiVersions v3 response with two tagged fields set (tags 1 and 3),
  * written in tag order, each as tag, size, value. */
 static const uint8_t api_versions_resp_v3[] = {
-    0x00, 0x00,                                     /* error code */
-    0x02,                                           /* api keys: 1 */
-    0x00, 0x03, 0x00, 0x00, 0x00, 0x0d, 0x00,       /* Metadata 0-13, tags */
-    0x00, 0x00, 0x00, 0x00,                         /* throttle time */
-    0x02,                                           /* two tagged fields */
-    0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 0x05,          /* tag 1: epoch 5 */
-    0x03, 0x01, 0x01,                               /* tag 3: zk ready */
+    0x00, 0x00,                                           /* error code */
+    0x02,                                                 /* api keys: 1 */
+    0x00, 0x03, 0x00, 0x00, 0x00, 0x0d, 0x00,             /* Metadata 0-13, tags */
+    0x00, 0x00, 0x00, 0x00,                               /* throttle time */
+    0x02,                                                 /* two tagged fields */
+    0x01, 0x08, 0,    0,    0,    0,    0,    0, 0, 0x05, /* tag 1: epoch 5 */
+    0x03, 0x01, 0x01,                                     /* tag 3: zk ready */
 };
 
 static void test_api_versions_response_tagged(void **state) {
@@ -166,10 +166,8 @@ static void test_api_versions_response_tagged(void **state) {
  * not match its value is an error at that field. */
 static void test_tagged_unknown_and_mismatch(void **state) {
     static const uint8_t unknown[] = {
-        0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
-        0x02,
-        0x09, 0x02, 0xaa, 0xbb,                     /* tag 9: unknown */
-        0x03, 0x01, 0x01,                           /* tag 3 */
+        0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x02, 0x09, 0x02, 0xaa, 0xbb, /* tag 9: unknown */
+        0x03, 0x01, 0x01,                                                       /* tag 3 */
     };
     kn_arena a;
     kn_arena_init(&a, 0);
@@ -181,9 +179,8 @@ static void test_tagged_unknown_and_mismatch(void **state) {
     assert_int_equal(r.off, sizeof unknown);
 
     static const uint8_t mismatch[] = {
-        0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
-        0x01,
-        0x01, 0x09, 0, 0, 0, 0, 0, 0, 0, 0x05, 0x00, /* int64 in 9 bytes */
+        0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x09,
+        0,    0,    0,    0,    0,    0,    0,    0x05, 0x00, /* int64 in 9 bytes */
     };
     kn_rd_init(&r, mismatch, sizeof mismatch);
     assert_int_equal(kp_ApiVersionsResponse_decode(&r, &a, &back, 3), KN_ERR__PROTOCOL);
@@ -196,10 +193,7 @@ static void test_tagged_unknown_and_mismatch(void **state) {
  * int32 array of int16 strings, user data as int32 bytes (null). */
 static void test_consumer_subscription_v0(void **state) {
     static const uint8_t want[] = {
-        0x00, 0x00, 0x00, 0x02,
-        0x00, 0x01, 'a',
-        0x00, 0x02, 'b', 'c',
-        0xff, 0xff, 0xff, 0xff,
+        0x00, 0x00, 0x00, 0x02, 0x00, 0x01, 'a', 0x00, 0x02, 'b', 'c', 0xff, 0xff, 0xff, 0xff,
     };
     kp_ConsumerProtocolSubscription sub;
     kp_ConsumerProtocolSubscription_init(&sub);

@@ -28,7 +28,8 @@ typedef union {
 
 /* Encodes m, decodes it into a fresh struct, re-encodes that, and
  * compares. Returns the encoded size. */
-static size_t round_trip(const char *name, int16_t v, size_t size, const void *m, encode_fn enc, decode_fn dec) {
+static size_t round_trip(const char *name, int16_t v, size_t size, const void *m, encode_fn enc,
+                         decode_fn dec) {
     kn_wr w1, w2;
     kn_wr_init(&w1, 0, 0);
     kn_wr_init(&w2, 0, 0);

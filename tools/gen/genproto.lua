@@ -1142,6 +1142,10 @@ do
     write_file(out_dir .. "/kp_apis.c", c:text())
 end
 
+-- Keeps clang-format (run over the tree) away from generated files.
+write_file(out_dir .. "/.clang-format", "# Generated code is laid out by tools/gen/genproto.lua; formatting it\n" ..
+    "# would make tools/gen/check fail.\nDisableFormat: true\nSortIncludes: false\n")
+
 do
     local h = new_out()
     h:line("/*")
