@@ -207,15 +207,18 @@ void knw_conn_close(knw_conn *conn, int first_err, int err, const char *why, int
     if (conn->state == KNW_CS_APIVERSIONS) {
         /* A broker that cannot finish the handshake is treated like one
          * that refuses connections: backoff grows, waiters fail. */
-        fail_inflight(conn, first_err, err, why);
         KNW_STAT_ADD(c, disconnects, 1);
+        fail_inflight(conn, first_err, err, why);
         connect_failed(conn, err, why, now_ms);
         return;
     }
+    /* Counted before the callbacks run, so a caller woken by one sees
+     * the disconnect in the stats. */
+    if (was_up)
+        KNW_STAT_ADD(c, disconnects, 1);
     teardown(conn);
     fail_inflight(conn, first_err, err, why);
     if (was_up) {
-        KNW_STAT_ADD(c, disconnects, 1);
         kn_log(&c->log, first_err == KN_ERR__PROTOCOL ? KN_LOG_ERROR : KN_LOG_INFO,
                "disconnected from %s: %s", nb, why);
         snprintf(conn->last_err, sizeof conn->last_err, "%s", why);
@@ -370,6 +373,8 @@ static int on_frame(void *ctx, uint8_t *frame, size_t len) {
     int rc = knw_req_handle_response(c, conn, r, frame, len, err, sizeof err);
     if (rc) {
         KNW_STAT_ADD(c, protocol_errors, 1);
+        char nb[128];
+        kn_log(&c->log, KN_LOG_ERROR, "%s from %s", err, knw_conn_name(conn, nb, sizeof nb));
         knw_req_fail(c, r, KN_ERR__PROTOCOL, "%s", err);
         char why[300];
         snprintf(why, sizeof why, "closing after a malformed response: %s", err);

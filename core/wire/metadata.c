@@ -387,13 +387,13 @@ static void md_response(knw_client *c, knw_resp *resp, void *opaque) {
         md_failed(c, now, "out of memory");
         goto out;
     }
+    KNW_STAT_ADD(c, metadata_refreshes, 1);
     pthread_mutex_lock(&c->lock);
     knw_metadata *old = m->current;
     m->current = md;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     knw_metadata_release(old);
-    KNW_STAT_ADD(c, metadata_refreshes, 1);
     m->failures = 0;
     m->last_success_ms = now;
     m->due_since_ms = 0;

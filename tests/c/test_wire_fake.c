@@ -50,6 +50,7 @@ typedef struct fake {
     _Atomic int mode_left; /* how many ListGroups get `mode`; then FAKE_OK */
     int av_max;            /* highest ApiVersions version served */
     int delay_ms;          /* before a damaged answer */
+    _Atomic int md_port;   /* port advertised for broker 1 (0: ours) */
     _Atomic int accepts, requests;
     int av_versions[8];
     _Atomic int av_count;
@@ -136,7 +137,9 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
     } else if (key == KP_API_METADATA) {
         kp_MetadataResponse r;
         kp_MetadataResponse_init(&r);
-        kp_MetadataResponse_MetadataResponseBroker b = {1, kn_str_c("127.0.0.1"), f->port, {NULL, -1}};
+        int md_port = atomic_load(&f->md_port);
+        kp_MetadataResponse_MetadataResponseBroker b = {1, kn_str_c("127.0.0.1"), md_port ? md_port : f->port,
+                                                         {NULL, -1}};
         r.brokers.items = &b;
         r.brokers.count = 1;
         r.cluster_id = kn_str_c("fake-cluster");
@@ -469,8 +472,8 @@ static void test_one_byte_at_a_time(void **state) {
     fake_stop(f);
 }
 
-static void test_refused(void **state) {
-    /* A port nobody listens on: bind, read the port, close. */
+/* A port nobody listens on: bind, read the port, close. */
+static int dead_port(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -479,6 +482,37 @@ static void test_refused(void **state) {
     getsockname(fd, (struct sockaddr *)&sa, &sl);
     int port = ntohs(sa.sin_port);
     close(fd);
+    return port;
+}
+
+/* Metadata names a broker nobody can reach: once every known broker
+ * fails, the client goes back to bootstrap.servers (rebootstrap) and
+ * requests for "any" broker flow again. */
+static void test_rebootstrap(void **state) {
+    fake *f = fake_start();
+    atomic_store(&f->md_port, dead_port());
+    knw_client *c = client_for(f->port, 3000);
+    int err;
+    knw_metadata *md = knw_metadata_wait(c, false, 0, 3000, &err);
+    assert_non_null(md);
+    assert_int_equal(md->brokers[0].port, atomic_load(&f->md_port));
+    knw_metadata_release(md);
+    /* Goes to broker 1 (refused), then rebootstrap, then bootstrap. */
+    knw_resp *r = list_groups(c, -1);
+    if (r->err)
+        fail_msg("%s", r->errstr);
+    assert_true(r->node_id < 0);
+    knw_resp_free(r);
+    knw_stats s;
+    knw_get_stats(c, &s);
+    assert_true(s.rebootstraps >= 1);
+    assert_true(s.connect_failures >= 1);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+static void test_refused(void **state) {
+    int port = dead_port();
     knw_client *c = client_for(port, 400);
     int64_t t0 = kn_test_now_ms();
     knw_resp *r = list_groups(c, -1);
@@ -579,6 +613,7 @@ int main(void) {
         cmocka_unit_test(test_request_timeout),
         cmocka_unit_test(test_one_byte_at_a_time),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_rebootstrap),
         cmocka_unit_test(test_unsupported_version),
         cmocka_unit_test(test_destroy_fails_pending),
         cmocka_unit_test(test_tickers),
