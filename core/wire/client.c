@@ -120,29 +120,27 @@ static bool candidate(const knw_client *c, const knw_conn *conn) {
     return !conn->retired && conn->bootstrap == c->use_bootstrap;
 }
 
-/* The least loaded ready connection with a free slot, starting a
- * connection when no candidate is up or on its way (Java's
- * leastLoadedNode). NULL: wait. */
+/* The least loaded ready connection with a free slot; when none has
+ * one and no candidate is already connecting, a connection to the next
+ * idle candidate is started (Java's leastLoadedNode spreads the same
+ * way). NULL: wait. */
 static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
     knw_conn *best = NULL;
-    bool busy = false; /* some candidate is up or connecting */
+    bool busy = false; /* some candidate is on its way up */
     for (int i = 0; i < c->conn_count; i++) {
         knw_conn *conn = c->conns[(i + c->rr) % c->conn_count];
         if (!candidate(c, conn))
             continue;
         if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS)
             busy = true;
-        if (conn->state != KNW_CS_READY)
-            continue;
-        busy = true;
-        if (knw_iftab_full(&conn->inflight))
+        if (conn->state != KNW_CS_READY || knw_iftab_full(&conn->inflight))
             continue;
         if (!best || conn->inflight.count < best->inflight.count)
             best = conn;
     }
     if (best || busy)
         return best;
-    /* Nothing up: connect to the next candidate that is not backing off. */
+    /* Connect to the next candidate that is not backing off. */
     for (int i = 0; i < c->conn_count; i++) {
         knw_conn *conn = c->conns[(i + c->rr) % c->conn_count];
         if (!candidate(c, conn))

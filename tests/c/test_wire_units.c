@@ -3,7 +3,8 @@
  * jitter bounds, the in-flight ring (O(1) correlation, order, wrap),
  * framing of partial reads (one byte at a time), oversized and
  * undersized frame sizes, the writev send queue under short writes,
- * bootstrap list parsing and IPv4-first resolution.
+ * bootstrap list parsing and IPv4-first resolution, settings read from
+ * kn_conf (per-kind defaults, PLAINTEXT only, canonical bootstrap names).
  */
 #include "kn_test.h"
 
@@ -17,6 +18,8 @@
 #include "wire/dns.h"
 #include "wire/frame.h"
 #include "wire/inflight.h"
+#include "wire/wire.h"
+#include "wire/wire_int.h"
 
 static void test_backoff_curve(void **state) {
     knw_backoff b;
@@ -312,6 +315,77 @@ static void test_resolve_ipv4_first(void **state) {
     assert_non_null(strstr(err, "no-such-host.invalid"));
 }
 
+static kn_conf *conf_with(kn_client_type type, const char **kv) {
+    kn_conf *conf = kn_conf_new(type);
+    char err[512];
+    for (int i = 0; kv[i]; i += 2)
+        if (kn_conf_set(conf, kv[i], kv[i + 1], err, sizeof err))
+            fail_msg("%s", err);
+    return conf;
+}
+
+static void test_settings_from_conf(void **state) {
+    char err[256];
+    knw_settings s;
+    kn_conf *conf = conf_with(KN_CLIENT_PRODUCER,
+                              (const char *[]){"bootstrap.servers", "a:1,b:2", "request.timeout.ms", "1234",
+                                               "max.in.flight.requests.per.connection", "3", NULL});
+    assert_int_equal(knw_settings_from_conf(&s, conf, "producer", err, sizeof err), 0);
+    assert_int_equal(s.bootstrap_count, 2);
+    assert_string_equal(s.bootstrap[1].host, "b");
+    assert_int_equal(s.request_timeout_ms, 1234);
+    assert_int_equal(s.max_in_flight, 3);
+    assert_true(s.allow_auto_topic_creation); /* the Java producer allows it */
+    assert_true(s.rebootstrap);
+    assert_int_equal(s.reconnect_backoff_ms, 50);
+    assert_int_equal(s.reconnect_backoff_max_ms, 1000);
+    assert_true(!strncmp(s.client_id, "producer-", 9));
+    knw_settings_free(&s);
+    kn_conf_destroy(conf);
+
+    conf = conf_with(KN_CLIENT_ADMIN, (const char *[]){"bootstrap.servers", "h:9", "client.id", "me",
+                                                       "metadata.recovery.strategy", "none", NULL});
+    assert_int_equal(knw_settings_from_conf(&s, conf, "admin", err, sizeof err), 0);
+    assert_false(s.allow_auto_topic_creation);
+    assert_int_equal(s.max_in_flight, 1); /* Java's admin client */
+    assert_string_equal(s.client_id, "me");
+    assert_false(s.rebootstrap);
+    knw_settings_free(&s);
+    kn_conf_destroy(conf);
+
+    conf = conf_with(KN_CLIENT_CONSUMER, (const char *[]){"bootstrap.servers", "h:9", "group.id", "g",
+                                                          "allow.auto.create.topics", "false", NULL});
+    assert_int_equal(knw_settings_from_conf(&s, conf, "consumer", err, sizeof err), 0);
+    assert_false(s.allow_auto_topic_creation);
+    assert_int_equal(s.max_in_flight, 100);
+    assert_true(!strncmp(s.client_id, "consumer-g-", 11));
+    knw_settings_free(&s);
+    kn_conf_destroy(conf);
+
+    /* Only PLAINTEXT for now: a clear error when the client is built. */
+    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "h:9", "security.protocol", "SSL", NULL});
+    knw_client *c = knw_client_new(conf, "producer", err, sizeof err);
+    assert_null(c);
+    assert_string_equal(err, "security.protocol SSL is not supported yet (only PLAINTEXT)");
+    kn_conf_destroy(conf);
+
+    /* Canonical bootstrap names: localhost resolves and reverse-resolves. */
+    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "localhost:9092", "client.dns.lookup",
+                                                          "resolve_canonical_bootstrap_servers_only", NULL});
+    assert_int_equal(knw_settings_from_conf(&s, conf, "producer", err, sizeof err), 0);
+    assert_true(s.dns_canonical);
+    assert_true(s.bootstrap_count >= 1);
+    assert_int_equal(s.bootstrap[0].port, 9092);
+    knw_settings_free(&s);
+    kn_conf_destroy(conf);
+    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "no-such-host.invalid:9092",
+                                                          "client.dns.lookup",
+                                                          "resolve_canonical_bootstrap_servers_only", NULL});
+    assert_int_equal(knw_settings_from_conf(&s, conf, "producer", err, sizeof err), KN_ERR__CONFIG);
+    assert_non_null(strstr(err, "No resolvable bootstrap urls"));
+    kn_conf_destroy(conf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backoff_curve),
@@ -322,6 +396,7 @@ int main(void) {
         cmocka_unit_test(test_txq_short_writes),
         cmocka_unit_test(test_parse_hostports),
         cmocka_unit_test(test_resolve_ipv4_first),
+        cmocka_unit_test(test_settings_from_conf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
