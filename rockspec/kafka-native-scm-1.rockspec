@@ -49,9 +49,7 @@ build = {
     -- Only the module: no cmocka tests or benchmark programs.
     KN_BUILD_TESTS = "OFF",
     -- LUA_INCDIR makes the module use luarocks' Lua headers (PUC or
-    -- LuaJIT) instead of pkg-config; KN_LUA_VERSION only names the build
-    -- output directory.
-    KN_LUA_VERSION = "$(LUA_VERSION)",
+    -- LuaJIT) instead of pkg-config, so one rockspec serves every ABI.
     LUA_INCDIR = "$(LUA_INCDIR)",
     LUA_CMOD_DIR = "$(LIBDIR)",
     OPENSSL_ROOT_DIR = "$(OPENSSL_DIR)",
