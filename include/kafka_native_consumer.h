@@ -13,8 +13,9 @@
  *    calls it (like Java's KafkaConsumer); kn_consumer_wakeup() is the
  *    one call that is safe from any thread.
  *
- * This release supports manual assignment (kn_consumer_assign); group
- * subscription is not implemented yet. See docs/consumer.md.
+ * This release supports manual assignment (kn_consumer_assign), with
+ * committed offsets when group.id is set; group subscription is not
+ * implemented yet. See docs/consumer.md.
  */
 #ifndef KAFKA_NATIVE_CONSUMER_H
 #define KAFKA_NATIVE_CONSUMER_H
@@ -182,6 +183,41 @@ int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list);
 /* The paused partitions. Owned by the caller; NULL on allocation
  * failure. */
 kn_topic_partition_list *kn_consumer_paused(kn_consumer *c);
+
+/* ---- committed offsets (need group.id) ----
+ * The consumer does not join the group yet (manual assignment only):
+ * commits carry no generation or member id, as Java's do for a
+ * manually assigned consumer. With group.id set, a newly assigned
+ * partition starts at its committed offset, else at auto.offset.reset.
+ * With enable.auto.commit (Java's default), every position is committed
+ * asynchronously every auto.commit.interval.ms from poll, and
+ * synchronously at close. */
+
+/* Called from kn_consumer_poll (or commit_sync / close) on the
+ * application thread when an asynchronous commit finished. offsets has
+ * per-entry errors (kn_topic_partition_list_err); it is valid only
+ * during the call. */
+typedef void kn_consumer_commit_cb(kn_consumer *c, int err,
+                                   const kn_topic_partition_list *offsets, void *opaque);
+
+/* Commits offsets (entries with offset >= 0, leader epoch and metadata
+ * as set), or every positioned partition's position when offsets is
+ * NULL. Commits are applied strictly in call order, after every earlier
+ * commit_async. Waits up to timeout_ms (-1: default.api.timeout.ms),
+ * retrying while the coordinator is loading or moves. Returns KN_OK,
+ * KN_ERR__PARTIAL (see the per-entry errors in offsets, when given),
+ * KN_ERR__TIMED_OUT, KN_ERR__STATE (no group.id) or a Kafka error. */
+int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms);
+/* Like commit_sync without waiting: cb (may be NULL) runs from a later
+ * poll. Returns KN_OK (queued; cb will run exactly once) or an error
+ * (cb will not run). offsets is copied. */
+int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offsets,
+                             kn_consumer_commit_cb *cb, void *opaque);
+/* Reads the committed offsets of the listed partitions into the list:
+ * offset (KN_OFFSET_INVALID when none), leader epoch, metadata, and
+ * per-entry error. Returns KN_OK, KN_ERR__TIMED_OUT, KN_ERR__STATE (no
+ * group.id) or a Kafka error. */
+int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 
 /* Any thread: makes the poll that is waiting (or the next poll that
  * would wait) return KN_ERR__WAKEUP. Exactly one poll is interrupted; a

@@ -59,14 +59,14 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
      * the floor covers a single oversized record. */
     size_t cap = (size_t)c->fetch_max_bytes * 2;
     c->drain_opts.scratch_max = cap < ((size_t)64 << 20) ? ((size_t)64 << 20) : cap;
+    c->coord_id = -1;
     const char *group = kn_conf_get_str(conf, "group.id");
     if (group && *group) {
-        /* Committed offsets and groups are not built yet: refusing is
-         * better than silently ignoring the committed positions. */
-        kn_errstr_set(errstr, n, "group.id is set, but committed offsets and group "
-                      "subscription are not implemented yet: use manual assignment "
-                      "without group.id");
-        return KN_ERR__UNSUPPORTED;
+        if (!(c->group_id = kn_strdup(group)))
+            return KN_ERR__NOMEM;
+        c->auto_commit = kn_conf_get_bool(conf, "enable.auto.commit") != 0;
+        c->auto_commit_interval_ms = knc_int(conf, "auto.commit.interval.ms");
+        c->next_auto_commit_ms = knw_now_ms() + c->auto_commit_interval_ms;
     }
     return 0;
 }
@@ -117,8 +117,10 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
     return c;
 fail:
     kn_conf_destroy(copy);
-    if (c)
+    if (c) {
         kn_free(c->rack);
+        kn_free(c->group_id);
+    }
     kn_free(c);
     return NULL;
 }
@@ -163,7 +165,8 @@ int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
         if (old) {
             parts[i] = old;
         } else {
-            parts[i] = knc_part_new(topic, partition, ++c->next_part_id, c->reset);
+            parts[i] = knc_part_new(topic, partition, ++c->next_part_id, c->reset,
+                                    c->group_id != NULL);
             if (!parts[i]) {
                 for (size_t j = 0; j < i; j++)
                     if (!knc_find_part(c, parts[j]->topic, strlen(parts[j]->topic),
@@ -307,7 +310,9 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         return KN_ERR__NOMEM;
     int rc = KN_OK;
     bool kicked = false, drained_dry = false;
+    knc_serve_commit_callbacks(c);
     pthread_mutex_lock(&c->lock);
+    knc_maybe_auto_commit(c, knw_now_ms());
     for (;;) {
         if (c->closed) {
             kn_errstr_set(errstr, errstr_size, "the consumer is closed");
@@ -343,6 +348,13 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         }
         if (rc != 0 || out->count > 0)
             break;
+        if (c->done_head) {
+            /* commit callbacks are due: serve them before waiting */
+            pthread_mutex_unlock(&c->lock);
+            knc_serve_commit_callbacks(c);
+            pthread_mutex_lock(&c->lock);
+            continue;
+        }
         if (c->wakeup) {
             c->wakeup = false;
             kn_errstr_set(errstr, errstr_size, "poll interrupted by wakeup()");
@@ -520,6 +532,15 @@ int kn_consumer_close(kn_consumer *c) {
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
     bool was_closed = c->closed;
+    bool final_commit = !was_closed && c->group_id && c->auto_commit;
+    pthread_mutex_unlock(&c->lock);
+    if (final_commit) {
+        /* Java commits the positions at close under auto-commit. */
+        int timeout = c->default_api_timeout_ms < 30000 ? c->default_api_timeout_ms : 30000;
+        kn_consumer_commit_sync(c, NULL, timeout);
+    }
+    knc_serve_commit_callbacks(c);
+    pthread_mutex_lock(&c->lock);
     c->closed = true;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
@@ -536,6 +557,7 @@ int kn_consumer_close(kn_consumer *c) {
     kn_free(c->parts);
     c->parts = NULL;
     c->part_count = 0;
+    knc_offsets_destroy(c);
     pthread_mutex_unlock(&c->lock);
     return KN_OK;
 }
@@ -548,5 +570,6 @@ void kn_consumer_destroy(kn_consumer *c) {
     pthread_mutex_destroy(&c->lock);
     kn_free(c->nodes);
     kn_free(c->rack);
+    kn_free(c->group_id);
     kn_free(c);
 }

@@ -124,6 +124,7 @@ void knc_fetched_free(knc_fetched *f);
 /* ---- the partition state machine (position.c) ------------------------- */
 
 typedef enum knc_pos_state {
+    KNC_POS_NEED_COMMITTED, /* group.id set: look up the committed offset first */
     KNC_POS_NEED_RESET, /* no position: resolve with p->reset */
     KNC_POS_RESETTING,  /* ListOffsets in flight */
     KNC_POS_VALID,      /* positioned: fetchable unless paused */
@@ -147,7 +148,7 @@ typedef struct knc_part {
     uint32_t gen;           /* bumped by seeks and resets: stale replies are dropped */
     bool paused;
     bool fetch_inflight;
-    bool reset_inflight;
+    bool reset_inflight; /* ListOffsets or OffsetFetch in flight */
     int64_t retry_at_ms; /* backoff after a retriable error */
     knc_fetched *fetched; /* buffered data, or NULL */
     bool err_pending;     /* an error poll has not reported yet */
@@ -157,10 +158,16 @@ typedef struct knc_part {
     int64_t last_stable_offset;
 } knc_part;
 
-/* A new partition in NEED_RESET with strategy reset; a NONE strategy
- * fails it at once with KN_ERR__NO_OFFSET. Owned by the caller:
- * knc_part_free. NULL on allocation failure. */
-knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset);
+/* A new partition: NEED_COMMITTED when use_committed, else NEED_RESET
+ * with strategy reset (a NONE strategy fails it at once with
+ * KN_ERR__NO_OFFSET). Owned by the caller: knc_part_free. NULL on
+ * allocation failure. */
+knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset,
+                       bool use_committed);
+/* The committed-offset lookup for generation gen answered: offset >= 0
+ * positions the partition there, -1 (none committed) falls back to its
+ * reset strategy. Returns true if applied. */
+bool knc_part_committed_done(knc_part *p, uint32_t gen, int64_t offset, int32_t leader_epoch);
 void knc_part_free(knc_part *p);
 /* Moves the position to offset (>= 0), dropping buffered data and any
  * error. */
@@ -182,6 +189,9 @@ static inline bool knc_part_fetchable(const knc_part *p) {
 }
 static inline bool knc_part_wants_reset(const knc_part *p, int64_t now_ms) {
     return p->state == KNC_POS_NEED_RESET && !p->reset_inflight && now_ms >= p->retry_at_ms;
+}
+static inline bool knc_part_wants_committed(const knc_part *p, int64_t now_ms) {
+    return p->state == KNC_POS_NEED_COMMITTED && !p->reset_inflight && now_ms >= p->retry_at_ms;
 }
 
 /* What a partition-level Fetch error does (the policy table). */
@@ -247,11 +257,43 @@ struct kn_consumer {
     bool read_committed;
     char *rack; /* client.rack, owned */
     knc_drain_opts drain_opts;
+    /* committed offsets (offsets.c); all NULL/-1 without group.id */
+    char *group_id; /* owned */
+    bool auto_commit;
+    int auto_commit_interval_ms;
+    int64_t next_auto_commit_ms;
+    int32_t coord_id; /* the group coordinator, -1 unknown */
+    bool coord_inflight;
+    int64_t coord_retry_at_ms;
+    bool offset_fetch_inflight;
+    struct knc_commit *commit_head, *commit_tail; /* FIFO, head in flight */
+    bool commit_inflight;
+    int64_t commit_retry_at_ms;
+    struct knc_commit *done_head, *done_tail; /* async commits whose callback is due */
 };
 
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
  * partitions, then Fetch per leader). Takes c->lock itself. */
 int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque);
+/* offsets.c, network side, c->lock held: plans the next coordinator,
+ * OffsetFetch or OffsetCommit request (at most one of each kind in
+ * flight) and sends nothing; knc_offsets_send sends the plan after the
+ * lock is released. */
+typedef struct knc_offsets_plan {
+    void *find_coordinator;
+    void *offset_fetch;
+    struct knc_commit *commit;
+} knc_offsets_plan;
+void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan);
+void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan);
+/* offsets.c, application side: runs due commit callbacks (takes and
+ * drops c->lock itself; call without it). */
+void knc_serve_commit_callbacks(kn_consumer *c);
+/* Queues an auto-commit of every position when due (c->lock held). */
+void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms);
+/* Frees commits still queued at close (c->lock held). */
+void knc_offsets_destroy(kn_consumer *c);
+
 /* Finds an assigned partition (c->lock held); NULL if not assigned. */
 knc_part *knc_find_part(const kn_consumer *c, const char *topic, size_t topic_len,
                         int32_t partition);

@@ -519,17 +519,27 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     kn_consumer *c = opaque;
     knc_req *reqs = NULL;
     bool refresh = false;
+    knc_offsets_plan plan;
     knw_metadata *md = knw_metadata_get(client);
 
     pthread_mutex_lock(&c->lock);
-    if (c->closed || c->part_count == 0) {
+    if (c->closed) {
         pthread_mutex_unlock(&c->lock);
         if (md)
             knw_metadata_release(md);
         return -1;
     }
+    knc_offsets_tick(c, now_ms, &plan);
+    if (c->part_count == 0) {
+        pthread_mutex_unlock(&c->lock);
+        if (md)
+            knw_metadata_release(md);
+        knc_offsets_send(c, client, &plan);
+        return c->group_id ? 100 : -1;
+    }
     if (!md) {
         pthread_mutex_unlock(&c->lock);
+        knc_offsets_send(c, client, &plan);
         knw_metadata_request_refresh(client, false, "consumer needs leaders");
         return 100;
     }
@@ -601,6 +611,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     }
 out:
     pthread_mutex_unlock(&c->lock);
+    knc_offsets_send(c, client, &plan);
     kn_free(chosen);
     kn_free(leaders);
     kn_free(gated);

@@ -2,6 +2,8 @@
  * position.c: the per-partition position state machine and the Fetch
  * error policy table.
  *
+ *   NEED_COMMITTED --OffsetFetch: offset--> VALID
+ *   NEED_COMMITTED --OffsetFetch: none committed--> NEED_RESET
  *   NEED_RESET --ListOffsets sent--> RESETTING --answer--> VALID
  *   NEED_RESET (strategy none) --> FAILED (KN_ERR__NO_OFFSET)
  *   VALID --seek--> VALID (buffered data dropped)
@@ -19,7 +21,8 @@
 #include "consumer/consumer_int.h"
 #include "kn_alloc.h"
 
-knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset) {
+knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset,
+                       bool use_committed) {
     knc_part *p = kn_calloc(1, sizeof(*p));
     if (!p)
         return NULL;
@@ -34,7 +37,24 @@ knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_re
     p->high_watermark = -1;
     p->last_stable_offset = -1;
     knc_part_reset(p, reset);
+    if (use_committed && p->state == KNC_POS_FAILED) {
+        p->err_pending = false;
+        p->err = 0;
+    }
+    if (use_committed)
+        p->state = KNC_POS_NEED_COMMITTED;
     return p;
+}
+
+bool knc_part_committed_done(knc_part *p, uint32_t gen, int64_t offset, int32_t leader_epoch) {
+    if (p->state != KNC_POS_NEED_COMMITTED || p->gen != gen)
+        return false;
+    p->reset_inflight = false;
+    if (offset >= 0)
+        knc_part_seek(p, offset, leader_epoch);
+    else
+        knc_part_reset(p, p->reset);
+    return true;
 }
 
 void knc_part_free(knc_part *p) {

@@ -363,13 +363,145 @@ static void test_wakeup(void **state) {
     close_consumer(c);
 }
 
+/* ---- committed offsets ---- */
+
+static int64_t committed_of(kn_consumer *c, const char *topic, int32_t partition) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, topic, partition);
+    assert_int_equal(kn_consumer_committed(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_err(l, 0), 0);
+    int64_t off = kn_topic_partition_list_offset(l, 0);
+    kn_topic_partition_list_destroy(l);
+    return off;
+}
+
+static void test_commit_sync_roundtrip(void **state) {
+    char group[256];
+    snprintf(group, sizeof group, "%s", kn_test_topic("group"));
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group,
+                                  "enable.auto.commit", "false", "max.poll.records", "100", NULL);
+    assign_all(c, known_topic, 1);
+    assert_int_equal(committed_of(c, known_topic, 0), KN_OFFSET_INVALID);
+    assert_int_equal(read_known(c, 0, 100, 20000), 100);
+    assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
+    assert_int_equal(committed_of(c, known_topic, 0), 100);
+    /* explicit offsets with metadata and leader epoch */
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    kn_topic_partition_list_set_offset(l, 0, 250);
+    kn_topic_partition_list_set_leader_epoch(l, 0, 0);
+    kn_topic_partition_list_set_metadata(l, 0, "hello");
+    assert_int_equal(kn_consumer_commit_sync(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_err(l, 0), 0);
+    kn_topic_partition_list_set_offset(l, 0, KN_OFFSET_INVALID);
+    assert_int_equal(kn_consumer_committed(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_offset(l, 0), 250);
+    assert_int_equal(kn_topic_partition_list_leader_epoch(l, 0), 0);
+    assert_string_equal(kn_topic_partition_list_metadata(l, 0), "hello");
+    kn_topic_partition_list_destroy(l);
+    close_consumer(c);
+    /* A new consumer of the group starts at the committed offset. */
+    c = new_consumer("auto.offset.reset", "none", "group.id", group, "enable.auto.commit", "false",
+                     NULL);
+    assign_all(c, known_topic, 1);
+    int64_t pos;
+    assert_int_equal(kn_consumer_position(c, known_topic, 0, 10000, &pos), KN_OK);
+    assert_int_equal(pos, 250);
+    assert_int_equal(read_known(c, 250, 10, 10000), 10);
+    close_consumer(c);
+    /* Without group.id commits are a state error. */
+    c = new_consumer(NULL);
+    assert_int_equal(kn_consumer_commit_sync(c, NULL, 1000), KN_ERR__STATE);
+    assert_int_equal(kn_consumer_commit_async(c, NULL, NULL, NULL), KN_ERR__STATE);
+    close_consumer(c);
+}
+
+typedef struct order_rec {
+    int calls;
+    int64_t offsets[16];
+    int errs[16];
+} order_rec;
+
+static void on_commit(kn_consumer *c, int err, const kn_topic_partition_list *offsets,
+                      void *opaque) {
+    order_rec *o = opaque;
+    if (o->calls < 16) {
+        o->errs[o->calls] = err;
+        o->offsets[o->calls] = kn_topic_partition_list_offset(offsets, 0);
+    }
+    o->calls++;
+}
+
+static void test_commit_async_order(void **state) {
+    char group[256];
+    snprintf(group, sizeof group, "%s", kn_test_topic("group"));
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group,
+                                  "enable.auto.commit", "false", NULL);
+    assign_all(c, known_topic, 1);
+    order_rec o = {0};
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    for (int i = 1; i <= 10; i++) {
+        kn_topic_partition_list_set_offset(l, 0, i * 10);
+        assert_int_equal(kn_consumer_commit_async(c, l, on_commit, &o), KN_OK);
+    }
+    kn_topic_partition_list_destroy(l);
+    char es[256];
+    for (int i = 0; i < 100 && o.calls < 10; i++) {
+        kn_records *r = NULL;
+        assert_int_equal(kn_consumer_poll(c, 100, &r, es, sizeof es), KN_OK);
+        kn_records_free(r);
+    }
+    assert_int_equal(o.calls, 10);
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(o.errs[i], 0);
+        assert_int_equal(o.offsets[i], (i + 1) * 10);
+    }
+    assert_int_equal(committed_of(c, known_topic, 0), 100);
+    close_consumer(c);
+}
+
+static void test_auto_commit(void **state) {
+    char group[256];
+    snprintf(group, sizeof group, "%s", kn_test_topic("group"));
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group,
+                                  "enable.auto.commit", "true", "auto.commit.interval.ms", "200",
+                                  "max.poll.records", "40", NULL);
+    assign_all(c, known_topic, 1);
+    assert_int_equal(read_known(c, 0, 40, 20000), 40);
+    /* Polls past the interval commit the position. */
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    assert_int_equal(kn_consumer_pause(c, l), KN_OK);
+    int64_t committed = KN_OFFSET_INVALID;
+    char es[256];
+    for (int i = 0; i < 50 && committed != 40; i++) {
+        kn_records *r = NULL;
+        assert_int_equal(kn_consumer_poll(c, 100, &r, es, sizeof es), KN_OK);
+        assert_int_equal(kn_records_count(r), 0);
+        kn_records_free(r);
+        committed = committed_of(c, known_topic, 0);
+    }
+    assert_int_equal(committed, 40);
+    assert_int_equal(kn_consumer_resume(c, l), KN_OK);
+    kn_topic_partition_list_destroy(l);
+    assert_int_equal(read_known(c, 40, 40, 20000), 40);
+    /* And at close. */
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+    c = new_consumer("group.id", group, "enable.auto.commit", "false", NULL);
+    assert_int_equal(committed_of(c, known_topic, 0), 80);
+    close_consumer(c);
+}
+
 int main(void) {
     kn_test_bootstrap();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contents_and_seek), cmocka_unit_test(test_seek_past_end),
         cmocka_unit_test(test_reset_none),        cmocka_unit_test(test_pause_resume),
         cmocka_unit_test(test_poll_budget),       cmocka_unit_test(test_wakeup),
-        cmocka_unit_test(test_codecs),
+        cmocka_unit_test(test_commit_sync_roundtrip), cmocka_unit_test(test_commit_async_order),
+        cmocka_unit_test(test_auto_commit),       cmocka_unit_test(test_codecs),
     };
     return cmocka_run_group_tests(tests, setup_known, NULL);
 }

@@ -159,7 +159,7 @@ static void test_tplist(void **state) {
 }
 
 static void test_state_machine(void **state) {
-    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST);
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
     assert_int_equal(p->state, KNC_POS_NEED_RESET);
     assert_true(knc_part_wants_reset(p, 0));
     assert_false(knc_part_fetchable(p));
@@ -208,6 +208,36 @@ static void test_state_machine(void **state) {
     knc_part_free(p);
 }
 
+static void test_committed_states(void **state) {
+    /* With a group: the committed offset is looked up first. */
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_NONE, true);
+    assert_int_equal(p->state, KNC_POS_NEED_COMMITTED);
+    assert_false(p->err_pending);
+    assert_true(knc_part_wants_committed(p, 0));
+    assert_false(knc_part_wants_reset(p, 0));
+    uint32_t g = p->gen;
+    assert_false(knc_part_committed_done(p, g + 1, 5, 1));
+    /* nothing committed + none: the clear error */
+    assert_true(knc_part_committed_done(p, g, -1, -1));
+    assert_int_equal(p->state, KNC_POS_FAILED);
+    assert_int_equal(p->err, KN_ERR__NO_OFFSET);
+    knc_part_free(p);
+    p = knc_part_new("t", 4, 2, KNC_RESET_LATEST, true);
+    assert_true(knc_part_committed_done(p, p->gen, -1, -1));
+    assert_int_equal(p->state, KNC_POS_NEED_RESET);
+    assert_int_equal(p->reset, KNC_RESET_LATEST);
+    knc_part_free(p);
+    p = knc_part_new("t", 4, 3, KNC_RESET_LATEST, true);
+    assert_true(knc_part_committed_done(p, p->gen, 77, 4));
+    assert_int_equal(p->state, KNC_POS_VALID);
+    assert_int_equal(p->position, 77);
+    assert_int_equal(p->position_epoch, 4);
+    /* a second answer is stale */
+    assert_false(knc_part_committed_done(p, p->gen, 99, 4));
+    assert_int_equal(p->position, 77);
+    knc_part_free(p);
+}
+
 static void test_error_policy(void **state) {
     assert_int_equal(knc_fetch_error_action(0), KNC_ACT_OK);
     assert_int_equal(knc_fetch_error_action(KN_ERR_OFFSET_OUT_OF_RANGE), KNC_ACT_RESET);
@@ -223,7 +253,7 @@ static void test_error_policy(void **state) {
 /* Drains everything with polls of at most max records; checks order,
  * contents, the position, and that records outlive the buffer. */
 static void drain_all(int codec, int max) {
-    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST);
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
     knc_part_seek(p, 100, -1);
     kn_wr blob;
     kn_wr_init(&blob, 0, 0);
@@ -268,7 +298,7 @@ static void test_drain_codecs(void **state) {
 /* The position inside a (compressed) batch: earlier records are not
  * returned again. A partial trailing batch ends the data. */
 static void test_drain_position_and_partial(void **state) {
-    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST);
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
     knc_part_seek(p, 13, -1);
     kn_wr blob;
     kn_wr_init(&blob, 0, 0);
@@ -294,7 +324,7 @@ static void test_drain_position_and_partial(void **state) {
  * drops the aborted producer's records up to its ABORT marker. */
 static void test_drain_transactions(void **state) {
     for (int rc_mode = 0; rc_mode < 2; rc_mode++) {
-        knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST);
+        knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
         knc_part_seek(p, 0, -1);
         kn_wr blob;
         kn_wr_init(&blob, 0, 0);
@@ -326,7 +356,7 @@ static void test_drain_transactions(void **state) {
 /* A corrupt batch: the records before it are returned, then the
  * partition stops at the bad offset with an error naming it. */
 static void test_drain_corrupt(void **state) {
-    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST);
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
     knc_part_seek(p, 0, -1);
     kn_wr blob;
     kn_wr_init(&blob, 0, 0);
@@ -357,6 +387,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tplist),
         cmocka_unit_test(test_state_machine),
+        cmocka_unit_test(test_committed_states),
         cmocka_unit_test(test_error_policy),
         cmocka_unit_test(test_drain_codecs),
         cmocka_unit_test(test_drain_position_and_partial),

@@ -1,0 +1,786 @@
+/*
+ * offsets.c: committed offsets for a consumer with group.id (manual
+ * assignment; no group membership yet, so requests carry generation -1
+ * and an empty member id, as Java's do for an assigned consumer).
+ *
+ * Owns three flows, all against the group coordinator (found with
+ * FindCoordinator, re-found after NOT_COORDINATOR / COORDINATOR_NOT_
+ * AVAILABLE or a lost connection, retried while it loads):
+ *
+ *  - initial positions: partitions in NEED_COMMITTED are looked up with
+ *    one OffsetFetch at a time, from the network-thread ticker;
+ *  - commits: sync and async commits share ONE FIFO queue, and only its
+ *    head is ever in flight, so commits land strictly in call order (a
+ *    slow earlier commit can never overwrite a later one). Finished
+ *    async commits wait on a done list until poll runs their callbacks
+ *    on the application thread; a sync commit is finished in place for
+ *    its waiter;
+ *  - committed(): a blocking OffsetFetch on the application thread.
+ *
+ * Versions are capped at the name-keyed ones (FindCoordinator v3,
+ * OffsetFetch v7, OffsetCommit v9): one group, topics by name.
+ */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "consumer/consumer_int.h"
+#include "error.h"
+#include "kn_alloc.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_find_coordinator.h"
+#include "proto/generated/kp_offset_commit.h"
+#include "proto/generated/kp_offset_fetch.h"
+
+#define KNC_FIND_COORDINATOR_MAX 3
+#define KNC_OFFSET_FETCH_MAX 7
+#define KNC_OFFSET_COMMIT_MAX 9
+
+typedef struct knc_commit {
+    kn_consumer *c;
+    kn_topic_partition_list *offsets; /* owned; per-entry errors filled */
+    kn_consumer_commit_cb *cb;
+    void *opaque;
+    bool sync;
+    bool finished;  /* sync: the answer is in */
+    bool abandoned; /* sync: the waiter timed out; whoever finishes frees */
+    int err;
+    int64_t deadline_ms;
+    int32_t node_id;
+    kn_arena arena;
+    kp_OffsetCommitRequest req;
+    struct knc_commit *next;
+} knc_commit;
+
+typedef struct knc_coord_req {
+    kn_consumer *c;
+    kp_FindCoordinatorRequest req;
+} knc_coord_req;
+
+typedef struct knc_fetch_part {
+    uint64_t part_id;
+    uint32_t gen;
+} knc_fetch_part;
+
+typedef struct knc_ofetch_req {
+    kn_consumer *c;
+    kn_arena arena;
+    kp_OffsetFetchRequest req;
+    knc_fetch_part *parts; /* aligned with the request's partitions, topic by topic */
+    int32_t node_id;
+} knc_ofetch_req;
+
+static kn_str knc_s(const char *s) {
+    kn_str r = {s, s ? (int32_t)strlen(s) : -1};
+    return r;
+}
+
+static bool knc_coord_error(int err) {
+    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
+           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN;
+}
+
+static bool knc_retry_error(int err) {
+    return knc_coord_error(err) || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
+           err == KN_ERR_UNSTABLE_OFFSET_COMMIT || err == KN_ERR_REQUEST_TIMED_OUT;
+}
+
+/* ---- the commit queue --------------------------------------------------- */
+
+static void knc_commit_free(knc_commit *cm) {
+    if (!cm)
+        return;
+    kn_topic_partition_list_destroy(cm->offsets);
+    kn_arena_destroy(&cm->arena);
+    kn_free(cm);
+}
+
+/* Builds the OffsetCommit request for cm->offsets (grouped by topic). */
+static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
+    kp_OffsetCommitRequest *r = &cm->req;
+    kp_OffsetCommitRequest_init(r);
+    r->group_id = knc_s(c->group_id);
+    r->generation_id_or_member_epoch = -1;
+    r->member_id = knc_s("");
+    r->group_instance_id.ptr = NULL;
+    r->group_instance_id.len = -1;
+    size_t n = kn_topic_partition_list_count(cm->offsets);
+    r->topics.items = kn_arena_calloc(&cm->arena, n ? n : 1, sizeof(*r->topics.items));
+    if (!r->topics.items)
+        return KN_ERR__NOMEM;
+    r->topics.count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = kn_topic_partition_list_topic(cm->offsets, i);
+        int32_t t;
+        for (t = 0; t < r->topics.count; t++)
+            if (strcmp(r->topics.items[t].name.ptr, topic) == 0)
+                break;
+        if (t < r->topics.count)
+            continue;
+        kp_OffsetCommitRequest_OffsetCommitRequestTopic *rt = &r->topics.items[r->topics.count++];
+        rt->name = knc_s(topic);
+        size_t m = 0;
+        for (size_t j = i; j < n; j++)
+            m += strcmp(kn_topic_partition_list_topic(cm->offsets, j), topic) == 0;
+        rt->partitions.items = kn_arena_calloc(&cm->arena, m, sizeof(*rt->partitions.items));
+        if (!rt->partitions.items)
+            return KN_ERR__NOMEM;
+        for (size_t j = i; j < n; j++) {
+            if (strcmp(kn_topic_partition_list_topic(cm->offsets, j), topic) != 0)
+                continue;
+            kp_OffsetCommitRequest_OffsetCommitRequestPartition *rp =
+                &rt->partitions.items[rt->partitions.count++];
+            rp->partition_index = kn_topic_partition_list_partition(cm->offsets, j);
+            rp->committed_offset = kn_topic_partition_list_offset(cm->offsets, j);
+            rp->committed_leader_epoch = kn_topic_partition_list_leader_epoch(cm->offsets, j);
+            const char *md = kn_topic_partition_list_metadata(cm->offsets, j);
+            rp->committed_metadata = knc_s(md ? md : "");
+        }
+    }
+    return 0;
+}
+
+/* Every positioned partition's position (lock held). NULL on NOMEM. */
+static kn_topic_partition_list *knc_positions(kn_consumer *c) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (size_t i = 0; l && i < c->part_count; i++) {
+        const knc_part *p = c->parts[i];
+        if (p->state != KNC_POS_VALID)
+            continue;
+        int at = kn_topic_partition_list_add(l, p->topic, p->partition);
+        if (at < 0) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+        kn_topic_partition_list_set_offset(l, (size_t)at, p->position);
+        kn_topic_partition_list_set_leader_epoch(l, (size_t)at, p->position_epoch);
+    }
+    return l;
+}
+
+/* Queues a commit (lock held). offsets is taken over. */
+static knc_commit *knc_commit_enqueue(kn_consumer *c, kn_topic_partition_list *offsets,
+                                      kn_consumer_commit_cb *cb, void *opaque, bool sync,
+                                      int timeout_ms, int *err) {
+    knc_commit *cm = kn_calloc(1, sizeof(*cm));
+    if (!cm) {
+        kn_topic_partition_list_destroy(offsets);
+        *err = KN_ERR__NOMEM;
+        return NULL;
+    }
+    kn_arena_init(&cm->arena, 1024);
+    cm->c = c;
+    cm->offsets = offsets;
+    cm->cb = cb;
+    cm->opaque = opaque;
+    cm->sync = sync;
+    cm->node_id = -1;
+    cm->deadline_ms = knw_now_ms() + (timeout_ms < 0 ? c->default_api_timeout_ms : timeout_ms);
+    if ((*err = knc_commit_build(c, cm)) != 0) {
+        knc_commit_free(cm);
+        return NULL;
+    }
+    if (c->commit_tail)
+        c->commit_tail->next = cm;
+    else
+        c->commit_head = cm;
+    c->commit_tail = cm;
+    return cm;
+}
+
+/* Takes the head off the queue with its final error (lock held). */
+static void knc_commit_finish(kn_consumer *c, int err) {
+    knc_commit *cm = c->commit_head;
+    c->commit_head = cm->next;
+    if (!c->commit_head)
+        c->commit_tail = NULL;
+    cm->next = NULL;
+    cm->err = err;
+    if (cm->sync) {
+        cm->finished = true;
+        if (cm->abandoned)
+            knc_commit_free(cm);
+        return;
+    }
+    if (c->done_tail)
+        c->done_tail->next = cm;
+    else
+        c->done_head = cm;
+    c->done_tail = cm;
+}
+
+void knc_serve_commit_callbacks(kn_consumer *c) {
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        knc_commit *cm = c->done_head;
+        if (cm) {
+            c->done_head = cm->next;
+            if (!c->done_head)
+                c->done_tail = NULL;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (!cm)
+            return;
+        if (cm->cb)
+            cm->cb(c, cm->err, cm->offsets, cm->opaque);
+        knc_commit_free(cm);
+    }
+}
+
+void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms) {
+    if (!c->group_id || !c->auto_commit || now_ms < c->next_auto_commit_ms)
+        return;
+    c->next_auto_commit_ms = now_ms + c->auto_commit_interval_ms;
+    /* Best effort, like Java's: one auto-commit queued at a time. */
+    for (knc_commit *cm = c->commit_head; cm; cm = cm->next)
+        if (!cm->sync && !cm->cb && !cm->opaque)
+            return;
+    kn_topic_partition_list *l = knc_positions(c);
+    if (!l || kn_topic_partition_list_count(l) == 0) {
+        kn_topic_partition_list_destroy(l);
+        return;
+    }
+    int err;
+    knc_commit_enqueue(c, l, NULL, NULL, false, -1, &err);
+}
+
+void knc_offsets_destroy(kn_consumer *c) {
+    while (c->commit_head) {
+        knc_commit *cm = c->commit_head;
+        c->commit_head = cm->next;
+        knc_commit_free(cm);
+    }
+    c->commit_tail = NULL;
+    while (c->done_head) {
+        knc_commit *cm = c->done_head;
+        c->done_head = cm->next;
+        knc_commit_free(cm);
+    }
+    c->done_tail = NULL;
+}
+
+/* ---- answers (network thread) ------------------------------------------ */
+
+static void knc_coord_done(knw_client *client, knw_resp *resp, void *opaque) {
+    knc_coord_req *cr = opaque;
+    kn_consumer *c = cr->c;
+    const kp_FindCoordinatorResponse *r = resp->body;
+    pthread_mutex_lock(&c->lock);
+    c->coord_inflight = false;
+    if (!resp->err && r && r->error_code == 0 && r->node_id >= 0) {
+        c->coord_id = r->node_id;
+    } else {
+        c->coord_id = -1;
+        c->coord_retry_at_ms = knw_now_ms() + c->retry_backoff_ms;
+    }
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    knw_resp_free(resp);
+    kn_free(cr);
+    knw_wakeup(client);
+}
+
+static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
+    knc_commit *cm = opaque;
+    kn_consumer *c = cm->c;
+    const kp_OffsetCommitResponse *r = resp->body;
+    int64_t now = knw_now_ms();
+    pthread_mutex_lock(&c->lock);
+    c->commit_inflight = false;
+    int err = resp->err;
+    if (!err && !r)
+        err = KN_ERR__PROTOCOL;
+    if (!err) {
+        /* Per-partition results into the list; a coordinator problem on
+         * any partition means the whole commit is retried. */
+        int first = 0;
+        size_t failed = 0, n = kn_topic_partition_list_count(cm->offsets);
+        for (int32_t t = 0; t < r->topics.count; t++) {
+            const kp_OffsetCommitResponse_OffsetCommitResponseTopic *rt = &r->topics.items[t];
+            char name[256];
+            if (rt->name.len < 0 || (size_t)rt->name.len >= sizeof name)
+                continue;
+            memcpy(name, rt->name.ptr, (size_t)rt->name.len);
+            name[rt->name.len] = '\0';
+            for (int32_t k = 0; k < rt->partitions.count; k++) {
+                int16_t e = rt->partitions.items[k].error_code;
+                int at = kn_topic_partition_list_find(cm->offsets, name,
+                                                      rt->partitions.items[k].partition_index);
+                if (at >= 0)
+                    kn_topic_partition_list_set_err(cm->offsets, (size_t)at, e);
+                if (e) {
+                    failed++;
+                    if (!first || knc_coord_error(e) || e == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS)
+                        first = e;
+                }
+            }
+        }
+        if (failed)
+            err = failed < n && !knc_retry_error(first) ? KN_ERR__PARTIAL : first;
+    }
+    if (err && knc_retry_error(err) && now < cm->deadline_ms && !c->closed) {
+        if (knc_coord_error(err))
+            c->coord_id = -1;
+        c->commit_retry_at_ms = now + c->retry_backoff_ms;
+        for (size_t i = 0; i < kn_topic_partition_list_count(cm->offsets); i++)
+            kn_topic_partition_list_set_err(cm->offsets, i, 0);
+    } else {
+        knc_commit_finish(c, err);
+    }
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    knw_resp_free(resp);
+    knw_wakeup(client);
+}
+
+static void knc_ofetch_free(knc_ofetch_req *fr) {
+    if (!fr)
+        return;
+    kn_arena_destroy(&fr->arena);
+    kn_free(fr);
+}
+
+/* The part a lookup was for, if still the same assignment and state. */
+static knc_part *knc_ofetch_owner(kn_consumer *c, const knc_ofetch_req *fr, int32_t t, int32_t k,
+                                  const knc_fetch_part *fp) {
+    const kp_OffsetFetchRequest_OffsetFetchRequestTopic *rt = &fr->req.topics.items[t];
+    knc_part *p = knc_find_part(c, rt->name.ptr, (size_t)rt->name.len,
+                                rt->partition_indexes.items[k]);
+    if (!p || p->id != fp->part_id || p->gen != fp->gen || p->state != KNC_POS_NEED_COMMITTED)
+        return NULL;
+    return p;
+}
+
+static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
+    knc_ofetch_req *fr = opaque;
+    kn_consumer *c = fr->c;
+    const kp_OffsetFetchResponse *r = resp->body;
+    int64_t now = knw_now_ms();
+    pthread_mutex_lock(&c->lock);
+    c->offset_fetch_inflight = false;
+    int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
+    if (knc_coord_error(err))
+        c->coord_id = -1;
+    if (!err && !c->closed) {
+        for (int32_t t = 0; t < r->topics.count; t++) {
+            const kp_OffsetFetchResponse_OffsetFetchResponseTopic *rt = &r->topics.items[t];
+            int32_t qt;
+            for (qt = 0; qt < fr->req.topics.count; qt++)
+                if (fr->req.topics.items[qt].name.len == rt->name.len &&
+                    memcmp(fr->req.topics.items[qt].name.ptr, rt->name.ptr,
+                           (size_t)rt->name.len) == 0)
+                    break;
+            if (qt == fr->req.topics.count)
+                continue;
+            /* index of the topic's first part in fr->parts */
+            int32_t base = 0;
+            for (int32_t x = 0; x < qt; x++)
+                base += fr->req.topics.items[x].partition_indexes.count;
+            const kp_int32_array *qp = &fr->req.topics.items[qt].partition_indexes;
+            for (int32_t k = 0; k < rt->partitions.count; k++) {
+                const kp_OffsetFetchResponse_OffsetFetchResponsePartition *pr =
+                    &rt->partitions.items[k];
+                int32_t qk;
+                for (qk = 0; qk < qp->count; qk++)
+                    if (qp->items[qk] == pr->partition_index)
+                        break;
+                if (qk == qp->count)
+                    continue;
+                knc_part *p = knc_ofetch_owner(c, fr, qt, qk, &fr->parts[base + qk]);
+                if (!p)
+                    continue;
+                if (pr->error_code == 0) {
+                    knc_part_committed_done(p, p->gen, pr->committed_offset,
+                                            pr->committed_leader_epoch);
+                } else if (!knc_retry_error(pr->error_code)) {
+                    p->reset_inflight = false;
+                    knc_part_fail(p, pr->error_code,
+                                  "%s [%d]: reading the committed offset of group %s failed: %s",
+                                  p->topic, (int)p->partition, c->group_id,
+                                  kn_err_name(pr->error_code));
+                } else if (knc_coord_error(pr->error_code)) {
+                    c->coord_id = -1;
+                }
+            }
+        }
+    } else if (err && !knc_retry_error(err) && !c->closed) {
+        /* e.g. GROUP_AUTHORIZATION_FAILED: every partition asked for. */
+        int32_t at = 0;
+        for (int32_t t = 0; t < fr->req.topics.count; t++)
+            for (int32_t k = 0; k < fr->req.topics.items[t].partition_indexes.count; k++, at++) {
+                knc_part *p = knc_ofetch_owner(c, fr, t, k, &fr->parts[at]);
+                if (p) {
+                    p->reset_inflight = false;
+                    knc_part_fail(p, err, "%s [%d]: reading the committed offset of group %s "
+                                  "failed: %s", p->topic, (int)p->partition, c->group_id,
+                                  kn_err_name(err));
+                }
+            }
+    }
+    /* Whatever is still waiting is asked again after the backoff. */
+    int32_t at = 0;
+    for (int32_t t = 0; t < fr->req.topics.count; t++)
+        for (int32_t k = 0; k < fr->req.topics.items[t].partition_indexes.count; k++, at++) {
+            knc_part *p = knc_ofetch_owner(c, fr, t, k, &fr->parts[at]);
+            if (p) {
+                p->reset_inflight = false;
+                p->retry_at_ms = now + c->retry_backoff_ms;
+            }
+        }
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    knw_resp_free(resp);
+    knc_ofetch_free(fr);
+    knw_wakeup(client);
+}
+
+/* ---- the network-thread plan --------------------------------------------- */
+
+/* An OffsetFetch for every partition waiting for its committed offset. */
+static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
+    size_t n = 0;
+    for (size_t i = 0; i < c->part_count; i++)
+        n += knc_part_wants_committed(c->parts[i], now_ms);
+    if (!n)
+        return NULL;
+    knc_ofetch_req *fr = kn_calloc(1, sizeof(*fr));
+    if (!fr)
+        return NULL;
+    fr->c = c;
+    kn_arena_init(&fr->arena, 2048);
+    kp_OffsetFetchRequest *r = &fr->req;
+    kp_OffsetFetchRequest_init(r);
+    r->group_id = knc_s(c->group_id);
+    r->require_stable = true;
+    r->topics.items = kn_arena_calloc(&fr->arena, n, sizeof(*r->topics.items));
+    fr->parts = kn_arena_calloc(&fr->arena, n, sizeof(*fr->parts));
+    int32_t *all = kn_arena_calloc(&fr->arena, n, sizeof(int32_t));
+    if (!r->topics.items || !fr->parts || !all) {
+        knc_ofetch_free(fr);
+        return NULL;
+    }
+    /* c->parts is sorted by topic: runs of one topic are contiguous. */
+    size_t used = 0;
+    for (size_t i = 0; i < c->part_count; i++) {
+        knc_part *p = c->parts[i];
+        if (!knc_part_wants_committed(p, now_ms))
+            continue;
+        kp_OffsetFetchRequest_OffsetFetchRequestTopic *rt =
+            r->topics.count ? &r->topics.items[r->topics.count - 1] : NULL;
+        if (!rt || strcmp(rt->name.ptr, p->topic) != 0) {
+            rt = &r->topics.items[r->topics.count++];
+            size_t len = strlen(p->topic);
+            char *name = kn_arena_alloc(&fr->arena, len + 1);
+            if (!name) {
+                knc_ofetch_free(fr);
+                return NULL;
+            }
+            memcpy(name, p->topic, len + 1);
+            rt->name = knc_s(name);
+            rt->partition_indexes.items = all + used;
+        }
+        rt->partition_indexes.items[rt->partition_indexes.count++] = p->partition;
+        fr->parts[used].part_id = p->id;
+        fr->parts[used].gen = p->gen;
+        used++;
+        p->reset_inflight = true;
+    }
+    return fr;
+}
+
+void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
+    memset(plan, 0, sizeof(*plan));
+    if (!c->group_id || c->closed)
+        return;
+    bool need_coord = false;
+    /* A queued commit that ran out of time before it could be sent. */
+    while (c->commit_head && !c->commit_inflight && now_ms >= c->commit_head->deadline_ms)
+        knc_commit_finish(c, KN_ERR__TIMED_OUT);
+    if (!c->offset_fetch_inflight) {
+        bool want = false;
+        for (size_t i = 0; i < c->part_count && !want; i++)
+            want = knc_part_wants_committed(c->parts[i], now_ms);
+        if (want && c->coord_id < 0) {
+            need_coord = true;
+        } else if (want && (plan->offset_fetch = knc_ofetch_build(c, now_ms))) {
+            ((knc_ofetch_req *)plan->offset_fetch)->node_id = c->coord_id;
+            c->offset_fetch_inflight = true;
+        }
+    }
+    if (c->commit_head && !c->commit_inflight && now_ms >= c->commit_retry_at_ms) {
+        if (c->coord_id < 0) {
+            need_coord = true;
+        } else {
+            plan->commit = c->commit_head;
+            plan->commit->node_id = c->coord_id;
+            c->commit_inflight = true;
+        }
+    }
+    if (need_coord && !c->coord_inflight && now_ms >= c->coord_retry_at_ms) {
+        knc_coord_req *cr = kn_calloc(1, sizeof(*cr));
+        if (cr) {
+            cr->c = c;
+            kp_FindCoordinatorRequest_init(&cr->req);
+            cr->req.key = knc_s(c->group_id);
+            cr->req.key_type = 0;
+            c->coord_inflight = true;
+            plan->find_coordinator = cr;
+        }
+    }
+}
+
+/* knw_send, or on failure the callback with the error (so the in-flight
+ * flags are cleared in one place). */
+static void knc_send(knw_client *client, int32_t node, int16_t api, int16_t max_version,
+                     const void *req, knw_cb *cb, void *opaque) {
+    int rc = knw_send(client, node, api, -1, max_version, req, -1, cb, opaque);
+    if (rc == 0)
+        return;
+    knw_resp *r = kn_calloc(1, sizeof(*r));
+    if (!r)
+        return; /* only after an allocation failure: the flag stays set */
+    r->err = rc;
+    kn_arena_init(&r->arena, 64);
+    cb(client, r, opaque);
+}
+
+void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan) {
+    (void)c;
+    if (plan->find_coordinator)
+        knc_send(client, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, KNC_FIND_COORDINATOR_MAX,
+                 &((knc_coord_req *)plan->find_coordinator)->req, knc_coord_done,
+                 plan->find_coordinator);
+    if (plan->offset_fetch) {
+        knc_ofetch_req *fr = plan->offset_fetch;
+        knc_send(client, fr->node_id, KP_API_OFFSET_FETCH, KNC_OFFSET_FETCH_MAX, &fr->req,
+                 knc_ofetch_done, fr);
+    }
+    if (plan->commit)
+        knc_send(client, plan->commit->node_id, KP_API_OFFSET_COMMIT, KNC_OFFSET_COMMIT_MAX,
+                 &plan->commit->req, knc_commit_done, plan->commit);
+}
+
+/* ---- application-thread API --------------------------------------------- */
+
+/* Copies the entries to commit: those with an offset >= 0. */
+static kn_topic_partition_list *knc_commit_list(kn_consumer *c,
+                                                const kn_topic_partition_list *offsets) {
+    if (!offsets)
+        return knc_positions(c);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (size_t i = 0; l && i < kn_topic_partition_list_count(offsets); i++) {
+        if (kn_topic_partition_list_offset(offsets, i) < 0)
+            continue;
+        int at = kn_topic_partition_list_add(l, kn_topic_partition_list_topic(offsets, i),
+                                             kn_topic_partition_list_partition(offsets, i));
+        if (at < 0 || kn_topic_partition_list_set_metadata(
+                          l, (size_t)at, kn_topic_partition_list_metadata(offsets, i)) != KN_OK) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+        kn_topic_partition_list_set_offset(l, (size_t)at, kn_topic_partition_list_offset(offsets, i));
+        kn_topic_partition_list_set_leader_epoch(l, (size_t)at,
+                                                 kn_topic_partition_list_leader_epoch(offsets, i));
+    }
+    return l;
+}
+
+int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offsets,
+                             kn_consumer_commit_cb *cb, void *opaque) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    int err = c->closed ? KN_ERR__CLOSED : !c->group_id ? KN_ERR__STATE : 0;
+    if (!err) {
+        kn_topic_partition_list *l = knc_commit_list(c, offsets);
+        if (!l)
+            err = KN_ERR__NOMEM;
+        else
+            knc_commit_enqueue(c, l, cb, opaque, false, -1, &err);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!err)
+        knw_wakeup(c->client);
+    return err;
+}
+
+int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    int err = c->closed ? KN_ERR__CLOSED : !c->group_id ? KN_ERR__STATE : 0;
+    knc_commit *cm = NULL;
+    if (!err) {
+        kn_topic_partition_list *l = knc_commit_list(c, offsets);
+        if (!l)
+            err = KN_ERR__NOMEM;
+        else
+            cm = knc_commit_enqueue(c, l, NULL, NULL, true, timeout_ms, &err);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (!cm)
+        return err;
+    knw_wakeup(c->client);
+    /* Earlier async commits finish first (FIFO): their callbacks are run
+     * here, as Java's commitSync does. */
+    int64_t deadline = cm->deadline_ms;
+    for (;;) {
+        knc_serve_commit_callbacks(c);
+        pthread_mutex_lock(&c->lock);
+        if (cm->finished || knw_now_ms() >= deadline + 1000) {
+            bool done = cm->finished;
+            if (!done)
+                cm->abandoned = true;
+            pthread_mutex_unlock(&c->lock);
+            if (!done)
+                return KN_ERR__TIMED_OUT;
+            break;
+        }
+        if (!c->done_head) {
+            struct timespec ts;
+            int64_t at = knw_now_ms() + 50;
+            ts.tv_sec = (time_t)(at / 1000);
+            ts.tv_nsec = (long)(at % 1000) * 1000000L;
+            pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    knc_serve_commit_callbacks(c);
+    err = cm->err;
+    if (offsets)
+        for (size_t i = 0; i < kn_topic_partition_list_count(offsets); i++) {
+            int at = kn_topic_partition_list_find(cm->offsets, kn_topic_partition_list_topic(offsets, i),
+                                                  kn_topic_partition_list_partition(offsets, i));
+            if (at >= 0)
+                kn_topic_partition_list_set_err(offsets, i,
+                                                kn_topic_partition_list_err(cm->offsets, (size_t)at));
+        }
+    knc_commit_free(cm);
+    return err;
+}
+
+/* Finds the coordinator from the application thread (blocking). */
+static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node) {
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        *node = c->coord_id;
+        pthread_mutex_unlock(&c->lock);
+        if (*node >= 0)
+            return 0;
+        int64_t left = deadline - knw_now_ms();
+        if (left <= 0)
+            return KN_ERR__TIMED_OUT;
+        kp_FindCoordinatorRequest req;
+        kp_FindCoordinatorRequest_init(&req);
+        req.key = knc_s(c->group_id);
+        knw_resp *resp = knw_call(c->client, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1,
+                                  KNC_FIND_COORDINATOR_MAX, &req, (int)left);
+        const kp_FindCoordinatorResponse *r = resp->body;
+        int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
+        if (!err && r->node_id >= 0) {
+            pthread_mutex_lock(&c->lock);
+            c->coord_id = r->node_id;
+            pthread_mutex_unlock(&c->lock);
+        }
+        knw_resp_free(resp);
+        if (err && !knc_retry_error(err))
+            return err;
+        if (err)
+            usleep((useconds_t)c->retry_backoff_ms * 1000);
+    }
+}
+
+int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms) {
+    if (!c || !list)
+        return KN_ERR__INVALID_ARG;
+    if (c->closed)
+        return KN_ERR__CLOSED;
+    if (!c->group_id)
+        return KN_ERR__STATE;
+    int64_t deadline = knw_now_ms() + (timeout_ms < 0 ? c->default_api_timeout_ms : timeout_ms);
+    size_t n = kn_topic_partition_list_count(list);
+    kn_arena arena;
+    kn_arena_init(&arena, 1024);
+    kp_OffsetFetchRequest req;
+    kp_OffsetFetchRequest_init(&req);
+    req.group_id = knc_s(c->group_id);
+    req.require_stable = true;
+    req.topics.items = kn_arena_calloc(&arena, n ? n : 1, sizeof(*req.topics.items));
+    int32_t *all = kn_arena_calloc(&arena, n ? n : 1, sizeof(int32_t));
+    if (!req.topics.items || !all) {
+        kn_arena_destroy(&arena);
+        return KN_ERR__NOMEM;
+    }
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = kn_topic_partition_list_topic(list, i);
+        int32_t t;
+        for (t = 0; t < req.topics.count; t++)
+            if (strcmp(req.topics.items[t].name.ptr, topic) == 0)
+                break;
+        if (t < req.topics.count)
+            continue;
+        kp_OffsetFetchRequest_OffsetFetchRequestTopic *rt = &req.topics.items[req.topics.count++];
+        rt->name = knc_s(topic);
+        rt->partition_indexes.items = all + used;
+        for (size_t j = i; j < n; j++)
+            if (strcmp(kn_topic_partition_list_topic(list, j), topic) == 0)
+                all[used++] = kn_topic_partition_list_partition(list, j),
+                rt->partition_indexes.count++;
+    }
+    int err;
+    for (;;) {
+        int32_t node;
+        if ((err = knc_coordinator_sync(c, deadline, &node)) != 0)
+            break;
+        int64_t left = deadline - knw_now_ms();
+        if (left <= 0) {
+            err = KN_ERR__TIMED_OUT;
+            break;
+        }
+        knw_resp *resp = knw_call(c->client, node, KP_API_OFFSET_FETCH, -1, KNC_OFFSET_FETCH_MAX,
+                                  &req, (int)left);
+        const kp_OffsetFetchResponse *r = resp->body;
+        err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
+        for (int32_t t = 0; !err && t < r->topics.count; t++) {
+            const kp_OffsetFetchResponse_OffsetFetchResponseTopic *rt = &r->topics.items[t];
+            char name[256];
+            if (rt->name.len < 0 || (size_t)rt->name.len >= sizeof name)
+                continue;
+            memcpy(name, rt->name.ptr, (size_t)rt->name.len);
+            name[rt->name.len] = '\0';
+            for (int32_t k = 0; k < rt->partitions.count && !err; k++) {
+                const kp_OffsetFetchResponse_OffsetFetchResponsePartition *pr = &rt->partitions.items[k];
+                if (knc_retry_error(pr->error_code)) {
+                    err = pr->error_code;
+                    break;
+                }
+                for (size_t i = 0; i < n; i++) {
+                    if (kn_topic_partition_list_partition(list, i) != pr->partition_index ||
+                        strcmp(kn_topic_partition_list_topic(list, i), name) != 0)
+                        continue;
+                    kn_topic_partition_list_set_err(list, i, pr->error_code);
+                    kn_topic_partition_list_set_offset(
+                        list, i, pr->committed_offset >= 0 ? pr->committed_offset : KN_OFFSET_INVALID);
+                    kn_topic_partition_list_set_leader_epoch(list, i, pr->committed_leader_epoch);
+                    char *md = NULL;
+                    if (pr->metadata.len >= 0)
+                        md = kn_strndup(pr->metadata.ptr, (size_t)pr->metadata.len);
+                    kn_topic_partition_list_set_metadata(list, i, md);
+                    kn_free(md);
+                }
+            }
+        }
+        knw_resp_free(resp);
+        if (!err || !knc_retry_error(err))
+            break;
+        if (knc_coord_error(err)) {
+            pthread_mutex_lock(&c->lock);
+            c->coord_id = -1;
+            pthread_mutex_unlock(&c->lock);
+        }
+        usleep((useconds_t)c->retry_backoff_ms * 1000);
+    }
+    kn_arena_destroy(&arena);
+    return err;
+}
