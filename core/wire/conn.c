@@ -381,7 +381,9 @@ static int on_frame(void *ctx, uint8_t *frame, size_t len) {
         knw_conn_close(conn, 0, KN_ERR__TRANSPORT, why, fc->now_ms);
         return 1;
     }
-    return 0;
+    /* The callback may have closed this connection (e.g. metadata moved
+     * the broker): stop reading from it. */
+    return conn->state == KNW_CS_READY ? 0 : 1;
 }
 
 static ssize_t conn_read(void *ctx, void *buf, size_t len) {

@@ -171,8 +171,10 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     size_t len;
     uint8_t *buf = kn_wr_detach(&w, &len);
     if (!r->no_response && knw_iftab_push(&conn->inflight, r) < 0) {
+        /* Callers check for a slot first; never lose a request anyway. */
         kn_free(buf);
-        return KN_ERR__QUEUE_FULL; /* caller checked for a slot */
+        knw_req_fail(c, r, KN_ERR__QUEUE_FULL, "%s: no in-flight slot", r->api->name);
+        return 0;
     }
     rc = knw_txq_push(&conn->tx, buf, len);
     if (rc) {

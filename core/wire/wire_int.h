@@ -112,8 +112,9 @@ void knw_req_free(knw_req *r);
 void knw_req_fail(knw_client *c, knw_req *r, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void knw_req_done(knw_client *c, knw_req *r, knw_resp *resp);
-/* Encodes r at its negotiated version on conn and queues the bytes;
- * returns 0 or an error (r not consumed on error). */
+/* Encodes r at its negotiated version on conn and queues the bytes.
+ * Always consumes r: a request that cannot be sent (no common version,
+ * encode error) is completed with that error. Returns 0. */
 int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms);
 /* Decodes one response frame for r (taken from the in-flight table).
  * Takes ownership of frame. On a decode failure returns
