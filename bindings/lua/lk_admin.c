@@ -8,8 +8,9 @@
  * "admin client is closed".
  *
  * Argument tables are checked completely (raising on a wrong shape)
- * before any C memory is allocated, and temporary arrays live in Lua
- * userdata, so a raise can never leak. Runtime failures of a whole call
+ * before any C memory is allocated; C memory held while Lua values are
+ * built sits in a guard userdata whose __gc frees it, so a raise (out of
+ * memory) can never leak. Runtime failures of a whole call
  * return nil, message, code; per-topic failures are fields of the result.
  */
 #include <stdio.h>
@@ -70,6 +71,72 @@ int lk_admin_new(lua_State *L) {
     if (!la->admin)
         return lk_push_error(L, KN_ERR__CONFIG, errstr);
     return 1;
+}
+
+/* ---- guards ------------------------------------------------------------
+ * C memory a method holds while it builds Lua values (topic specs,
+ * result objects) is anchored in a guard userdata on the stack: if a Lua
+ * allocation raises midway, the guard's __gc frees it, so no error path
+ * leaks and no C frame is jumped over holding memory. */
+
+#define LK_GUARD_MT "kafka_native.guard"
+
+typedef struct lk_guard {
+    void *ptr; /* NULL once released */
+    void (*destroy)(void *ptr);
+} lk_guard;
+
+static int lk_guard_gc(lua_State *L) {
+    lk_guard *g = (lk_guard *)luaL_checkudata(L, 1, LK_GUARD_MT);
+    if (g->ptr) {
+        g->destroy(g->ptr);
+        g->ptr = NULL;
+    }
+    return 0;
+}
+
+/* Pushes an empty guard that will call destroy on whatever ptr it gets,
+ * with `extra` zeroed bytes after it (lk_guard_extra) for data that must
+ * live exactly as long as the guard. */
+static lk_guard *lk_guard_push(lua_State *L, void (*destroy)(void *ptr), size_t extra) {
+    lk_guard *g = (lk_guard *)lua_newuserdata(L, sizeof(*g) + extra);
+    memset(g, 0, sizeof(*g) + extra);
+    g->destroy = destroy;
+    luaL_getmetatable(L, LK_GUARD_MT);
+    lua_setmetatable(L, -2);
+    return g;
+}
+
+static void *lk_guard_extra(lk_guard *g) { return g + 1; }
+
+/* Frees the guarded object now (the normal path). */
+static void lk_guard_release(lk_guard *g) {
+    if (g->ptr) {
+        g->destroy(g->ptr);
+        g->ptr = NULL;
+    }
+}
+
+static void lk_free_topic_results(void *p) { kn_topic_results_destroy((kn_topic_results *)p); }
+static void lk_free_topic_list(void *p) { kn_topic_list_destroy((kn_topic_list *)p); }
+static void lk_free_descriptions(void *p) {
+    kn_topic_descriptions_destroy((kn_topic_descriptions *)p);
+}
+static void lk_free_cluster(void *p) { kn_cluster_description_destroy((kn_cluster_description *)p); }
+
+/* The kn_new_topic specs of one create_topics call, kept in the extra
+ * bytes of their guard. */
+typedef struct lk_new_topics {
+    size_t n;
+    kn_new_topic *items[];
+} lk_new_topics;
+
+static void lk_free_new_topics(void *p) {
+    lk_new_topics *nts = (lk_new_topics *)p;
+    for (size_t i = 0; i < nts->n; i++) {
+        kn_new_topic_destroy(nts->items[i]);
+        nts->items[i] = NULL;
+    }
 }
 
 /* timeout_ms option (default -1: default.api.timeout.ms). */
@@ -209,8 +276,9 @@ static lua_Integer lk_field_int(lua_State *L, const char *key, lua_Integer def) 
 }
 
 /* Builds the kn_new_topic for the (checked) spec at the top of the
- * stack. Returns NULL only when out of memory. Caller owns the result. */
-static kn_new_topic *lk_build_new_topic(lua_State *L) {
+ * stack into *slot (guarded by the caller, so a raise cannot leak it).
+ * Returns 0 or KN_ERR__NOMEM. */
+static int lk_build_new_topic(lua_State *L, kn_new_topic **slot) {
     char value[1024];
     int32_t partitions = (int32_t)lk_field_int(L, "partitions", -1);
     int16_t replication_factor = (int16_t)lk_field_int(L, "replication_factor", -1);
@@ -218,7 +286,8 @@ static kn_new_topic *lk_build_new_topic(lua_State *L) {
     kn_new_topic *nt = kn_new_topic_new(lua_tostring(L, -1), partitions, replication_factor);
     lua_pop(L, 1);
     if (!nt)
-        return NULL;
+        return KN_ERR__NOMEM;
+    *slot = nt;
     int err = KN_OK;
     lua_getfield(L, -1, "configs");
     if (lua_type(L, -1) == LUA_TTABLE) {
@@ -251,11 +320,7 @@ static kn_new_topic *lk_build_new_topic(lua_State *L) {
         }
     }
     lua_pop(L, 1);
-    if (err) {
-        kn_new_topic_destroy(nt);
-        return NULL;
-    }
-    return nt;
+    return err;
 }
 
 /* admin:create_topics({ {name=, partitions=, replication_factor=,
@@ -273,29 +338,29 @@ static int lk_admin_create_topics(lua_State *L) {
         lua_pop(L, 1);
     }
 
-    kn_new_topic **topics = (kn_new_topic **)lua_newuserdata(L, (n ? n : 1) * sizeof(*topics));
+    lk_guard *spec_guard =
+        lk_guard_push(L, lk_free_new_topics, sizeof(lk_new_topics) + n * sizeof(kn_new_topic *));
+    lk_new_topics *nts = (lk_new_topics *)lk_guard_extra(spec_guard);
+    nts->n = n;
+    spec_guard->ptr = nts;
     int err = KN_OK;
-    size_t built = 0;
-    for (; built < n; built++) {
-        lua_rawgeti(L, 2, (int)(built + 1));
-        topics[built] = lk_build_new_topic(L);
+    for (size_t i = 0; i < n && !err; i++) {
+        lua_rawgeti(L, 2, (int)(i + 1));
+        err = lk_build_new_topic(L, &nts->items[i]);
         lua_pop(L, 1);
-        if (!topics[built]) {
-            err = KN_ERR__NOMEM;
-            break;
-        }
     }
+    lk_guard *res_guard = lk_guard_push(L, lk_free_topic_results, 0);
     char errstr[512] = "";
     kn_topic_results *res = NULL;
     if (!err)
-        err = kn_admin_create_topics(la->admin, topics, n, flags, timeout_ms, &res, errstr,
+        err = kn_admin_create_topics(la->admin, nts->items, n, flags, timeout_ms, &res, errstr,
                                      sizeof(errstr));
-    for (size_t i = 0; i < built; i++)
-        kn_new_topic_destroy(topics[i]);
+    res_guard->ptr = res;
+    lk_guard_release(spec_guard);
     if (err)
         return lk_push_error(L, err, errstr);
     lk_push_topic_results(L, res, 1);
-    kn_topic_results_destroy(res);
+    lk_guard_release(res_guard);
     return 1;
 }
 
@@ -305,14 +370,16 @@ static int lk_admin_delete_topics(lua_State *L) {
     size_t n = lk_check_names(L, 2);
     int timeout_ms = lk_timeout_opt(L, 3);
     const char **names = lk_collect_names(L, 2, n);
+    lk_guard *guard = lk_guard_push(L, lk_free_topic_results, 0);
     char errstr[512] = "";
     kn_topic_results *res = NULL;
     int err = kn_admin_delete_topics(la->admin, names, n, timeout_ms, &res, errstr,
                                      sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
+    guard->ptr = res;
     lk_push_topic_results(L, res, 0);
-    kn_topic_results_destroy(res);
+    lk_guard_release(guard);
     return 1;
 }
 
@@ -322,11 +389,13 @@ static int lk_admin_list_topics(lua_State *L) {
     lk_admin *la = lk_admin_check(L);
     int timeout_ms = lk_timeout_opt(L, 2);
     int flags = lk_opt_bool_field(L, 2, "internal", 0) ? KN_ADMIN_LIST_INTERNAL : 0;
+    lk_guard *guard = lk_guard_push(L, lk_free_topic_list, 0);
     char errstr[512] = "";
     kn_topic_list *list = NULL;
     int err = kn_admin_list_topics(la->admin, flags, timeout_ms, &list, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
+    guard->ptr = list;
     size_t n = kn_topic_list_count(list);
     lua_createtable(L, (int)n, 0);
     for (size_t i = 0; i < n; i++) {
@@ -337,7 +406,7 @@ static int lk_admin_list_topics(lua_State *L) {
         lua_setfield(L, -2, "internal");
         lua_rawseti(L, -2, (int)(i + 1));
     }
-    kn_topic_list_destroy(list);
+    lk_guard_release(guard);
     return 1;
 }
 
@@ -377,12 +446,14 @@ static int lk_admin_describe_topics(lua_State *L) {
     size_t n = lk_check_names(L, 2);
     int timeout_ms = lk_timeout_opt(L, 3);
     const char **names = lk_collect_names(L, 2, n);
+    lk_guard *guard = lk_guard_push(L, lk_free_descriptions, 0);
     char errstr[512] = "";
     kn_topic_descriptions *desc = NULL;
     int err = kn_admin_describe_topics(la->admin, names, n, timeout_ms, &desc, errstr,
                                        sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
+    guard->ptr = desc;
     size_t count = kn_topic_descriptions_count(desc);
     lua_createtable(L, 0, (int)count);
     for (size_t i = 0; i < count; i++) {
@@ -407,7 +478,7 @@ static int lk_admin_describe_topics(lua_State *L) {
         }
         lua_setfield(L, -2, kn_topic_descriptions_name(desc, i));
     }
-    kn_topic_descriptions_destroy(desc);
+    lk_guard_release(guard);
     return 1;
 }
 
@@ -416,11 +487,13 @@ static int lk_admin_describe_topics(lua_State *L) {
 static int lk_admin_describe_cluster(lua_State *L) {
     lk_admin *la = lk_admin_check(L);
     int timeout_ms = lk_timeout_opt(L, 2);
+    lk_guard *guard = lk_guard_push(L, lk_free_cluster, 0);
     char errstr[512] = "";
     kn_cluster_description *cd = NULL;
     int err = kn_admin_describe_cluster(la->admin, timeout_ms, &cd, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
+    guard->ptr = cd;
     lua_createtable(L, 0, 3);
     lk_set_str(L, "cluster_id", kn_cluster_description_cluster_id(cd));
     lk_set_int(L, "controller_id", kn_cluster_description_controller_id(cd));
@@ -435,7 +508,7 @@ static int lk_admin_describe_cluster(lua_State *L) {
         lua_rawseti(L, -2, (int)(i + 1));
     }
     lua_setfield(L, -2, "brokers");
-    kn_cluster_description_destroy(cd);
+    lk_guard_release(guard);
     return 1;
 }
 
@@ -479,6 +552,11 @@ static const luaL_Reg lk_admin_meta[] = {
 };
 
 void lk_admin_register(lua_State *L) {
+    if (luaL_newmetatable(L, LK_GUARD_MT)) {
+        lua_pushcfunction(L, lk_guard_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_pop(L, 1);
     if (luaL_newmetatable(L, LK_ADMIN_MT)) {
         luaL_setfuncs(L, lk_admin_meta, 0);
         luaL_newlib(L, lk_admin_methods);
