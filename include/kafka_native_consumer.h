@@ -219,6 +219,26 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
  * group.id) or a Kafka error. */
 int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 
+/* ---- statistics ----
+ * A consistent snapshot of counters since the consumer was created;
+ * cheap (one lock, no allocation), so it can be read every poll. */
+typedef struct kn_consumer_stats {
+    int64_t polls;               /* kn_consumer_poll calls */
+    int64_t records;             /* records returned by poll */
+    int64_t record_bytes;        /* key + value bytes of those records */
+    int64_t fetch_requests;      /* Fetch responses received (any outcome) */
+    int64_t fetch_errors;        /* ... that failed as a whole */
+    int64_t fetch_incremental;   /* ... sent inside an incremental fetch session */
+    int64_t fetch_latency_us_total; /* sum of Fetch round trips (incl. broker wait) */
+    int64_t fetch_latency_us_max;
+    int64_t fetch_response_bytes;   /* raw Fetch response bytes */
+    int64_t buffered_bytes;      /* raw fetched bytes buffered now */
+    int64_t buffered_partitions; /* partitions holding buffered data now */
+    int64_t commits;             /* commits finished without error */
+    int64_t commit_errors;       /* commits finished with an error */
+} kn_consumer_stats;
+void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
+
 /* Any thread: makes the poll that is waiting (or the next poll that
  * would wait) return KN_ERR__WAKEUP. Exactly one poll is interrupted; a
  * poll that has records to return returns them instead and leaves the

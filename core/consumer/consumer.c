@@ -382,6 +382,11 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         }
     }
     c->poll_deadline_ms = 0;
+    c->stats.polls++;
+    c->stats.records += (int64_t)out->count;
+    for (size_t i = 0; i < out->count; i++)
+        c->stats.record_bytes += (out->recs[i].key_len > 0 ? out->recs[i].key_len : 0) +
+                                 (out->recs[i].value_len > 0 ? out->recs[i].value_len : 0);
     pthread_mutex_unlock(&c->lock);
     if (drained_dry)
         knw_wakeup(c->client);
@@ -518,6 +523,22 @@ int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, i
     return rc;
 }
 
+void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
+    memset(out, 0, sizeof(*out));
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    *out = c->stats;
+    for (size_t i = 0; i < c->part_count; i++) {
+        const knc_fetched *f = c->parts[i]->fetched;
+        if (f) {
+            out->buffered_partitions++;
+            out->buffered_bytes += (int64_t)(f->len - f->it.off);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
 void kn_consumer_wakeup(kn_consumer *c) {
     if (!c)
         return;
@@ -568,6 +589,8 @@ void kn_consumer_destroy(kn_consumer *c) {
     kn_consumer_close(c);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
+    for (size_t i = 0; i < c->node_count; i++)
+        knc_session_reset(&c->nodes[i].session);
     kn_free(c->nodes);
     kn_free(c->rack);
     kn_free(c->group_id);

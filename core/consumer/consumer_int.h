@@ -221,12 +221,47 @@ typedef struct knc_drain_opts {
  * Returns the number of records added, or KN_ERR__NOMEM. */
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts);
 
+/* ---- incremental fetch sessions (session.c) ------------------------------ */
+
+typedef struct knc_sess_part {
+    char *topic; /* owned */
+    int32_t partition;
+    int64_t offset; /* the fetch offset last sent */
+} knc_sess_part;
+
+typedef struct knc_session {
+    int32_t id;     /* 0: none */
+    int32_t epoch;  /* the next incremental epoch (>= 1) */
+    bool topic_ids; /* opened with topic-id fetches */
+    knc_sess_part *parts;
+    int32_t count;
+} knc_session;
+
+/* Plans the next Fetch to the broker for the partitions want[0..n)
+ * (topic strings are copied): include[i] tells whether partition i must
+ * be listed (new to the session or moved; always for a full fetch);
+ * *forgotten (owned by the caller: knc_session_forgotten_free) lists
+ * the session's partitions no longer wanted. *session_id and *epoch go
+ * into the request (epoch 0 with id 0: a full fetch opening a session).
+ * The session then holds exactly want. Returns 0 or KN_ERR__NOMEM (the
+ * session unchanged). */
+int knc_session_plan(knc_session *s, const knc_sess_part *want, int32_t n, bool topic_ids,
+                     bool *include, knc_sess_part **forgotten, int32_t *nforgotten,
+                     int32_t *session_id, int32_t *epoch);
+void knc_session_forgotten_free(knc_sess_part *forgotten, int32_t n);
+/* The answer to a Fetch sent with sent_epoch: err is the request's
+ * error (transport, or the response's top-level error_code). */
+void knc_session_answer(knc_session *s, int32_t sent_epoch, int err, int32_t resp_session_id);
+/* Forgets the session (the next fetch is full); frees its partitions. */
+void knc_session_reset(knc_session *s);
+
 /* ---- the consumer handle (consumer.c; fetcher.c runs its network side) */
 
 typedef struct knc_node {
     int32_t node_id;
     bool fetch_inflight;
     int64_t backoff_until_ms;
+    knc_session session;
 } knc_node;
 
 struct kn_consumer {
@@ -270,6 +305,7 @@ struct kn_consumer {
     bool commit_inflight;
     int64_t commit_retry_at_ms;
     struct knc_commit *done_head, *done_tail; /* async commits whose callback is due */
+    kn_consumer_stats stats; /* buffered_* are computed when read */
 };
 
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned

@@ -55,6 +55,7 @@ typedef struct knc_req {
         kp_ListOffsetsRequest list_offsets;
     } u;
     bool ids_complete; /* every topic has an id: topic-id Fetch is possible */
+    int32_t sent_epoch; /* Fetch: the session epoch sent (0: full) */
     struct knc_req *next;
 } knc_req;
 
@@ -202,27 +203,52 @@ static int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, 
     f->min_bytes = c->fetch_min_bytes;
     f->max_bytes = c->fetch_max_bytes;
     f->isolation_level = c->read_committed ? 1 : 0;
-    f->session_id = 0;
-    f->session_epoch = -1; /* sessionless full fetch (KIP-227 FINAL_EPOCH) */
     f->rack_id.ptr = c->rack ? c->rack : "";
     f->rack_id.len = (int32_t)strlen(f->rack_id.ptr);
-    f->topics.count = req->topic_count;
+    knc_node *node = knc_node_get(c, req->node_id);
+    if (!node)
+        return KN_ERR__NOMEM;
+
+    /* The session decides which partitions must be listed. */
+    int32_t n = req->part_count;
+    knc_sess_part *want = kn_arena_alloc(&req->arena, (size_t)n * sizeof(*want));
+    bool *include = kn_arena_alloc(&req->arena, (size_t)n * sizeof(*include));
+    if (!want || !include)
+        return KN_ERR__NOMEM;
+    for (int32_t i = 0; i < n; i++) {
+        want[i].topic = req->names[req->parts[i].topic_idx];
+        want[i].partition = req->parts[i].partition;
+        want[i].offset = req->parts[i].offset;
+    }
+    knc_sess_part *forgotten;
+    int32_t nforgotten;
+    int rc = knc_session_plan(&node->session, want, n, req->ids_complete, include, &forgotten,
+                              &nforgotten, &f->session_id, &f->session_epoch);
+    if (rc != 0)
+        return rc;
+    req->sent_epoch = f->session_epoch;
+
     f->topics.items = kn_arena_calloc(&req->arena, (size_t)req->topic_count, sizeof(*f->topics.items));
     if (!f->topics.items)
-        return KN_ERR__NOMEM;
+        goto nomem;
     for (int32_t t = 0; t < req->topic_count; t++) {
-        kp_FetchRequest_FetchTopic *ft = &f->topics.items[t];
+        int32_t m = 0;
+        for (int32_t i = req->topic_start[t]; i < req->topic_start[t + 1]; i++)
+            m += include[i];
+        if (!m)
+            continue;
+        kp_FetchRequest_FetchTopic *ft = &f->topics.items[f->topics.count++];
         ft->topic.ptr = req->names[t];
         ft->topic.len = (int32_t)strlen(req->names[t]);
         ft->topic_id = req->ids[t];
-        int32_t n = req->topic_start[t + 1] - req->topic_start[t];
-        ft->partitions.count = n;
-        ft->partitions.items = kn_arena_calloc(&req->arena, (size_t)n, sizeof(*ft->partitions.items));
+        ft->partitions.items = kn_arena_calloc(&req->arena, (size_t)m, sizeof(*ft->partitions.items));
         if (!ft->partitions.items)
-            return KN_ERR__NOMEM;
-        for (int32_t j = 0; j < n; j++) {
-            const knc_req_part *rp = &req->parts[req->topic_start[t] + j];
-            kp_FetchRequest_FetchPartition *fp = &ft->partitions.items[j];
+            goto nomem;
+        for (int32_t i = req->topic_start[t]; i < req->topic_start[t + 1]; i++) {
+            if (!include[i])
+                continue;
+            const knc_req_part *rp = &req->parts[i];
+            kp_FetchRequest_FetchPartition *fp = &ft->partitions.items[ft->partitions.count++];
             knc_part tmp = {.topic = req->names[t], .partition = rp->partition};
             int32_t epoch;
             knc_leader(md, &tmp, &epoch, NULL);
@@ -235,7 +261,39 @@ static int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, 
             fp->high_watermark = INT64_MAX;
         }
     }
+    if (nforgotten) {
+        f->forgotten_topics_data.items =
+            kn_arena_calloc(&req->arena, (size_t)nforgotten, sizeof(*f->forgotten_topics_data.items));
+        if (!f->forgotten_topics_data.items)
+            goto nomem;
+        for (int32_t i = 0; i < nforgotten; i++) {
+            kp_FetchRequest_ForgottenTopic *ff = NULL;
+            for (int32_t k = 0; k < f->forgotten_topics_data.count && !ff; k++)
+                if (strcmp(f->forgotten_topics_data.items[k].topic.ptr, forgotten[i].topic) == 0)
+                    ff = &f->forgotten_topics_data.items[k];
+            if (!ff) {
+                ff = &f->forgotten_topics_data.items[f->forgotten_topics_data.count++];
+                size_t len = strlen(forgotten[i].topic);
+                char *name = kn_arena_alloc(&req->arena, len + 1);
+                ff->partitions.items = kn_arena_calloc(&req->arena, (size_t)nforgotten, sizeof(int32_t));
+                if (!name || !ff->partitions.items)
+                    goto nomem;
+                memcpy(name, forgotten[i].topic, len + 1);
+                ff->topic.ptr = name;
+                ff->topic.len = (int32_t)len;
+                const knw_topic *mt = knw_metadata_topic(md, name);
+                if (mt)
+                    ff->topic_id = mt->topic_id;
+            }
+            ff->partitions.items[ff->partitions.count++] = forgotten[i].partition;
+        }
+    }
+    knc_session_forgotten_free(forgotten, nforgotten);
     return 0;
+nomem:
+    knc_session_forgotten_free(forgotten, nforgotten);
+    knc_session_reset(&node->session); /* what we told nobody must not be assumed */
+    return KN_ERR__NOMEM;
 }
 
 static int knc_fill_list_offsets(kn_consumer *c, knc_req *req) {
@@ -312,18 +370,29 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
 
     pthread_mutex_lock(&c->lock);
     knc_node *node = knc_node_get(c, req->node_id);
-    if (node)
+    const kp_FetchResponse *r = resp->body;
+    c->stats.fetch_requests++;
+    c->stats.fetch_latency_us_total += resp->latency_us;
+    if (resp->latency_us > c->stats.fetch_latency_us_max)
+        c->stats.fetch_latency_us_max = resp->latency_us;
+    c->stats.fetch_response_bytes += (int64_t)resp->raw_len;
+    if (req->sent_epoch > 0)
+        c->stats.fetch_incremental++;
+    if (node) {
         node->fetch_inflight = false;
+        int serr = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
+        knc_session_answer(&node->session, req->sent_epoch, serr, r ? r->session_id : 0);
+    }
     for (int32_t i = 0; i < req->part_count; i++) {
         knc_part *p = knc_req_owner(c, req, &req->parts[i]);
         if (p)
             p->fetch_inflight = false;
     }
-    const kp_FetchResponse *r = resp->body;
     if (c->closed) {
         /* nothing to update */
     } else if (resp->err || !r || r->error_code != 0) {
         int err = resp->err ? resp->err : r ? r->error_code : KN_ERR__PROTOCOL;
+        c->stats.fetch_errors++;
         if (node)
             node->backoff_until_ms = now + c->retry_backoff_ms;
         refresh = err != KN_ERR__CLOSED;

@@ -196,6 +196,10 @@ static void knc_commit_finish(kn_consumer *c, int err) {
         c->commit_tail = NULL;
     cm->next = NULL;
     cm->err = err;
+    if (err)
+        c->stats.commit_errors++;
+    else
+        c->stats.commits++;
     if (cm->sync) {
         cm->finished = true;
         if (cm->abandoned)

@@ -154,8 +154,19 @@ static void test_codecs(void **state) {
         kn_topic_partition_list_destroy(l);
         int64_t t0 = kn_test_now_ms();
         consume_exactly(c, topic, parts, n, 100);
-        fprintf(stderr, "codec %-6s: %d records in %lld ms\n", codecs[k], n,
-                (long long)(kn_test_now_ms() - t0));
+        kn_consumer_stats st;
+        kn_consumer_get_stats(c, &st);
+        fprintf(stderr,
+                "codec %-6s: %d records in %lld ms, %lld fetches (%lld incremental), "
+                "%lld polls\n",
+                codecs[k], n, (long long)(kn_test_now_ms() - t0), (long long)st.fetch_requests,
+                (long long)st.fetch_incremental, (long long)st.polls);
+        assert_int_equal(st.records, n);
+        assert_int_equal(st.record_bytes, (int64_t)n * 100);
+        assert_int_equal(st.buffered_partitions, 0);
+        /* KIP-227: after the first full fetch the session carries on. */
+        assert_true(st.fetch_incremental > 0);
+        assert_true(st.fetch_incremental >= st.fetch_requests - 2 - st.fetch_errors);
         close_consumer(c);
     }
 }

@@ -238,6 +238,62 @@ static void test_committed_states(void **state) {
     knc_part_free(p);
 }
 
+/* KIP-227: full fetch, then only moved or new partitions plus the
+ * forgotten ones; errors fall back to a full fetch. */
+static void test_fetch_session(void **state) {
+    knc_session s = {0};
+    knc_sess_part want[3] = {{"a", 0, 10}, {"a", 1, 20}, {"b", 0, 30}};
+    bool inc[3];
+    knc_sess_part *forgot;
+    int32_t nf, id, epoch;
+    assert_int_equal(knc_session_plan(&s, want, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(id, 0);
+    assert_int_equal(epoch, 0);
+    assert_int_equal(nf, 0);
+    assert_true(inc[0] && inc[1] && inc[2]);
+    knc_session_answer(&s, 0, 0, 777);
+    assert_int_equal(s.id, 777);
+    assert_int_equal(s.epoch, 1);
+    /* a/1 moved, b/0 dropped (paused), a/0 unchanged, c/5 new */
+    knc_sess_part want2[3] = {{"a", 0, 10}, {"a", 1, 25}, {"c", 5, 0}};
+    assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(id, 777);
+    assert_int_equal(epoch, 1);
+    assert_false(inc[0]);
+    assert_true(inc[1]);
+    assert_true(inc[2]);
+    assert_int_equal(nf, 1);
+    assert_string_equal(forgot[0].topic, "b");
+    assert_int_equal(forgot[0].partition, 0);
+    knc_session_forgotten_free(forgot, nf);
+    knc_session_answer(&s, 1, 0, 777);
+    assert_int_equal(s.epoch, 2);
+    /* nothing changed: an empty incremental fetch */
+    assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(epoch, 2);
+    assert_false(inc[0] || inc[1] || inc[2]);
+    assert_int_equal(nf, 0);
+    /* a stale session: back to a full fetch that lists everything */
+    knc_session_answer(&s, 2, KN_ERR_INVALID_FETCH_SESSION_EPOCH, 0);
+    assert_int_equal(s.id, 0);
+    assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(id, 0);
+    assert_int_equal(epoch, 0);
+    assert_true(inc[0] && inc[1] && inc[2]);
+    assert_int_equal(nf, 0);
+    /* the broker declines sessions: stay full */
+    knc_session_answer(&s, 0, 0, 0);
+    assert_int_equal(s.id, 0);
+    assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(epoch, 0);
+    knc_session_answer(&s, 0, 0, 9);
+    /* switching between topic ids and names starts a new session */
+    assert_int_equal(knc_session_plan(&s, want2, 3, false, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(id, 0);
+    assert_int_equal(epoch, 0);
+    knc_session_reset(&s);
+}
+
 static void test_error_policy(void **state) {
     assert_int_equal(knc_fetch_error_action(0), KNC_ACT_OK);
     assert_int_equal(knc_fetch_error_action(KN_ERR_OFFSET_OUT_OF_RANGE), KNC_ACT_RESET);
@@ -388,6 +444,7 @@ int main(void) {
         cmocka_unit_test(test_tplist),
         cmocka_unit_test(test_state_machine),
         cmocka_unit_test(test_committed_states),
+        cmocka_unit_test(test_fetch_session),
         cmocka_unit_test(test_error_policy),
         cmocka_unit_test(test_drain_codecs),
         cmocka_unit_test(test_drain_position_and_partial),
