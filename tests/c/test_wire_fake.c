@@ -5,7 +5,7 @@
  * client software name, KIP-511 ApiVersions fallback, garbled /
  * truncated responses, an unexpected correlation id, an oversized frame
  * size, a broker that never answers (request timeout), responses
- * arriving one byte at a time, a refused connection, version
+ * arriving one byte at a time, random bodies, a refused connection, version
  * negotiation failure, shutdown with requests pending, tickers.
  * Every protocol error must fail the request with _PROTOCOL naming API,
  * version and offset, fail the other in-flight requests with
@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ enum fake_mode {
     FAKE_SILENT,   /* never answer */
     FAKE_DRIP,     /* answer one byte per write */
     FAKE_TRAILING, /* valid body plus garbage bytes */
+    FAKE_RANDOM,   /* correct header, random body of random length */
 };
 
 typedef struct fake {
@@ -208,6 +210,20 @@ static void serve_one(fake *f, int fd, bool *closed) {
         break;
     case FAKE_SILENT:
         break;
+    case FAKE_RANDOM: {
+        /* Keep the size prefix and correlation id (and the header's
+         * tag byte when flexible), randomize the body. */
+        size_t keep = 8 + (kp_response_header_version(key, ver) >= 1 ? 1 : 0);
+        size_t body = (size_t)(rand() % 48);
+        uint8_t *rnd = kn_malloc(keep + body);
+        memcpy(rnd, out, keep);
+        for (size_t i = keep; i < keep + body; i++)
+            rnd[i] = (uint8_t)(rand() % 4 == 0 ? 0xff : rand() % 8);
+        kn_wr_put_u32_at(rnd, (uint32_t)(keep + body - 4));
+        write_all(fd, rnd, keep + body);
+        kn_free(rnd);
+        break;
+    }
     case FAKE_DRIP:
         for (size_t i = 0; i < len; i++) {
             write_all(fd, out + i, 1);
@@ -428,6 +444,38 @@ static void test_trailing_bytes(void **state) { damaged(FAKE_TRAILING, "trailing
 static void test_unexpected_correlation_id(void **state) { damaged(FAKE_BADCORR, "unexpected correlation id"); }
 static void test_oversized_frame(void **state) { damaged(FAKE_OVERSIZE, "invalid size 2147483392"); }
 
+/* Random bodies never crash or read out of bounds (run under ASan):
+ * each either decodes or fails with _PROTOCOL naming the offset, and
+ * the client keeps working. */
+static void test_random_bodies(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+    srand(12345);
+    atomic_store(&f->mode, FAKE_RANDOM);
+    atomic_store(&f->mode_left, 200);
+    int protocol = 0, ok = 0;
+    for (int i = 0; i < 200; i++) {
+        knw_resp *r = list_groups(c, -1);
+        if (r->err == KN_ERR__PROTOCOL) {
+            assert_non_null(strstr(r->errstr, "ListGroups v5 response"));
+            assert_non_null(strstr(r->errstr, "byte offset"));
+            protocol++;
+        } else if (r->err == 0) {
+            ok++;
+        } else {
+            fail_msg("unexpected %s: %s", kn_err_name(r->err), r->errstr);
+        }
+        knw_resp_free(r);
+    }
+    fprintf(stderr, "random bodies: %d protocol errors, %d decoded\n", protocol, ok);
+    assert_true(protocol > 100);
+    knw_resp *r = list_groups(c, -1);
+    assert_int_equal(r->err, 0);
+    knw_resp_free(r);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
 static void test_request_timeout(void **state) {
     fake *f = fake_start();
     knw_client *c = client_for(f->port, 5000);
@@ -610,6 +658,7 @@ int main(void) {
         cmocka_unit_test(test_trailing_bytes),
         cmocka_unit_test(test_unexpected_correlation_id),
         cmocka_unit_test(test_oversized_frame),
+        cmocka_unit_test(test_random_bodies),
         cmocka_unit_test(test_request_timeout),
         cmocka_unit_test(test_one_byte_at_a_time),
         cmocka_unit_test(test_refused),
