@@ -374,6 +374,98 @@ static void test_wakeup(void **state) {
     close_consumer(c);
 }
 
+/* ---- read_committed ---- */
+
+/* A Java transactional producer writes 10 transactions of 10 records to
+ * partition 0 of topic, committing the even ones and aborting the odd
+ * ones. Compiled on the fly against the cached Kafka jars. */
+static void produce_transactions(const char *topic) {
+    char dir[256], src[300];
+    snprintf(dir, sizeof dir, "/tmp/kn-it-txn-%d", (int)getpid());
+    snprintf(src, sizeof src, "%s/TxnProducer.java", dir);
+    run("mkdir -p %s", dir);
+    FILE *f = fopen(src, "w");
+    assert_non_null(f);
+    fputs("import java.util.Properties;\n"
+          "import org.apache.kafka.clients.producer.*;\n"
+          "import org.apache.kafka.common.serialization.StringSerializer;\n"
+          "public class TxnProducer {\n"
+          "  public static void main(String[] a) throws Exception {\n"
+          "    Properties p = new Properties();\n"
+          "    p.put(\"bootstrap.servers\", a[0]);\n"
+          "    p.put(\"transactional.id\", \"kn-it-\" + a[1]);\n"
+          "    p.put(\"key.serializer\", StringSerializer.class.getName());\n"
+          "    p.put(\"value.serializer\", StringSerializer.class.getName());\n"
+          "    try (KafkaProducer<String, String> pr = new KafkaProducer<>(p)) {\n"
+          "      pr.initTransactions();\n"
+          "      for (int t = 0; t < 10; t++) {\n"
+          "        pr.beginTransaction();\n"
+          "        for (int j = 0; j < 10; j++)\n"
+          "          pr.send(new ProducerRecord<>(a[1], 0, \"k\", \"t\" + t + \"-\" + j));\n"
+          "        pr.flush();\n"
+          "        if (t % 2 == 0) pr.commitTransaction(); else pr.abortTransaction();\n"
+          "      }\n"
+          "    }\n"
+          "  }\n"
+          "}\n",
+          f);
+    fclose(f);
+    const char *cache = getenv("KN_CACHE");
+    char jars[512];
+    if (cache && *cache)
+        snprintf(jars, sizeof jars, "%s/kafka-*/lib", cache);
+    else
+        snprintf(jars, sizeof jars, "%s/.cache/kafka-native/kafka-*/lib", getenv("HOME"));
+    run("javac -nowarn -cp \"$(ls -d %s | tail -1)/*\" -d %s %s", jars, dir, src);
+    run("KN_TOOL_CP=%s %s TxnProducer %s %s", dir, tool(), kn_test_bootstrap(), topic);
+    run("rm -rf %s", dir);
+}
+
+static void test_read_committed(void **state) {
+    char topic[256];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("txn"));
+    create_topic(topic, 1);
+    produce_transactions(topic);
+    char es[512];
+    for (int committed_only = 1; committed_only >= 0; committed_only--) {
+        kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "isolation.level",
+                                      committed_only ? "read_committed" : "read_uncommitted",
+                                      NULL);
+        assign_all(c, topic, 1);
+        int want = committed_only ? 50 : 100, got = 0;
+        int64_t deadline = kn_test_now_ms() + 20000, last = -1;
+        while (kn_test_now_ms() < deadline) {
+            kn_records *r = NULL;
+            assert_int_equal(kn_consumer_poll(c, 300, &r, es, sizeof es), KN_OK);
+            for (size_t i = 0; i < kn_records_count(r); i++, got++) {
+                /* transaction t, record j, in production order */
+                int t = committed_only ? (got / 10) * 2 : got / 10, j = got % 10;
+                char v[32];
+                snprintf(v, sizeof v, "t%d-%d", t, j);
+                size_t len;
+                const void *val = kn_records_value(r, i, &len);
+                assert_int_equal(len, strlen(v));
+                assert_memory_equal(val, v, len);
+                assert_true(kn_records_offset(r, i) > last);
+                last = kn_records_offset(r, i);
+            }
+            kn_records_free(r);
+            if (got >= want) {
+                /* and nothing else: the position ends past the markers */
+                int64_t pos;
+                assert_int_equal(kn_consumer_position(c, topic, 0, 0, &pos), KN_OK);
+                if (pos == 110)
+                    break;
+            }
+        }
+        assert_int_equal(got, want);
+        int64_t pos;
+        assert_int_equal(kn_consumer_position(c, topic, 0, 0, &pos), KN_OK);
+        assert_int_equal(pos, 110); /* 100 records + 10 control markers */
+        close_consumer(c);
+    }
+}
+
 /* ---- committed offsets ---- */
 
 static int64_t committed_of(kn_consumer *c, const char *topic, int32_t partition) {
@@ -512,7 +604,8 @@ int main(void) {
         cmocka_unit_test(test_reset_none),        cmocka_unit_test(test_pause_resume),
         cmocka_unit_test(test_poll_budget),       cmocka_unit_test(test_wakeup),
         cmocka_unit_test(test_commit_sync_roundtrip), cmocka_unit_test(test_commit_async_order),
-        cmocka_unit_test(test_auto_commit),       cmocka_unit_test(test_codecs),
+        cmocka_unit_test(test_auto_commit),       cmocka_unit_test(test_read_committed),
+        cmocka_unit_test(test_codecs),
     };
     return cmocka_run_group_tests(tests, setup_known, NULL);
 }
