@@ -15,7 +15,8 @@
 static const kn_assignor asg_builtins[] = {
     {"range", KN_ASG_EAGER, asg_range_assign, NULL},
     {"roundrobin", KN_ASG_EAGER, asg_roundrobin_assign, NULL},
-    /*STICKY*/
+    {"sticky", KN_ASG_EAGER, asg_sticky_assign, NULL},
+    {"cooperative-sticky", KN_ASG_COOPERATIVE | KN_ASG_EAGER, asg_coop_sticky_assign, NULL},
 };
 
 const kn_assignor *kn_asg_builtin(const char *name) {
