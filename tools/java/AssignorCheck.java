@@ -40,6 +40,9 @@ public final class AssignorCheck {
     static final long MUL = 6364136223846793005L;
     static final long INC = 1442695040888963407L;
     static final int SCENARIOS = 300;
+    static final int CHAINS = 40;
+    static final int ROUNDS = 4;
+    static final int SKEWED = 80;
     static final int BLOB_SCENARIOS = 12;
     static final String[] ASSIGNORS = {"range", "roundrobin", "sticky", "cooperative-sticky"};
 
@@ -65,6 +68,23 @@ public final class AssignorCheck {
         "# assign(Cluster, GroupSubscription), the subscriptions in a HashMap filled in member order.",
         "#",
         "# Lines:",
+        "# Then CHAINS = 40 chains of ROUNDS = 4 rebalances each (scenarios numbered on): kind = r(2);",
+        "# members = 2 + r(19) named c<r(1000)>-<k> (k counts members created in the chain);",
+        "# topics = 1 + r(3), 1 + r(60) partitions, all present; racks when r(4) == 0 as above;",
+        "# subscriptions all topics when the chain's r(2) == 0, else per member each topic when",
+        "# r(2) == 0 (at least one). Round 0 has no prior owners. Before each later round:",
+        "# r(3) == 0 removes member r(n) (if n > 1), r(3) == 1 adds a member, else member r(n)",
+        "# resubscribes (as above, per topic); then every member that was in the last round",
+        "# owns what the chain's assignor (sticky for eager chains, cooperative-sticky for",
+        "# cooperative ones) gave it, with generation = round; new members have none",
+        "# (generation -1). Member fields are then encoded as for the scenarios above.",
+        "#",
+        "# Then SKEWED = 80 scenarios (numbered on) where two members own everything: kind = r(2);",
+        "# members = 3 + r(8) named s<r(1000)>-<m>, subscribing per topic as in chains; topics =",
+        "# 2 + r(3) with 8 + r(40) partitions; racks when r(3) == 0, each partition on 1 + r(2)",
+        "# distinct nodes; each partition is owned by member r(2) (generation 2) and, when",
+        "# r(4) == 0, also claimed by member 2 + r(n - 2) (generation 1).",
+        "#",
         "#  @scenario N KIND",
         "#  T topic count racks      racks: '-' or per partition '/'-separated comma lists ('.' none)",
         "#  M id instance rack topics generation owned userdata   (topics comma list; owned t:p list)",
@@ -141,6 +161,62 @@ public final class AssignorCheck {
         int generation;
         List<TopicPartition> prior = new ArrayList<>();
         Subscription sub;
+    }
+
+    // Prints one scenario (members as given, prior partitions as owned or
+    // sticky user data) and every assignor's answer; returns what the
+    // chain's assignor (sticky or cooperative-sticky) gave each member.
+    static Map<String, List<TopicPartition>> runRound(StringBuilder out, int sid, boolean coop, StringBuilder tlines,
+                                                     Cluster cluster, List<Member> members) throws Exception {
+        Map<String, Subscription> subs = new HashMap<>();
+        out.append("@scenario ").append(sid).append(coop ? " cooperative\n" : " eager\n").append(tlines);
+        for (Member mb : members) {
+            ByteBuffer ud;
+            List<TopicPartition> owned;
+            if (coop) {
+                owned = mb.prior;
+                ud = null;
+            } else {
+                owned = Collections.emptyList();
+                ud = mb.prior.isEmpty() && mb.generation < 0 ? null : stickyUserData(mb.prior, mb.generation);
+            }
+            mb.sub = new Subscription(mb.topics, ud, owned, mb.generation, Optional.ofNullable(mb.rack));
+            subs.put(mb.id, mb.sub);
+            out.append("M ").append(mb.id).append(" - ").append(mb.rack == null ? "-" : mb.rack).append(' ')
+               .append(joined(mb.topics)).append(' ').append(mb.generation).append(' ').append(tps(owned))
+               .append(' ').append(hex(ud)).append('\n');
+        }
+        Map<String, List<TopicPartition>> next = new HashMap<>();
+        for (String name : ASSIGNORS) {
+            Map<String, Assignment> result;
+            try {
+                result = assignor(name).assign(cluster, new GroupSubscription(subs)).groupAssignment();
+            } catch (RuntimeException e) {
+                out.append("E ").append(name).append(' ').append(e.getClass().getSimpleName()).append('\n');
+                continue;
+            }
+            for (Member mb : members) {
+                List<TopicPartition> parts = result.get(mb.id).partitions();
+                out.append("A ").append(name).append(' ').append(mb.id).append(' ')
+                   .append(tps(sorted(parts))).append('\n');
+                if (name.equals(coop ? "cooperative-sticky" : "sticky")) next.put(mb.id, new ArrayList<>(parts));
+            }
+        }
+        return next;
+    }
+
+    static Member chainMember(int k, boolean racks, boolean allTopics, List<String> topicNames) {
+        Member mb = new Member();
+        mb.id = "c" + r(1000) + "-" + k;
+        if (racks && r(4) != 0) mb.rack = "r" + r(3);
+        if (allTopics) {
+            mb.topics.addAll(topicNames);
+        } else {
+            for (String t : topicNames) if (r(2) == 0) mb.topics.add(t);
+            if (mb.topics.isEmpty()) mb.topics.add(topicNames.get(r(topicNames.size())));
+        }
+        mb.generation = -1;
+        return mb;
     }
 
     public static void main(String[] args) throws Exception {
@@ -287,6 +363,117 @@ public final class AssignorCheck {
                     }
                 }
             }
+        }
+
+        int sid = SCENARIOS;
+        for (int ch = 0; ch < CHAINS; ch++) {
+            boolean coop = r(2) == 1;
+            int nm = 2 + r(19);
+            int ntopics = 1 + r(3);
+            List<String> topicNames = new ArrayList<>();
+            List<Integer> counts = new ArrayList<>();
+            for (int t = 0; t < ntopics; t++) {
+                topicNames.add("t" + t);
+                counts.add(1 + r(60));
+            }
+            boolean racks = r(4) == 0;
+            boolean allTopics = r(2) == 0;
+            List<PartitionInfo> infos = new ArrayList<>();
+            StringBuilder tlines = new StringBuilder();
+            for (int t = 0; t < ntopics; t++) {
+                List<String> prs = new ArrayList<>();
+                for (int p = 0; p < counts.get(t); p++) {
+                    Node[] reps;
+                    if (racks) {
+                        int nr = 1 + r(3);
+                        List<Integer> pool = new ArrayList<>(Arrays.asList(0, 1, 2, 3));
+                        reps = new Node[nr];
+                        List<String> rn = new ArrayList<>();
+                        for (int k = 0; k < nr; k++) {
+                            reps[k] = nodes[pool.remove(r(pool.size()))];
+                            if (reps[k].hasRack()) rn.add(reps[k].rack());
+                        }
+                        prs.add(rn.isEmpty() ? "." : String.join(",", rn));
+                    } else {
+                        reps = new Node[] {nodes[3]};
+                    }
+                    infos.add(new PartitionInfo(topicNames.get(t), p, reps[0], reps, reps));
+                }
+                tlines.append("T ").append(topicNames.get(t)).append(' ').append(counts.get(t)).append(' ')
+                      .append(racks ? String.join("/", prs) : "-").append('\n');
+            }
+            Cluster cluster = new Cluster("c", Arrays.asList(nodes), infos, Collections.emptySet(), Collections.emptySet());
+            List<Member> members = new ArrayList<>();
+            int created = 0;
+            for (int m = 0; m < nm; m++) members.add(chainMember(created++, racks, allTopics, topicNames));
+            for (int round = 0; round < ROUNDS; round++) {
+                if (round > 0) {
+                    int op = r(3);
+                    if (op == 0 && members.size() > 1) members.remove(r(members.size()));
+                    else if (op == 1) members.add(chainMember(created++, racks, allTopics, topicNames));
+                    else {
+                        Member mb = members.get(r(members.size()));
+                        mb.topics.clear();
+                        for (String t : topicNames) if (r(2) == 0) mb.topics.add(t);
+                        if (mb.topics.isEmpty()) mb.topics.add(topicNames.get(r(ntopics)));
+                    }
+                }
+                Map<String, List<TopicPartition>> next = runRound(out, sid++, coop, tlines, cluster, members);
+                for (Member mb : members) {
+                    mb.prior = next.getOrDefault(mb.id, new ArrayList<>());
+                    mb.generation = round + 1;
+                }
+            }
+        }
+
+        for (int k = 0; k < SKEWED; k++) {
+            boolean coop = r(2) == 1;
+            int nm = 3 + r(8);
+            int ntopics = 2 + r(3);
+            boolean racks = r(3) == 0;
+            List<String> topicNames = new ArrayList<>();
+            List<PartitionInfo> infos = new ArrayList<>();
+            StringBuilder tlines = new StringBuilder();
+            List<TopicPartition> all = new ArrayList<>();
+            for (int t = 0; t < ntopics; t++) {
+                String name = "t" + t;
+                int count = 8 + r(40);
+                topicNames.add(name);
+                List<String> prs = new ArrayList<>();
+                for (int p = 0; p < count; p++) {
+                    Node[] reps;
+                    if (racks) {
+                        int nr = 1 + r(2);
+                        List<Integer> pool = new ArrayList<>(Arrays.asList(0, 1, 2, 3));
+                        reps = new Node[nr];
+                        List<String> rn = new ArrayList<>();
+                        for (int q = 0; q < nr; q++) {
+                            reps[q] = nodes[pool.remove(r(pool.size()))];
+                            if (reps[q].hasRack()) rn.add(reps[q].rack());
+                        }
+                        prs.add(rn.isEmpty() ? "." : String.join(",", rn));
+                    } else {
+                        reps = new Node[] {nodes[3]};
+                    }
+                    infos.add(new PartitionInfo(name, p, reps[0], reps, reps));
+                    all.add(new TopicPartition(name, p));
+                }
+                tlines.append("T ").append(name).append(' ').append(count).append(' ')
+                      .append(racks ? String.join("/", prs) : "-").append('\n');
+            }
+            Cluster cluster = new Cluster("c", Arrays.asList(nodes), infos, Collections.emptySet(), Collections.emptySet());
+            List<Member> members = new ArrayList<>();
+            for (int m = 0; m < nm; m++) {
+                Member mb = chainMember(m, racks, false, topicNames);
+                mb.id = "s" + mb.id.substring(1);
+                mb.generation = m < 2 ? 2 : 1;
+                members.add(mb);
+            }
+            for (TopicPartition tp : all) {
+                members.get(r(2)).prior.add(tp);
+                if (r(4) == 0) members.get(2 + r(nm - 2)).prior.add(tp);
+            }
+            runRound(out, sid++, coop, tlines, cluster, members);
         }
         out.append("@blobs\n");
         for (String b : blobs) out.append(b).append('\n');
