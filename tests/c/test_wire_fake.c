@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "kn_alloc.h"
+#include "log.h"
 #include "proto/generated/kp_api_versions.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_list_groups.h"
@@ -385,12 +386,28 @@ static void multi_cb(knw_client *c, knw_resp *resp, void *opaque) {
     atomic_fetch_add(&m->done, 1);
 }
 
+typedef struct log_capture {
+    _Atomic int errors;
+    char last[512];
+} log_capture;
+
+/* Runs on the network thread: only records (as a real handler queues). */
+static void capture_log(int level, const char *msg, void *opaque) {
+    log_capture *lc = opaque;
+    if (level == KN_LOG_ERROR && strstr(msg, "protocol error")) {
+        snprintf(lc->last, sizeof lc->last, "%s", msg);
+        atomic_fetch_add(&lc->errors, 1);
+    }
+}
+
 /* One damaged answer among three pipelined requests: the damaged one
  * fails with _PROTOCOL (message checked by the caller), the others
  * with _TRANSPORT, then the client reconnects and works. */
 static void damaged(int mode, const char *needle) {
     fake *f = fake_start();
     knw_client *c = client_for(f->port, 5000);
+    log_capture lc = {0};
+    knw_set_log_handler(c, capture_log, &lc);
     /* Warm up until requests go to broker 1 (after the first metadata
      * the bootstrap connection retires). */
     int err;
@@ -435,7 +452,12 @@ static void damaged(int mode, const char *needle) {
     assert_int_equal(s1.protocol_errors - s0.protocol_errors, 1);
     assert_true(s1.connects > s0.connects);
     assert_true(s1.disconnects > s0.disconnects);
+    /* The protocol error went to the client's log handler, not stderr. */
+    for (int i = 0; i < 1000 && atomic_load(&lc.errors) == 0; i++)
+        usleep(1000);
+    assert_true(atomic_load(&lc.errors) >= 1);
     knw_client_destroy(c);
+    assert_non_null(strstr(lc.last, "broker 1"));
     fake_stop(f);
 }
 
