@@ -496,6 +496,7 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
         goto fail;
     }
     c->thread_started = true;
+    pthread_setname_np(c->thread, "kn-wire");
     return c;
 fail:
     knw_client_destroy(c);
@@ -519,6 +520,11 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
 void knw_client_destroy(knw_client *c) {
     if (!c)
         return;
+    if (knw_on_network_thread(c)) {
+        /* Joining ourselves would deadlock: refuse loudly instead. */
+        kn_log(&c->log, KN_LOG_ERROR, "knw_client_destroy called on the network thread: ignored");
+        return;
+    }
     pthread_mutex_lock(&c->lock);
     c->stopping = true;
     pthread_cond_broadcast(&c->cond);

@@ -399,6 +399,8 @@ static void md_response(knw_client *c, knw_resp *resp, void *opaque) {
     m->due_since_ms = 0;
     m->next_allowed_ms = now + c->set.retry_backoff_ms;
     knw_client_apply_brokers(c, md);
+    /* Tickers waiting for leaders (fetcher, sender) run right away. */
+    atomic_store(&c->woken, true);
     kn_log(&c->log, KN_LOG_DEBUG, "metadata: %d brokers, %d topics, controller %d", md->broker_count,
            md->topic_count, md->controller_id);
 out:

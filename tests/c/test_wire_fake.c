@@ -654,6 +654,11 @@ static int tick_fn(knw_client *c, int64_t now_ms, void *opaque) {
 static void test_tickers(void **state) {
     fake *f = fake_start();
     knw_client *c = client_for(f->port, 5000);
+    int err;
+    knw_metadata *md = knw_metadata_wait(c, false, 0, 5000, &err);
+    assert_non_null(md);
+    knw_metadata_release(md);
+    usleep(20000);
     tick_state t = {0};
     int id = knw_ticker_add(c, tick_fn, &t);
     assert_true(id >= 0);
@@ -664,10 +669,18 @@ static void test_tickers(void **state) {
     for (int i = 0; i < 2000 && atomic_load(&t.runs) < 2; i++)
         usleep(1000);
     assert_int_equal(atomic_load(&t.runs), 2);
+    /* A new metadata snapshot wakes the tickers (modules waiting for
+     * leaders react at once). */
+    md = knw_metadata_wait(c, false, 0, 5000, &err);
+    assert_non_null(md);
+    knw_metadata_release(md);
+    for (int i = 0; i < 2000 && atomic_load(&t.runs) < 3; i++)
+        usleep(1000);
+    assert_int_equal(atomic_load(&t.runs), 3);
     knw_ticker_remove(c, id);
     knw_wakeup(c);
     usleep(50000);
-    assert_int_equal(atomic_load(&t.runs), 2);
+    assert_int_equal(atomic_load(&t.runs), 3);
     knw_client_destroy(c);
     fake_stop(f);
 }
