@@ -239,6 +239,10 @@ static void expire(knw_client *c, knw_req *r, const knw_conn *conn) {
         knw_req_fail(c, r, KN_ERR__TIMED_OUT,
                      "%s request not sent within %lld ms: broker %d is not in the cluster metadata",
                      r->api->name, waited, r->node_id);
+    else if (conn && conn->state == KNW_CS_READY)
+        knw_req_fail(c, r, KN_ERR__TIMED_OUT,
+                     "%s request not sent within %lld ms: queued behind %d requests in flight to broker %d",
+                     r->api->name, waited, conn->inflight.count, conn->node_id);
     else
         knw_req_fail(c, r, KN_ERR__TIMED_OUT, "%s request not sent within %lld ms: no broker ready",
                      r->api->name, waited);

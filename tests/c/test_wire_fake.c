@@ -5,7 +5,8 @@
  * client software name, KIP-511 ApiVersions fallback, garbled /
  * truncated responses, an unexpected correlation id, an oversized frame
  * size, a broker that never answers (request timeout), responses
- * arriving one byte at a time, random bodies, a refused connection, version
+ * arriving one byte at a time, random bodies, a refused connection,
+ * rebootstrap (unreachable brokers, REBOOTSTRAP_REQUIRED), idle close, version
  * negotiation failure, shutdown with requests pending, tickers.
  * Every protocol error must fail the request with _PROTOCOL naming API,
  * version and offset, fail the other in-flight requests with
@@ -54,6 +55,7 @@ typedef struct fake {
     int av_max;            /* highest ApiVersions version served */
     int delay_ms;          /* before a damaged answer */
     _Atomic int md_port;   /* port advertised for broker 1 (0: ours) */
+    _Atomic int md_error;  /* top-level Metadata error code (v13) */
     _Atomic int accepts, requests;
     int av_versions[8];
     _Atomic int av_count;
@@ -146,6 +148,7 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
         r.brokers.items = &b;
         r.brokers.count = 1;
         r.cluster_id = kn_str_c("fake-cluster");
+        r.error_code = (int16_t)atomic_load(&f->md_error);
         r.controller_id = 1;
         out = frame_response(key, ver, corr, &r, ver, len);
     } else {
@@ -581,6 +584,59 @@ static void test_rebootstrap(void **state) {
     fake_stop(f);
 }
 
+static void test_rebootstrap_required(void **state) {
+    fake *f = fake_start();
+    atomic_store(&f->md_error, KN_ERR_REBOOTSTRAP_REQUIRED);
+    knw_client *c = client_for(f->port, 3000);
+    knw_stats s = {0};
+    for (int i = 0; i < 3000 && s.rebootstraps == 0; i++) {
+        usleep(1000);
+        knw_get_stats(c, &s);
+    }
+    assert_true(s.rebootstraps >= 1);
+    assert_null(knw_metadata_get(c)); /* the failed answer made no snapshot */
+    /* Once the broker stops asking, metadata flows. */
+    atomic_store(&f->md_error, 0);
+    int err;
+    knw_metadata *md = knw_metadata_wait(c, false, 0, 3000, &err);
+    assert_non_null(md);
+    knw_metadata_release(md);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
+/* connections.max.idle.ms closes an idle connection; the next request
+ * reconnects transparently. */
+static void test_idle_close(void **state) {
+    fake *f = fake_start();
+    knw_settings s;
+    knw_settings_defaults(&s, "producer");
+    char bs[64], err[256];
+    snprintf(bs, sizeof bs, "127.0.0.1:%d", f->port);
+    assert_int_equal(knw_settings_set_bootstrap(&s, bs, err, sizeof err), 0);
+    s.connections_max_idle_ms = 150;
+    knw_client *c = knw_client_new_settings(&s, err, sizeof err);
+    knw_settings_free(&s);
+    assert_non_null(c);
+    int e;
+    knw_metadata *md = knw_metadata_wait(c, false, 0, 3000, &e);
+    assert_non_null(md);
+    knw_metadata_release(md);
+    kp_ListGroupsRequest_init(&lg_req);
+    knw_resp *r = knw_call(c, 1, KP_API_LIST_GROUPS, -1, -1, &lg_req, 3000);
+    assert_int_equal(r->err, 0);
+    knw_resp_free(r);
+    assert_true(knw_node_ready(c, 1));
+    for (int i = 0; i < 2000 && knw_node_ready(c, 1); i++)
+        usleep(1000);
+    assert_false(knw_node_ready(c, 1));
+    r = knw_call(c, 1, KP_API_LIST_GROUPS, -1, -1, &lg_req, 3000);
+    assert_int_equal(r->err, 0);
+    knw_resp_free(r);
+    knw_client_destroy(c);
+    fake_stop(f);
+}
+
 static void test_refused(void **state) {
     int port = dead_port();
     knw_client *c = client_for(port, 400);
@@ -698,6 +754,8 @@ int main(void) {
         cmocka_unit_test(test_one_byte_at_a_time),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_rebootstrap),
+        cmocka_unit_test(test_rebootstrap_required),
+        cmocka_unit_test(test_idle_close),
         cmocka_unit_test(test_unsupported_version),
         cmocka_unit_test(test_destroy_fails_pending),
         cmocka_unit_test(test_tickers),
