@@ -176,6 +176,8 @@ int main(int argc, char **argv) {
                "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
                (long long)timeout_ms);
     int64_t end_ms = wall_ms();
+    kn_consumer_stats st;
+    kn_consumer_get_stats(c, &st);
     kn_consumer_close(c);
     kn_consumer_destroy(c);
 
@@ -195,5 +197,13 @@ int main(int argc, char **argv) {
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+    printf("fetches %lld (%lld incremental, %lld failed), avg fetch latency %.2f ms, max %.2f ms, "
+           "%.1f MB fetched, %lld polls\n",
+           (long long)st.fetch_requests, (long long)st.fetch_incremental,
+           (long long)st.fetch_errors,
+           st.fetch_requests ? (double)st.fetch_latency_us_total / (double)st.fetch_requests / 1000.0
+                             : 0.0,
+           (double)st.fetch_latency_us_max / 1000.0,
+           (double)st.fetch_response_bytes / (1024.0 * 1024.0), (long long)st.polls);
     return messages < num ? 1 : 0;
 }
