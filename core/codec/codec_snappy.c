@@ -72,7 +72,9 @@ static int sn_block(const uint8_t *in, size_t len, kn_wr *out, char *errstr, siz
     if (ulen && !kn_wr_grow(out, ulen))
         return kn_codec_room_fail(&kn_codec_snappy, out, errstr, errsize);
     size_t got = ulen;
-    if (snappy_uncompress((const char *)in, len, (char *)out->buf + out->len, &got) != SNAPPY_OK ||
+    char empty; /* an empty block still gets validated; out->buf may be NULL */
+    char *dst = ulen ? (char *)out->buf + out->len : &empty;
+    if (snappy_uncompress((const char *)in, len, dst, &got) != SNAPPY_OK ||
         got != ulen) {
         kn_errstr_set(errstr, errsize, "snappy: corrupt block");
         return KN_ERR__BAD_BATCH;

@@ -182,7 +182,7 @@ int kn_rb_next(kn_rb *b, kn_record *rec, char *errstr, size_t errsize) {
                       b->index, kn_rd_remaining(&body));
     rec->headers.ptr = body.buf + hstart;
     rec->headers.len = (int32_t)(body.off - hstart);
-    rec->offset = b->h.base_offset + rec->offset_delta;
+    rec->offset = (int64_t)((uint64_t)b->h.base_offset + (uint64_t)(int64_t)rec->offset_delta);
     if (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME)
         rec->timestamp = b->h.max_timestamp;
     else

@@ -193,8 +193,10 @@ static inline bool kn_rb_is_control(const kn_rb *b) {
 static inline bool kn_rb_is_transactional(const kn_rb *b) {
     return (b->h.attributes & KN_RB_ATTR_TRANSACTIONAL) != 0;
 }
+/* Wraps like Java's long arithmetic on hostile input instead of
+ * overflowing (undefined in C). */
 static inline int64_t kn_rb_last_offset(const kn_rb *b) {
-    return b->h.base_offset + b->h.last_offset_delta;
+    return (int64_t)((uint64_t)b->h.base_offset + (uint64_t)(int64_t)b->h.last_offset_delta);
 }
 
 /* Prepares record iteration: for a compressed batch, resets scratch

@@ -171,6 +171,13 @@ static void test_snappy_framing(void **state) {
     assert_memory_equal(u.buf, msg, n);
     kn_wr_free(&u);
 
+    /* An empty raw block into an empty writer (found by the fuzzer:
+     * NULL + 0 pointer arithmetic). */
+    kn_wr_init(&u, 0, 1024);
+    assert_int_equal(kn_codec_snappy.decompress((const uint8_t *)"\0", 1, &u, es, sizeof es), 0);
+    assert_int_equal(u.len, 0);
+    kn_wr_free(&u);
+
     /* Hand-built xerial stream: header + two chunks. */
     kn_wr x;
     kn_wr_init(&x, 0, 0);

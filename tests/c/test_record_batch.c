@@ -557,6 +557,38 @@ static void test_alloc_failures(void **state) {
 }
 
 
+/* Hostile base offsets wrap like Java's long arithmetic (found by the
+ * fuzzer as signed overflow, undefined in C). */
+static void test_offset_wraps(void **state) {
+    kn_rb_builder_conf c;
+    kn_rb_builder_conf_init(&c);
+    c.base_offset = INT64_MIN;
+    kn_rb_builder b;
+    kn_rb_builder_init(&b, &c, 0);
+    assert_int_equal(kn_rb_builder_append(&b, 5, INT64_MIN, B("k"), B("v"), NULL, 0), 0);
+    assert_int_equal(kn_rb_builder_append(&b, 9, INT64_MAX, B("k"), B("v"), NULL, 0), 0);
+    kn_wr out;
+    kn_wr_init(&out, 0, 0);
+    char es[256];
+    assert_int_equal(kn_rb_builder_finish(&b, &out, es, sizeof es), 0);
+    kn_rb_builder_free(&b);
+    /* a negative offset delta, as only a corrupt batch would carry */
+    kn_wr_put_u32_at(out.buf + 23, 0xfffffff0u);
+    kn_rb rb;
+    assert_int_equal(kn_rb_parse(&rb, out.buf, out.len, 0, es, sizeof es), 0);
+    assert_true(kn_rb_last_offset(&rb) == INT64_MAX - 15);
+    assert_int_equal(kn_rb_records_begin(&rb, NULL, es, sizeof es), 0);
+    kn_record r;
+    assert_int_equal(kn_rb_next(&rb, &r, es, sizeof es), 1);
+    assert_true(r.offset == INT64_MIN + 5);
+    assert_true(r.timestamp == INT64_MIN);
+    assert_int_equal(kn_rb_next(&rb, &r, es, sizeof es), 1);
+    assert_true(r.timestamp == INT64_MAX);
+    assert_true(r.timestamp_delta == -1); /* wrapped delta */
+    kn_wr_free(&out);
+}
+
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),
@@ -570,6 +602,7 @@ int main(void) {
         cmocka_unit_test(test_record_corruption),
         cmocka_unit_test(test_decompress_cap),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_offset_wraps),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     kn_codec_thread_cleanup();
