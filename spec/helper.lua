@@ -1,7 +1,7 @@
 -- spec/helper.lua: what the busted specs share: where the built module
 -- is (KN_LUA_CPATH, else build/lua/<this interpreter's ABI>/?.so), the
 -- broker to talk to (KAFKA_BOOTSTRAP: a spec fails, never skips, without
--- it) and unique topic names.
+-- it), how many brokers it has, and unique topic names.
 local helper = {}
 
 local abi = (type(jit) == "table") and "jit" or _VERSION:match("%d+%.%d+")
@@ -13,6 +13,10 @@ function helper.bootstrap()
   assert(b and b ~= "", "KAFKA_BOOTSTRAP is not set: start a broker with tools/kafka/broker start")
   return b
 end
+
+-- Brokers in the test cluster: the harness starts one unless told
+-- otherwise (tools/test --nodes 3 with KN_TEST_BROKERS=3).
+helper.brokers = tonumber(os.getenv("KN_TEST_BROKERS") or "1")
 
 -- A topic name unique to this run and call.
 local counter = 0
