@@ -126,6 +126,9 @@ static void test_topic_lifecycle(void **state) {
     assert_int_equal(kn_topic_results_partitions(res, 0), 3);
     assert_int_equal(kn_topic_results_partitions(res, result_index(res, eight)), 8);
     assert_int_equal(kn_topic_results_replication_factor(res, 0), 1);
+    char eight_id[23];
+    snprintf(eight_id, sizeof(eight_id), "%s",
+             kn_topic_results_topic_id(res, result_index(res, eight)));
     kn_topic_results_destroy(res);
 
     const char *created[3] = {plain, compact, eight};
@@ -169,6 +172,8 @@ static void test_topic_lifecycle(void **state) {
             fail_msg("list_topics misses %s", all4[i]);
         assert_non_null(kn_topic_list_topic_id(list, (size_t)at));
         assert_int_equal(kn_topic_list_is_internal(list, (size_t)at), 0);
+        if (strcmp(all4[i], eight) == 0) /* the id CreateTopics gave */
+            assert_string_equal(kn_topic_list_topic_id(list, (size_t)at), eight_id);
     }
     for (size_t i = 0; i < kn_topic_list_count(list); i++) {
         assert_int_equal(kn_topic_list_is_internal(list, i), 0);
@@ -194,7 +199,7 @@ static void test_topic_lifecycle(void **state) {
     kn_topic_descriptions *desc = describe(admin, names, 3);
     assert_string_equal(kn_topic_descriptions_name(desc, 0), eight);
     assert_int_equal(kn_topic_descriptions_error(desc, 0), KN_OK);
-    assert_non_null(kn_topic_descriptions_topic_id(desc, 0));
+    assert_string_equal(kn_topic_descriptions_topic_id(desc, 0), eight_id);
     assert_int_equal(kn_topic_descriptions_is_internal(desc, 0), 0);
     assert_int_equal(kn_topic_descriptions_partition_count(desc, 0), 8);
     for (size_t p = 0; p < 8; p++) {
