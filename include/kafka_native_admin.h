@@ -57,8 +57,8 @@ int kn_new_topic_set_config(kn_new_topic *topic, const char *key, const char *va
  * topic must be created with partitions -1 and replication_factor -1,
  * which the broker checks. Returns KN_OK, KN_ERR__INVALID_ARG or
  * KN_ERR__NOMEM. */
-int kn_new_topic_set_replica_assignment(kn_new_topic *topic, int32_t partition,
-                                        const int32_t *broker_ids, size_t broker_count);
+int kn_new_topic_set_replica_assignment(kn_new_topic *topic, int32_t partition, const int32_t *broker_ids,
+                                        size_t broker_count);
 
 /* ---- Per-topic results of create_topics / delete_topics ------------- */
 
@@ -93,15 +93,13 @@ void kn_topic_results_destroy(kn_topic_results *results);
  * given twice is sent once (the first spec wins) and an empty name fails
  * that entry with INVALID_TOPIC_EXCEPTION without being sent. Creation is
  * not waited for: see kn_admin_wait_for_topics(). */
-int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count,
-                           int flags, int timeout_ms, kn_topic_results **resultsp, char *errstr,
-                           size_t errstr_size);
+int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count, int flags,
+                           int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
 
 /* Deletes topics by name, routed like create. An unknown topic gets
  * UNKNOWN_TOPIC_OR_PARTITION in its own entry. *resultsp as above. */
-int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t name_count,
-                           int timeout_ms, kn_topic_results **resultsp, char *errstr,
-                           size_t errstr_size);
+int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                           kn_topic_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- list_topics ----------------------------------------------------- */
 
@@ -111,8 +109,8 @@ typedef struct kn_topic_list kn_topic_list;
 
 /* Lists the cluster's topics (sorted by name) from a fresh Metadata
  * request to any broker. *listp is owned by the caller. */
-int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_list **listp,
-                         char *errstr, size_t errstr_size);
+int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_list **listp, char *errstr,
+                         size_t errstr_size);
 size_t kn_topic_list_count(const kn_topic_list *list);
 const char *kn_topic_list_name(const kn_topic_list *list, size_t i);
 const char *kn_topic_list_topic_id(const kn_topic_list *list, size_t i);
@@ -127,9 +125,8 @@ typedef struct kn_partition_info kn_partition_info;
 /* Describes topics by name from a fresh Metadata request. One entry per
  * requested name, in request order; an unknown topic has error
  * UNKNOWN_TOPIC_OR_PARTITION and no partitions. *descp: caller owns. */
-int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t name_count,
-                             int timeout_ms, kn_topic_descriptions **descp, char *errstr,
-                             size_t errstr_size);
+int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                             kn_topic_descriptions **descp, char *errstr, size_t errstr_size);
 size_t kn_topic_descriptions_count(const kn_topic_descriptions *desc);
 const char *kn_topic_descriptions_name(const kn_topic_descriptions *desc, size_t i);
 int kn_topic_descriptions_error(const kn_topic_descriptions *desc, size_t i);
@@ -139,8 +136,8 @@ int kn_topic_descriptions_is_internal(const kn_topic_descriptions *desc, size_t 
 /* Partitions, sorted by partition id. */
 size_t kn_topic_descriptions_partition_count(const kn_topic_descriptions *desc, size_t i);
 /* Partition p of topic i; valid until desc is destroyed. NULL if out of range. */
-const kn_partition_info *kn_topic_descriptions_partition(const kn_topic_descriptions *desc,
-                                                         size_t i, size_t p);
+const kn_partition_info *kn_topic_descriptions_partition(const kn_topic_descriptions *desc, size_t i,
+                                                         size_t p);
 void kn_topic_descriptions_destroy(kn_topic_descriptions *desc);
 
 int32_t kn_partition_info_id(const kn_partition_info *part);
@@ -160,8 +157,8 @@ typedef struct kn_cluster_description kn_cluster_description;
 
 /* Describes the cluster via DescribeCluster (Metadata on brokers that
  * lack it). *descp: caller owns. */
-int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_description **descp,
-                              char *errstr, size_t errstr_size);
+int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_description **descp, char *errstr,
+                              size_t errstr_size);
 /* NULL if the broker did not tell. */
 const char *kn_cluster_description_cluster_id(const kn_cluster_description *desc);
 int32_t kn_cluster_description_controller_id(const kn_cluster_description *desc);
@@ -180,8 +177,8 @@ void kn_cluster_description_destroy(kn_cluster_description *desc);
  * partitions led (what a producer or consumer needs right after
  * create_topics, which Java does not wait for). KN_OK, or
  * KN_ERR__TIMED_OUT with errstr naming a topic still missing. */
-int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t name_count,
-                             int timeout_ms, char *errstr, size_t errstr_size);
+int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                             char *errstr, size_t errstr_size);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@
 /* LuaJIT 2.1 ships luaL_setfuncs, luaL_newlib and luaL_testudata; PUC
  * 5.1 has none of them. */
 #define luaL_newlibtable(L, l) lua_createtable((L), 0, (int)(sizeof(l) / sizeof((l)[0]) - 1))
-#define luaL_newlib(L, l) (luaL_newlibtable((L), (l)), luaL_setfuncs((L), (l), 0))
+#define luaL_newlib(L, l)      (luaL_newlibtable((L), (l)), luaL_setfuncs((L), (l), 0))
 
 /* Registers l into the table on top of the stack below nup upvalues. */
 static inline void lk_compat_setfuncs(lua_State *L, const luaL_Reg *l, int nup) {

@@ -28,8 +28,7 @@ int lk_push_error(lua_State *L, int code, const char *message);
  * Raises (luaL_argerror) when the argument has the wrong shape. Returns
  * the conf (caller owns: kn_conf_destroy) or NULL with errstr filled
  * and *errp set (KN_ERR__CONFIG, ...) when Kafka config rules reject it. */
-kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t errstr_size,
-                          int *errp);
+kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t errstr_size, int *errp);
 
 /* If the value at idx is a number with an integral value (5.3+ floats
  * like 3.0 included), stores it in *out and returns 1; else returns 0. */

@@ -119,9 +119,7 @@ static void lk_guard_release(lk_guard *g) {
 
 static void lk_free_topic_results(void *p) { kn_topic_results_destroy((kn_topic_results *)p); }
 static void lk_free_topic_list(void *p) { kn_topic_list_destroy((kn_topic_list *)p); }
-static void lk_free_descriptions(void *p) {
-    kn_topic_descriptions_destroy((kn_topic_descriptions *)p);
-}
+static void lk_free_descriptions(void *p) { kn_topic_descriptions_destroy((kn_topic_descriptions *)p); }
 static void lk_free_cluster(void *p) { kn_cluster_description_destroy((kn_cluster_description *)p); }
 
 /* The kn_new_topic specs of one create_topics call, kept in the extra
@@ -148,8 +146,9 @@ static int lk_timeout_opt(lua_State *L, int idx) {
     return (int)t;
 }
 
-/* Checks that the argument at idx is an array of non-empty-checked
- * strings and returns its length. Raises otherwise. */
+/* Checks that the argument at idx is an array of strings and returns
+ * its length. Raises otherwise. (Empty names are the library's to judge:
+ * they fail their own entry, as in Java.) */
 static size_t lk_check_names(lua_State *L, int idx) {
     luaL_checktype(L, idx, LUA_TTABLE);
     size_t n = lua_rawlen(L, idx);
@@ -238,8 +237,9 @@ static void lk_check_new_topic(lua_State *L, int argidx) {
         lua_pushnil(L);
         while (lua_next(L, -2) != 0) {
             if (lua_type(L, -2) != LUA_TSTRING || !lk_conf_value(L, value, sizeof(value)))
-                luaL_argerror(L, argidx, "topic 'configs' must map names to strings, numbers "
-                                         "or booleans");
+                luaL_argerror(L, argidx,
+                              "topic 'configs' must map names to strings, numbers "
+                              "or booleans");
             lua_pop(L, 1);
         }
     }
@@ -250,16 +250,16 @@ static void lk_check_new_topic(lua_State *L, int argidx) {
             luaL_argerror(L, argidx, "topic 'replica_assignment' must be a table");
         lua_pushnil(L);
         while (lua_next(L, -2) != 0) {
-            int ok = lk_get_integer(L, -2, &v) && v >= 0 && v <= 0x7fffffff &&
-                     lua_type(L, -1) == LUA_TTABLE;
+            int ok = lk_get_integer(L, -2, &v) && v >= 0 && v <= 0x7fffffff && lua_type(L, -1) == LUA_TTABLE;
             for (size_t b = 1; ok && b <= lua_rawlen(L, -1); b++) {
                 lua_rawgeti(L, -1, (int)b);
                 ok = lk_get_integer(L, -1, &v) && v >= 0 && v <= 0x7fffffff;
                 lua_pop(L, 1);
             }
             if (!ok)
-                luaL_argerror(L, argidx, "topic 'replica_assignment' must map partition "
-                                         "numbers to arrays of broker ids");
+                luaL_argerror(L, argidx,
+                              "topic 'replica_assignment' must map partition "
+                              "numbers to arrays of broker ids");
             lua_pop(L, 1);
         }
     }
@@ -353,8 +353,8 @@ static int lk_admin_create_topics(lua_State *L) {
     char errstr[512] = "";
     kn_topic_results *res = NULL;
     if (!err)
-        err = kn_admin_create_topics(la->admin, nts->items, n, flags, timeout_ms, &res, errstr,
-                                     sizeof(errstr));
+        err =
+            kn_admin_create_topics(la->admin, nts->items, n, flags, timeout_ms, &res, errstr, sizeof(errstr));
     res_guard->ptr = res;
     lk_guard_release(spec_guard);
     if (err)
@@ -373,8 +373,7 @@ static int lk_admin_delete_topics(lua_State *L) {
     lk_guard *guard = lk_guard_push(L, lk_free_topic_results, 0);
     char errstr[512] = "";
     kn_topic_results *res = NULL;
-    int err = kn_admin_delete_topics(la->admin, names, n, timeout_ms, &res, errstr,
-                                     sizeof(errstr));
+    int err = kn_admin_delete_topics(la->admin, names, n, timeout_ms, &res, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
     guard->ptr = res;
@@ -449,8 +448,7 @@ static int lk_admin_describe_topics(lua_State *L) {
     lk_guard *guard = lk_guard_push(L, lk_free_descriptions, 0);
     char errstr[512] = "";
     kn_topic_descriptions *desc = NULL;
-    int err = kn_admin_describe_topics(la->admin, names, n, timeout_ms, &desc, errstr,
-                                       sizeof(errstr));
+    int err = kn_admin_describe_topics(la->admin, names, n, timeout_ms, &desc, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
     guard->ptr = desc;
@@ -523,8 +521,7 @@ static int lk_admin_wait_for_topics(lua_State *L) {
         timeout_ms = 0x7fffffff;
     const char **names = lk_collect_names(L, 2, n);
     char errstr[512] = "";
-    int err = kn_admin_wait_for_topics(la->admin, names, n, (int)timeout_ms, errstr,
-                                       sizeof(errstr));
+    int err = kn_admin_wait_for_topics(la->admin, names, n, (int)timeout_ms, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
     lua_pushboolean(L, 1);

@@ -58,8 +58,7 @@ int lk_conf_value(lua_State *L, char *buf, size_t size) {
     }
 }
 
-kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t errstr_size,
-                          int *errp) {
+kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t errstr_size, int *errp) {
     int t = lua_type(L, idx);
     if (t != LUA_TTABLE && t != LUA_TSTRING)
         luaL_argerror(L, idx, "config table or .properties path expected");
@@ -73,8 +72,9 @@ kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t 
             if (lua_type(L, -2) != LUA_TSTRING)
                 luaL_argerror(L, idx, "config keys must be strings");
             if (!lk_conf_value(L, value, sizeof(value))) {
-                lua_pushfstring(L, "config value for '%s' must be a string, number, boolean "
-                                   "or list of those",
+                lua_pushfstring(L,
+                                "config value for '%s' must be a string, number, boolean "
+                                "or list of those",
                                 lua_tostring(L, -2));
                 luaL_argerror(L, idx, lua_tostring(L, -1));
             }

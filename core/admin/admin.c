@@ -112,16 +112,15 @@ static bool kna_retry_transport(int err) {
 }
 
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
-                   int16_t max_version, const void *req, int64_t deadline_ms, const char *what,
-                   int *errp, char *errstr, size_t errstr_size) {
+                   int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
+                   char *errstr, size_t errstr_size) {
     char last[256] = "";
     int last_err = 0;
     for (int attempt = 0;; attempt++) {
         int left = kna_remaining(deadline_ms);
         if (left <= 0)
             break;
-        knw_resp *resp = knw_call(admin->client, node_id, api_key, min_version, max_version, req,
-                                  left);
+        knw_resp *resp = knw_call(admin->client, node_id, api_key, min_version, max_version, req, left);
         if (!resp) {
             *errp = KN_ERR__NOMEM;
             kn_errstr_set(errstr, errstr_size, "%s: out of memory", what);
@@ -144,16 +143,15 @@ knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t mi
     }
     *errp = KN_ERR__TIMED_OUT;
     if (last_err && last_err != KN_ERR__TIMED_OUT)
-        kn_errstr_set(errstr, errstr_size, "%s timed out (last failure: %s: %s)", what,
-                      kn_err_name(last_err), last);
+        kn_errstr_set(errstr, errstr_size, "%s timed out (last failure: %s: %s)", what, kn_err_name(last_err),
+                      last);
     else
         kn_errstr_set(errstr, errstr_size, "%s timed out", what);
     return NULL;
 }
 
 bool kna_uuid_str(const kn_uuid *id, char out[23]) {
-    static const char b64[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     if (kn_uuid_is_zero(id)) {
         out[0] = '\0';
         return false;

@@ -46,8 +46,8 @@ void kna_backoff(const kn_admin *admin, int attempt, int64_t deadline_ms);
  * or NULL with *errp and errstr set (KN_ERR__TIMED_OUT names what timed
  * out and the last underlying failure). */
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
-                   int16_t max_version, const void *req, int64_t deadline_ms, const char *what,
-                   int *errp, char *errstr, size_t errstr_size);
+                   int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
+                   char *errstr, size_t errstr_size);
 
 /* Kafka's text form of a topic id (URL-safe base64, no padding, 22
  * chars) into out[23]. Returns false (and "") for the zero uuid, which
@@ -79,8 +79,7 @@ kn_topic_results *kna_topic_results_new(size_t n);
 /* Sets entry i's name (copied). */
 int kna_topic_result_set_name(kn_topic_results *res, size_t i, const char *name, int32_t len);
 /* Sets entry i's error and message (copied; msg may be NULL or len < 0). */
-int kna_topic_result_set_error(kn_topic_results *res, size_t i, int err, const char *msg,
-                               int32_t len);
+int kna_topic_result_set_error(kn_topic_results *res, size_t i, int err, const char *msg, int32_t len);
 
 struct kn_new_topic {
     char *name;
@@ -89,13 +88,13 @@ struct kn_new_topic {
     struct kna_config {
         char *key;
         char *value; /* NULL: a null value */
-    } *configs;
+    } * configs;
     size_t config_count;
     struct kna_assignment {
         int32_t partition;
         int32_t *broker_ids;
         size_t broker_count;
-    } *assignments;
+    } * assignments;
     size_t assignment_count;
 };
 

@@ -19,8 +19,8 @@
 /* Metadata for the given names (names NULL: every topic) without
  * auto-creation. Returns the response (caller frees) or NULL with *errp
  * and why set. */
-static knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n,
-                              int64_t deadline, int *errp, char *why, size_t why_size) {
+static knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int64_t deadline,
+                              int *errp, char *why, size_t why_size) {
     kp_MetadataRequest req;
     kp_MetadataRequest_init(&req);
     req.allow_auto_topic_creation = false;
@@ -41,8 +41,8 @@ static knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t 
         req.topics.items = topics;
         req.topics.count = (int32_t)n;
     }
-    knw_resp *resp = kna_call(admin, KNW_NODE_ANY, KP_API_METADATA, -1, -1, &req, deadline,
-                              "Metadata", errp, why, why_size);
+    knw_resp *resp = kna_call(admin, KNW_NODE_ANY, KP_API_METADATA, -1, -1, &req, deadline, "Metadata", errp,
+                              why, why_size);
     kn_free(topics);
     return resp;
 }
@@ -57,8 +57,8 @@ static int kna_list_cmp(const void *a, const void *b) {
     return strcmp(((const kna_list_entry *)a)->name, ((const kna_list_entry *)b)->name);
 }
 
-int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_list **listp,
-                         char *errstr, size_t errstr_size) {
+int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_list **listp, char *errstr,
+                         size_t errstr_size) {
     if (!admin || !listp) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_list_topics: invalid argument");
         return KN_ERR__INVALID_ARG;
@@ -66,8 +66,7 @@ int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_li
     *listp = NULL;
     char why[512] = "";
     int err = 0;
-    knw_resp *resp = kna_metadata(admin, NULL, 0, kna_deadline(admin, timeout_ms), &err, why,
-                                  sizeof(why));
+    knw_resp *resp = kna_metadata(admin, NULL, 0, kna_deadline(admin, timeout_ms), &err, why, sizeof(why));
     if (!resp) {
         kn_errstr_set(errstr, errstr_size, "list_topics: %s", why);
         return err;
@@ -153,9 +152,8 @@ static bool kna_fill_desc(kna_topic_desc *d, const kp_MetadataResponse_MetadataR
     return ok;
 }
 
-int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t name_count,
-                             int timeout_ms, kn_topic_descriptions **descp, char *errstr,
-                             size_t errstr_size) {
+int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                             kn_topic_descriptions **descp, char *errstr, size_t errstr_size) {
     if (!admin || !descp || (name_count && !names) || name_count > 0x7fffffff) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_describe_topics: invalid argument");
         return KN_ERR__INVALID_ARG;
@@ -195,8 +193,7 @@ int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t n
         }
     }
     if (nask > 0) {
-        resp = kna_metadata(admin, ask, nask, kna_deadline(admin, timeout_ms), &err, why,
-                            sizeof(why));
+        resp = kna_metadata(admin, ask, nask, kna_deadline(admin, timeout_ms), &err, why, sizeof(why));
         if (!resp) {
             kn_errstr_set(errstr, errstr_size, "describe_topics: %s", why);
             goto out;
@@ -239,8 +236,7 @@ static int kna_broker_cmp(const void *a, const void *b) {
 }
 
 /* Adds one broker (strings copied). */
-static bool kna_add_broker(kn_cluster_description *cd, int32_t id, kn_str host, int32_t port,
-                           kn_str rack) {
+static bool kna_add_broker(kn_cluster_description *cd, int32_t id, kn_str host, int32_t port, kn_str rack) {
     bool ok = true;
     kna_broker *b = &cd->brokers[cd->broker_count++];
     b->id = id;
@@ -250,8 +246,8 @@ static bool kna_add_broker(kn_cluster_description *cd, int32_t id, kn_str host, 
     return ok;
 }
 
-int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_description **descp,
-                              char *errstr, size_t errstr_size) {
+int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_description **descp, char *errstr,
+                              size_t errstr_size) {
     if (!admin || !descp) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_describe_cluster: invalid argument");
         return KN_ERR__INVALID_ARG;
@@ -266,8 +262,8 @@ int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_descri
     kp_DescribeClusterRequest req;
     kp_DescribeClusterRequest_init(&req);
     req.endpoint_type = 1; /* brokers */
-    knw_resp *resp = kna_call(admin, KNW_NODE_ANY, KP_API_DESCRIBE_CLUSTER, -1, -1, &req,
-                              deadline, "DescribeCluster", &err, why, sizeof(why));
+    knw_resp *resp = kna_call(admin, KNW_NODE_ANY, KP_API_DESCRIBE_CLUSTER, -1, -1, &req, deadline,
+                              "DescribeCluster", &err, why, sizeof(why));
     bool via_metadata = !resp && err == KN_ERR__UNSUPPORTED_VERSION;
     if (via_metadata) {
         /* An empty (not null) topic list: brokers and controller only. */
@@ -285,9 +281,8 @@ int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_descri
         if (dc->error_code) {
             err = dc->error_code;
             if (dc->error_message.len >= 0)
-                kn_errstr_set(errstr, errstr_size, "describe_cluster: %s: %.*s",
-                              kn_err_name(err), (int)dc->error_message.len,
-                              dc->error_message.ptr);
+                kn_errstr_set(errstr, errstr_size, "describe_cluster: %s: %.*s", kn_err_name(err),
+                              (int)dc->error_message.len, dc->error_message.ptr);
             else
                 kn_errstr_set(errstr, errstr_size, "describe_cluster: %s", kn_err_name(err));
             goto out;
@@ -332,8 +327,8 @@ out:
 
 /* NULL when every named topic is in md with all partitions led, else
  * the first one that is not (and why, in why). */
-static const char *kna_not_ready(const kp_MetadataResponse *md, const char *const *names,
-                                 size_t n, char *why, size_t why_size) {
+static const char *kna_not_ready(const kp_MetadataResponse *md, const char *const *names, size_t n, char *why,
+                                 size_t why_size) {
     for (size_t i = 0; i < n; i++) {
         const kp_MetadataResponse_MetadataResponseTopic *t = NULL;
         for (int32_t k = 0; k < md->topics.count && !t; k++)
@@ -354,8 +349,8 @@ static const char *kna_not_ready(const kp_MetadataResponse *md, const char *cons
         for (int32_t p = 0; p < t->partitions.count; p++) {
             const kp_MetadataResponse_MetadataResponsePartition *mp = &t->partitions.items[p];
             if (mp->error_code || mp->leader_id < 0) {
-                kn_errstr_set(why, why_size, "partition %d has no leader (%s)",
-                              (int)mp->partition_index, kn_err_name(mp->error_code));
+                kn_errstr_set(why, why_size, "partition %d has no leader (%s)", (int)mp->partition_index,
+                              kn_err_name(mp->error_code));
                 return names[i];
             }
         }
@@ -363,8 +358,8 @@ static const char *kna_not_ready(const kp_MetadataResponse *md, const char *cons
     return NULL;
 }
 
-int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t name_count,
-                             int timeout_ms, char *errstr, size_t errstr_size) {
+int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                             char *errstr, size_t errstr_size) {
     if (!admin || (name_count && !names) || name_count > 0x7fffffff) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_wait_for_topics: invalid argument");
         return KN_ERR__INVALID_ARG;
@@ -402,8 +397,7 @@ int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t n
         kna_backoff(admin, attempt, deadline);
     }
     if (missing_name[0])
-        kn_errstr_set(errstr, errstr_size, "wait_for_topics: timed out; topic '%s': %s",
-                      missing_name, state);
+        kn_errstr_set(errstr, errstr_size, "wait_for_topics: timed out; topic '%s': %s", missing_name, state);
     else
         kn_errstr_set(errstr, errstr_size, "wait_for_topics: timed out (%s)", why);
     return KN_ERR__TIMED_OUT;

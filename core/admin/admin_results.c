@@ -62,12 +62,11 @@ int kn_new_topic_set_config(kn_new_topic *nt, const char *key, const char *value
     return KN_OK;
 }
 
-int kn_new_topic_set_replica_assignment(kn_new_topic *nt, int32_t partition,
-                                        const int32_t *broker_ids, size_t broker_count) {
+int kn_new_topic_set_replica_assignment(kn_new_topic *nt, int32_t partition, const int32_t *broker_ids,
+                                        size_t broker_count) {
     if (!nt || partition < 0 || (broker_count && !broker_ids) || broker_count > 0x7fff)
         return KN_ERR__INVALID_ARG;
-    struct kna_assignment *a =
-        kn_realloc(nt->assignments, (nt->assignment_count + 1) * sizeof(*a));
+    struct kna_assignment *a = kn_realloc(nt->assignments, (nt->assignment_count + 1) * sizeof(*a));
     if (!a)
         return KN_ERR__NOMEM;
     nt->assignments = a;
@@ -108,8 +107,7 @@ int kna_topic_result_set_name(kn_topic_results *res, size_t i, const char *name,
     return res->items[i].name ? 0 : KN_ERR__NOMEM;
 }
 
-int kna_topic_result_set_error(kn_topic_results *res, size_t i, int err, const char *msg,
-                               int32_t len) {
+int kna_topic_result_set_error(kn_topic_results *res, size_t i, int err, const char *msg, int32_t len) {
     kna_topic_result *r = &res->items[i];
     r->err = err;
     kn_free(r->message);
@@ -233,8 +231,7 @@ size_t kn_topic_descriptions_partition_count(const kn_topic_descriptions *d, siz
     return t ? t->partition_count : 0;
 }
 
-const kn_partition_info *kn_topic_descriptions_partition(const kn_topic_descriptions *d,
-                                                         size_t i, size_t p) {
+const kn_partition_info *kn_topic_descriptions_partition(const kn_topic_descriptions *d, size_t i, size_t p) {
     const kna_topic_desc *t = KNA_ITEM(d, i);
     return t && p < t->partition_count ? &t->partitions[p] : NULL;
 }
@@ -259,12 +256,8 @@ void kn_topic_descriptions_destroy(kn_topic_descriptions *d) {
 
 int32_t kn_partition_info_id(const kn_partition_info *pi) { return pi ? pi->id : -1; }
 int32_t kn_partition_info_leader(const kn_partition_info *pi) { return pi ? pi->leader : -1; }
-int32_t kn_partition_info_leader_epoch(const kn_partition_info *pi) {
-    return pi ? pi->leader_epoch : -1;
-}
-int kn_partition_info_error(const kn_partition_info *pi) {
-    return pi ? pi->err : KN_ERR__INVALID_ARG;
-}
+int32_t kn_partition_info_leader_epoch(const kn_partition_info *pi) { return pi ? pi->leader_epoch : -1; }
+int kn_partition_info_error(const kn_partition_info *pi) { return pi ? pi->err : KN_ERR__INVALID_ARG; }
 
 static const int32_t *kna_ids(const int32_t *ids, size_t n, size_t *countp) {
     if (countp)

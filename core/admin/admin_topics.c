@@ -31,8 +31,7 @@ static void kna_before_retry(kn_admin *admin, bool refresh, int attempt, int64_t
         int64_t asked = knw_now_ms();
         knw_metadata_request_refresh(admin->client, false, "admin: NOT_CONTROLLER");
         int err = 0;
-        knw_metadata *md =
-            knw_metadata_wait(admin->client, false, asked, kna_remaining(deadline_ms), &err);
+        knw_metadata *md = knw_metadata_wait(admin->client, false, asked, kna_remaining(deadline_ms), &err);
         if (md)
             knw_metadata_release(md);
     }
@@ -174,8 +173,8 @@ static int kna_create_request(kp_CreateTopicsRequest *req, void **bufp, const kn
 
 /* Records one response; returns whether a resend is wanted (and whether
  * it needs a metadata refresh) through *retryp / *refreshp. */
-static int kna_create_absorb(kn_topic_results *res, bool *pending,
-                             const kp_CreateTopicsResponse *body, bool *retryp, bool *refreshp) {
+static int kna_create_absorb(kn_topic_results *res, bool *pending, const kp_CreateTopicsResponse *body,
+                             bool *retryp, bool *refreshp) {
     for (int32_t k = 0; k < body->topics.count; k++) {
         const kp_CreateTopicsResponse_CreatableTopicResult *tr = &body->topics.items[k];
         ptrdiff_t idx = kna_find_pending(res, pending, tr->name);
@@ -192,8 +191,7 @@ static int kna_create_absorb(kn_topic_results *res, bool *pending,
             continue; /* stays pending */
         }
         pending[i] = false;
-        if (kna_topic_result_set_error(res, i, tr->error_code, tr->error_message.ptr,
-                                       tr->error_message.len))
+        if (kna_topic_result_set_error(res, i, tr->error_code, tr->error_message.ptr, tr->error_message.len))
             return KN_ERR__NOMEM;
         if (tr->error_code == 0) {
             kna_topic_result *r = &res->items[i];
@@ -205,9 +203,8 @@ static int kna_create_absorb(kn_topic_results *res, bool *pending,
     return 0;
 }
 
-int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count,
-                           int flags, int timeout_ms, kn_topic_results **resultsp, char *errstr,
-                           size_t errstr_size) {
+int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count, int flags,
+                           int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size) {
     if (!admin || !resultsp || (topic_count && !topics) || topic_count > 0x7fffffff) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_create_topics: invalid argument");
         return KN_ERR__INVALID_ARG;
@@ -239,12 +236,11 @@ int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t 
     for (int attempt = 0; kna_count_pending(pending, res->count) > 0; attempt++) {
         kp_CreateTopicsRequest req;
         void *buf = NULL;
-        if ((err = kna_create_request(&req, &buf, res, pending, spec,
-                                      flags & KN_ADMIN_VALIDATE_ONLY,
+        if ((err = kna_create_request(&req, &buf, res, pending, spec, flags & KN_ADMIN_VALIDATE_ONLY,
                                       kna_remaining(deadline))) != 0)
             goto fail;
-        knw_resp *resp = kna_call(admin, KNW_NODE_CONTROLLER, KP_API_CREATE_TOPICS, -1, -1, &req,
-                                  deadline, "CreateTopics", &err, why, sizeof(why));
+        knw_resp *resp = kna_call(admin, KNW_NODE_CONTROLLER, KP_API_CREATE_TOPICS, -1, -1, &req, deadline,
+                                  "CreateTopics", &err, why, sizeof(why));
         kn_free(buf);
         if (!resp) {
             if (attempt == 0)
@@ -303,9 +299,8 @@ fail:
 
 /* Builds a DeleteTopics request for the pending names: by name in the v6
  * topics array, or (legacy) the v1-5 topic_names array. */
-static int kna_delete_request(kp_DeleteTopicsRequest *req, void **bufp,
-                              const kn_topic_results *res, const bool *pending, bool legacy,
-                              int timeout_ms) {
+static int kna_delete_request(kp_DeleteTopicsRequest *req, void **bufp, const kn_topic_results *res,
+                              const bool *pending, bool legacy, int timeout_ms) {
     size_t n = kna_count_pending(pending, res->count);
     size_t elem = legacy ? sizeof(kn_str) : sizeof(kp_DeleteTopicsRequest_DeleteTopicState);
     char *buf = kn_calloc(n ? n : 1, elem);
@@ -333,16 +328,15 @@ static int kna_delete_request(kp_DeleteTopicsRequest *req, void **bufp,
     return 0;
 }
 
-static int kna_delete_absorb(kn_topic_results *res, bool *pending,
-                             const kp_DeleteTopicsResponse *body, bool *retryp, bool *refreshp) {
+static int kna_delete_absorb(kn_topic_results *res, bool *pending, const kp_DeleteTopicsResponse *body,
+                             bool *retryp, bool *refreshp) {
     for (int32_t k = 0; k < body->responses.count; k++) {
         const kp_DeleteTopicsResponse_DeletableTopicResult *tr = &body->responses.items[k];
         ptrdiff_t idx = kna_find_pending(res, pending, tr->name);
         if (idx < 0)
             continue;
         size_t i = (size_t)idx;
-        if (kna_topic_result_set_error(res, i, tr->error_code, tr->error_message.ptr,
-                                       tr->error_message.len))
+        if (kna_topic_result_set_error(res, i, tr->error_code, tr->error_message.ptr, tr->error_message.len))
             return KN_ERR__NOMEM;
         if (kna_topic_retriable(tr->error_code)) {
             *retryp = true;
@@ -357,9 +351,8 @@ static int kna_delete_absorb(kn_topic_results *res, bool *pending,
     return 0;
 }
 
-int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t name_count,
-                           int timeout_ms, kn_topic_results **resultsp, char *errstr,
-                           size_t errstr_size) {
+int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                           kn_topic_results **resultsp, char *errstr, size_t errstr_size) {
     if (!admin || !resultsp || (name_count && !names) || name_count > 0x7fffffff) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_delete_topics: invalid argument");
         return KN_ERR__INVALID_ARG;
@@ -387,12 +380,10 @@ int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t nam
     for (int attempt = 0; kna_count_pending(pending, res->count) > 0; attempt++) {
         kp_DeleteTopicsRequest req;
         void *buf = NULL;
-        if ((err = kna_delete_request(&req, &buf, res, pending, legacy,
-                                      kna_remaining(deadline))) != 0)
+        if ((err = kna_delete_request(&req, &buf, res, pending, legacy, kna_remaining(deadline))) != 0)
             goto fail;
-        knw_resp *resp =
-            kna_call(admin, KNW_NODE_CONTROLLER, KP_API_DELETE_TOPICS, legacy ? -1 : 6,
-                     legacy ? 5 : -1, &req, deadline, "DeleteTopics", &err, why, sizeof(why));
+        knw_resp *resp = kna_call(admin, KNW_NODE_CONTROLLER, KP_API_DELETE_TOPICS, legacy ? -1 : 6,
+                                  legacy ? 5 : -1, &req, deadline, "DeleteTopics", &err, why, sizeof(why));
         kn_free(buf);
         if (!resp && err == KN_ERR__UNSUPPORTED_VERSION && !legacy) {
             legacy = true;

@@ -24,8 +24,7 @@ static kn_admin *new_admin(const char *bootstrap, const char *extra_key, const c
     char errstr[512] = "";
     kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
     assert_non_null(conf);
-    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", bootstrap, errstr, sizeof(errstr)),
-                     KN_OK);
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", bootstrap, errstr, sizeof(errstr)), KN_OK);
     if (extra_key)
         assert_int_equal(kn_conf_set(conf, extra_key, extra_val, errstr, sizeof(errstr)), KN_OK);
     kn_admin *admin = kn_admin_new(conf, errstr, sizeof(errstr));
@@ -57,8 +56,7 @@ static size_t result_index(const kn_topic_results *res, const char *name) {
 static kn_topic_results *create(kn_admin *admin, kn_new_topic **topics, size_t n, int flags) {
     char errstr[512] = "";
     kn_topic_results *res = NULL;
-    int err = kn_admin_create_topics(admin, topics, n, flags, TIMEOUT_MS, &res, errstr,
-                                     sizeof(errstr));
+    int err = kn_admin_create_topics(admin, topics, n, flags, TIMEOUT_MS, &res, errstr, sizeof(errstr));
     if (err)
         fail_msg("create_topics: %s: %s", kn_err_name(err), errstr);
     assert_non_null(res);
@@ -84,8 +82,7 @@ static void delete_ok(kn_admin *admin, const char *const *names, size_t n) {
 static kn_topic_descriptions *describe(kn_admin *admin, const char *const *names, size_t n) {
     char errstr[512] = "";
     kn_topic_descriptions *desc = NULL;
-    int err = kn_admin_describe_topics(admin, names, n, TIMEOUT_MS, &desc, errstr,
-                                       sizeof(errstr));
+    int err = kn_admin_describe_topics(admin, names, n, TIMEOUT_MS, &desc, errstr, sizeof(errstr));
     if (err)
         fail_msg("describe_topics: %s: %s", kn_err_name(err), errstr);
     assert_int_equal(kn_topic_descriptions_count(desc), n);
@@ -116,8 +113,7 @@ static void test_topic_lifecycle(void **state) {
     assert_int_equal(kn_topic_results_count(res), 3);
     for (size_t i = 0; i < 3; i++) {
         if (kn_topic_results_error(res, i))
-            fail_msg("create %s: %s", kn_topic_results_name(res, i),
-                     kn_topic_results_error_message(res, i));
+            fail_msg("create %s: %s", kn_topic_results_name(res, i), kn_topic_results_error_message(res, i));
         assert_null(kn_topic_results_error_message(res, i));
         assert_non_null(kn_topic_results_topic_id(res, i));
         assert_int_equal(strlen(kn_topic_results_topic_id(res, i)), 22);
@@ -127,8 +123,7 @@ static void test_topic_lifecycle(void **state) {
     assert_int_equal(kn_topic_results_partitions(res, result_index(res, eight)), 8);
     assert_int_equal(kn_topic_results_replication_factor(res, 0), 1);
     char eight_id[23];
-    snprintf(eight_id, sizeof(eight_id), "%s",
-             kn_topic_results_topic_id(res, result_index(res, eight)));
+    snprintf(eight_id, sizeof(eight_id), "%s", kn_topic_results_topic_id(res, result_index(res, eight)));
     kn_topic_results_destroy(res);
 
     const char *created[3] = {plain, compact, eight};
@@ -242,8 +237,7 @@ static void test_topic_lifecycle(void **state) {
         int want = i == 1 ? KN_ERR_UNKNOWN_TOPIC_OR_PARTITION : KN_OK;
         if (kn_topic_results_error(res, i) != want)
             fail_msg("delete %s: got %s (%s)", kn_topic_results_name(res, i),
-                     kn_err_name(kn_topic_results_error(res, i)),
-                     kn_topic_results_error_message(res, i));
+                     kn_err_name(kn_topic_results_error(res, i)), kn_topic_results_error_message(res, i));
     }
     kn_topic_results_destroy(res);
 
@@ -286,8 +280,7 @@ static void test_validate_only_and_assignment(void **state) {
     /* Explicit assignment: two partitions on the first broker. */
     kn_cluster_description *cd = NULL;
     char errstr[512] = "";
-    assert_int_equal(kn_admin_describe_cluster(admin, TIMEOUT_MS, &cd, errstr, sizeof(errstr)),
-                     KN_OK);
+    assert_int_equal(kn_admin_describe_cluster(admin, TIMEOUT_MS, &cd, errstr, sizeof(errstr)), KN_OK);
     int32_t broker = kn_cluster_description_broker_id(cd, 0);
     kn_cluster_description_destroy(cd);
     kn_new_topic *t3[2] = {kn_new_topic_new(placed, -1, -1), kn_new_topic_new("", 1, 1)};
@@ -302,8 +295,7 @@ static void test_validate_only_and_assignment(void **state) {
     kn_topic_results_destroy(res);
 
     const char *names[2] = {dry, placed};
-    assert_int_equal(kn_admin_wait_for_topics(admin, &names[1], 1, TIMEOUT_MS, errstr,
-                                              sizeof(errstr)),
+    assert_int_equal(kn_admin_wait_for_topics(admin, &names[1], 1, TIMEOUT_MS, errstr, sizeof(errstr)),
                      KN_OK);
     kn_topic_descriptions *desc = describe(admin, names, 2);
     assert_int_equal(kn_topic_descriptions_error(desc, 0), KN_ERR_UNKNOWN_TOPIC_OR_PARTITION);
@@ -352,11 +344,9 @@ static void test_list_internal(void **state) {
     kn_admin *admin = *state;
     char errstr[512] = "";
     kn_topic_list *all = NULL, *user = NULL;
-    assert_int_equal(kn_admin_list_topics(admin, KN_ADMIN_LIST_INTERNAL, TIMEOUT_MS, &all, errstr,
-                                          sizeof(errstr)),
-                     KN_OK);
-    assert_int_equal(kn_admin_list_topics(admin, 0, TIMEOUT_MS, &user, errstr, sizeof(errstr)),
-                     KN_OK);
+    assert_int_equal(
+        kn_admin_list_topics(admin, KN_ADMIN_LIST_INTERNAL, TIMEOUT_MS, &all, errstr, sizeof(errstr)), KN_OK);
+    assert_int_equal(kn_admin_list_topics(admin, 0, TIMEOUT_MS, &user, errstr, sizeof(errstr)), KN_OK);
     /* Internal topics only with the flag; the user list holds none. */
     for (size_t i = 0; i < kn_topic_list_count(user); i++)
         assert_int_equal(kn_topic_list_is_internal(user, i), 0);
@@ -404,15 +394,13 @@ static void test_argument_checks(void **state) {
     kn_new_topic_destroy(nt);
     /* A conf made for another client type is refused. */
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
-    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), errstr,
-                                 sizeof(errstr)),
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), errstr, sizeof(errstr)),
                      KN_OK);
     assert_null(kn_admin_new(conf, errstr, sizeof(errstr)));
     assert_non_null(strstr(errstr, "admin"));
     kn_conf_destroy(conf);
     /* Empty requests succeed with empty results. */
-    assert_int_equal(kn_admin_delete_topics(admin, NULL, 0, 1000, &res, errstr, sizeof(errstr)),
-                     KN_OK);
+    assert_int_equal(kn_admin_delete_topics(admin, NULL, 0, 1000, &res, errstr, sizeof(errstr)), KN_OK);
     assert_int_equal(kn_topic_results_count(res), 0);
     kn_topic_results_destroy(res);
 }
