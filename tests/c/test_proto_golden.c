@@ -237,6 +237,75 @@ static void test_encode_rejects_unsendable(void **state) {
     kn_wr_free(&w);
 }
 
+/* A nullable struct field is a pointer; on the wire an int8 marker
+ * precedes it: -1 null, 1 present. */
+static void test_nullable_struct(void **state) {
+    static const uint8_t null_assignment[] = {
+        0x00, 0x00, 0x00, 0x00, /* throttle */
+        0x00, 0x00,             /* error code */
+        0x00,                   /* error message: null */
+        0x02, 'm',              /* member id "m" */
+        0x00, 0x00, 0x00, 0x05, /* member epoch */
+        0x00, 0x00, 0x13, 0x88, /* heartbeat interval 5000 */
+        0xff,                   /* assignment: null */
+        0x00,                   /* tagged fields */
+    };
+    static const uint8_t with_assignment[] =
+        {
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 'm',
+            0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x13, 0x88, 0x01, /* assignment present */
+            0x02,                                                 /* topic partitions: 1 */
+            1,    2,    3,    4,    5,    6,    7,    8,    9,
+            10,   11,   12,   13,   14,   15,   16,               /* topic id */
+            0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* partitions [0, 1] */
+            0x00,                                                 /* topic partitions tags */
+            0x00,                                                 /* assignment tags */
+            0x00,                                                 /* tagged fields */
+        };
+    kp_ConsumerGroupHeartbeatResponse m;
+    kp_ConsumerGroupHeartbeatResponse_init(&m);
+    assert_null(m.assignment);
+    m.member_id = kn_str_c("m");
+    m.member_epoch = 5;
+    m.heartbeat_interval_ms = 5000;
+    kn_wr w;
+    kn_wr_init(&w, 0, 0);
+    assert_int_equal(kp_ConsumerGroupHeartbeatResponse_encode(&w, &m, 0), 0);
+    expect_bytes(&w, null_assignment, sizeof null_assignment);
+    kn_wr_free(&w);
+
+    int32_t parts[2] = {0, 1};
+    kp_ConsumerGroupHeartbeatResponse_TopicPartitions tp;
+    kp_ConsumerGroupHeartbeatResponse_TopicPartitions_init(&tp);
+    for (int i = 0; i < 16; i++)
+        tp.topic_id.b[i] = (uint8_t)(i + 1);
+    tp.partitions.items = parts;
+    tp.partitions.count = 2;
+    kp_ConsumerGroupHeartbeatResponse_Assignment as;
+    kp_ConsumerGroupHeartbeatResponse_Assignment_init(&as);
+    as.topic_partitions.items = &tp;
+    as.topic_partitions.count = 1;
+    m.assignment = &as;
+    kn_wr_init(&w, 0, 0);
+    assert_int_equal(kp_ConsumerGroupHeartbeatResponse_encode(&w, &m, 0), 0);
+    expect_bytes(&w, with_assignment, sizeof with_assignment);
+    kn_wr_free(&w);
+
+    kn_arena a;
+    kn_arena_init(&a, 0);
+    kn_rd r;
+    kn_rd_init(&r, null_assignment, sizeof null_assignment);
+    assert_int_equal(kp_ConsumerGroupHeartbeatResponse_decode(&r, &a, &m, 0), 0);
+    assert_null(m.assignment);
+    assert_true(m.error_message.len < 0);
+    kn_rd_init(&r, with_assignment, sizeof with_assignment);
+    assert_int_equal(kp_ConsumerGroupHeartbeatResponse_decode(&r, &a, &m, 0), 0);
+    assert_non_null(m.assignment);
+    assert_int_equal(m.assignment->topic_partitions.count, 1);
+    assert_int_equal(m.assignment->topic_partitions.items[0].partitions.items[1], 1);
+    kn_arena_destroy(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api_versions_request_v3_frame),
@@ -247,6 +316,7 @@ int main(void) {
         cmocka_unit_test(test_tagged_unknown_and_mismatch),
         cmocka_unit_test(test_consumer_subscription_v0),
         cmocka_unit_test(test_encode_rejects_unsendable),
+        cmocka_unit_test(test_nullable_struct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

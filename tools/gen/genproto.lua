@@ -192,6 +192,15 @@ local function build_message(schema, file)
             end
             fld.kind = elem and "sarray" or "struct"
             fld.struct = build_struct(base)
+            -- A nullable struct is a pointer (NULL = null); on the wire an
+            -- int8 marker (-1 null, 1 present) precedes it in the
+            -- versions where it is nullable.
+            if fld.kind == "struct" and fld.nullable then
+                if tostring(f.default) ~= "null" then
+                    die("%s: nullable struct %s without default null", file, f.name)
+                end
+                fld.ptr = true
+            end
         end
         if fld.default == "null" then
             fld.default_null = true
@@ -249,6 +258,7 @@ local function field_min_size(msg, fld, v)
         if t == "bytes" or t == "records" then return flex and 1 or 4 end
         return PRIM[t].size
     elseif fld.kind == "struct" then
+        if fld.ptr and in_range(fld.nullable, v) then return 1 end
         return struct_min_size(msg, fld.struct, v)
     end
     return flex and 1 or 4
@@ -362,6 +372,7 @@ function is_default_expr(fld, acc, need_isdef)
         if defaults_null(fld) then return acc .. ".count < 0" end
         return acc .. ".count == 0"
     else
+        if fld.ptr then return "!" .. acc end
         need_isdef[fld.struct] = true
         return ("%s_is_default(&%s)"):format(fld.struct.cname, acc)
     end
@@ -386,6 +397,7 @@ local function field_ctype(fld)
     if fld.kind == "prim" then return PRIM[fld.ptype].c end
     if fld.kind == "parray" then return PRIM[fld.ptype].arr end
     if fld.kind == "sarray" then return fld.struct.cname .. "_array" end
+    if fld.ptr then return fld.struct.cname .. " *" end
     return fld.struct.cname
 end
 
@@ -436,6 +448,26 @@ local function emit_field_read(msg, o, ind, fld, rv, acc)
     end
     if fld.kind == "prim" then
         o:line(ind, prim_read(msg, fld, rv, acc, false))
+    elseif fld.kind == "struct" and fld.ptr then
+        local nc = cond(msg, fld.nullable)
+        o:line(ind, "{")
+        if nc == "" then
+            o:line(ind + 1, ("bool present = kn_rd_i8(%s) >= 0;"):format(rv))
+        elseif nc == nil then
+            o:line(ind + 1, "bool present = true;")
+        else
+            o:line(ind + 1, ("bool present = !(%s) || kn_rd_i8(%s) >= 0;"):format(nc, rv))
+        end
+        o:line(ind + 1, ("if (!kn_rd_ok(%s))"):format(rv))
+        o:line(ind + 2, ret("KN_ERR__PROTOCOL"))
+        o:line(ind + 1, "if (present) {")
+        o:line(ind + 2, ("%s = kp_arena_items(a, 1, sizeof *%s);"):format(acc, acc))
+        o:line(ind + 2, ("if (!%s)"):format(acc))
+        o:line(ind + 3, "return KN_ERR__NOMEM;")
+        o:line(ind + 2, ("if ((rc = %s_decode(%s, a, %s, version)) != 0)"):format(fld.struct.cname, rv, acc))
+        o:line(ind + 3, ret("rc"))
+        o:line(ind + 1, "}")
+        o:line(ind, "}")
     elseif fld.kind == "struct" then
         o:line(ind, ("if ((rc = %s_decode(%s, a, &%s, version)) != 0)"):format(fld.struct.cname, rv, acc))
         o:line(ind + 1, ret("rc"))
@@ -467,6 +499,18 @@ end
 local function emit_field_write(msg, o, ind, fld, acc)
     if fld.kind == "prim" then
         prim_write(msg, fld, ind, o, acc, false)
+    elseif fld.kind == "struct" and fld.ptr then
+        local nc = cond(msg, fld.nullable)
+        if nc == "" then
+            o:line(ind, ("kn_wr_i8(w, %s ? 1 : -1);"):format(acc))
+        else
+            o:line(ind, ("if (%s)"):format(nc or "false"))
+            o:line(ind + 1, ("kn_wr_i8(w, %s ? 1 : -1);"):format(acc))
+            o:line(ind, ("else if (!%s)"):format(acc))
+            o:line(ind + 1, "return KN_ERR__INVALID_ARG;")
+        end
+        o:line(ind, ("if (%s && (rc = %s_encode(w, %s, version)) != 0)"):format(acc, fld.struct.cname, acc))
+        o:line(ind + 1, "return rc;")
     elseif fld.kind == "struct" then
         o:line(ind, ("if ((rc = %s_encode(w, &%s, version)) != 0)"):format(fld.struct.cname, acc))
         o:line(ind + 1, "return rc;")
@@ -533,7 +577,7 @@ local function emit_init(msg, o, st, static)
                 if d then o:line(1, ("%s = %s;"):format(acc, d)) end
             end
         elseif fld.kind == "struct" then
-            o:line(1, ("%s_init(&%s);"):format(fld.struct.cname, acc))
+            if not fld.ptr then o:line(1, ("%s_init(&%s);"):format(fld.struct.cname, acc)) end
         else
             if defaults_null(fld) then o:line(1, acc .. ".count = -1;") end
         end
@@ -745,6 +789,12 @@ local function emit_sample(msg, o, st)
             end
             if fld.kind == "prim" then
                 sample_prim(fld, i, acc, body, ind)
+            elseif fld.kind == "struct" and fld.ptr then
+                body:line(ind, ("%s = kp_arena_items(a, 1, sizeof *%s);"):format(acc, acc))
+                body:line(ind, ("if (!%s)"):format(acc))
+                body:line(ind + 1, "return KN_ERR__NOMEM;")
+                body:line(ind, ("if ((rc = %s_sample(%s, a, version)) != 0)"):format(fld.struct.cname, acc))
+                body:line(ind + 1, "return rc;")
             elseif fld.kind == "struct" then
                 body:line(ind, ("if ((rc = %s_sample(&%s, a, version)) != 0)"):format(fld.struct.cname, acc))
                 body:line(ind + 1, "return rc;")
@@ -780,7 +830,8 @@ local function emit_struct_decl(msg, o, st)
     o:line(("typedef struct %s {"):format(st.cname))
     if #st.fields == 0 then o:line(1, "char unused_; /* no fields: C needs a member */") end
     for _, fld in ipairs(st.fields) do
-        o:line(1, ("%s %s; /* %s */"):format(field_ctype(fld), fld.cname, field_comment(fld)))
+        local ct = field_ctype(fld)
+        o:line(1, ("%s%s%s; /* %s */"):format(ct, ct:match("%*$") and "" or " ", fld.cname, field_comment(fld)))
     end
     o:line(("} %s;"):format(st.cname))
     o:line("")
@@ -819,7 +870,11 @@ local function emit_message_decls(msg, o)
     o:line("")
     for _, st in ipairs(msg.structs) do emit_struct_decl(msg, o, st) end
     local c = msg.top.cname
-    o:line(("/* Zeroes m and applies the schema defaults. */"))
+    o:line("/* Zero + schema defaults, for the message and for each nested struct (fill")
+    o:line(" * array elements with these before setting fields). */")
+    for _, st in ipairs(msg.structs) do
+        if not st.top then o:line(("void %s_init(%s *s);"):format(st.cname, st.cname)) end
+    end
     o:line(("void %s_init(%s *m);"):format(c, c))
     o:line("/* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,")
     o:line(" * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where")
@@ -857,7 +912,7 @@ local function emit_message_defs(msg, o)
             end
         end
     end
-    for _, st in ipairs(msg.structs) do emit_init(msg, o, st, not st.top) end
+    for _, st in ipairs(msg.structs) do emit_init(msg, o, st, false) end
     for _, st in ipairs(msg.structs) do
         if need_isdef[st] then emit_is_default(msg, o, st, {}) end
     end

@@ -17,7 +17,8 @@ typedef struct kp_AddOffsetsToTxnRequest {
     kn_str group_id; /* v0+ */
 } kp_AddOffsetsToTxnRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_AddOffsetsToTxnRequest_init(kp_AddOffsetsToTxnRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -38,7 +39,8 @@ typedef struct kp_AddOffsetsToTxnResponse {
     int16_t error_code; /* v0+ */
 } kp_AddOffsetsToTxnResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_AddOffsetsToTxnResponse_init(kp_AddOffsetsToTxnResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

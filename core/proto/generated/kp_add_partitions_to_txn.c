@@ -11,12 +11,12 @@
 
 /* ---- AddPartitionsToTxnRequest ---- */
 
-static void kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_init(kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *s) {
+void kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_init(kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_init(kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction *s) {
+void kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_init(kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction *s) {
     memset(s, 0, sizeof *s);
     s->transactional_id.ptr = "";
 }
@@ -314,16 +314,16 @@ int kp_AddPartitionsToTxnRequest_sample(kp_AddPartitionsToTxnRequest *m, kn_aren
 
 /* ---- AddPartitionsToTxnResponse ---- */
 
-static void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *s) {
+void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *s) {
+void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult *s) {
+void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult *s) {
     memset(s, 0, sizeof *s);
     s->transactional_id.ptr = "";
 }

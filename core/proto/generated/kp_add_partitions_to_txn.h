@@ -41,7 +41,10 @@ typedef struct kp_AddPartitionsToTxnRequest {
     kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_array v3_and_below_topics; /* v0-3 */
 } kp_AddPartitionsToTxnRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic_init(kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *s);
+void kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction_init(kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTransaction *s);
 void kp_AddPartitionsToTxnRequest_init(kp_AddPartitionsToTxnRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -94,7 +97,11 @@ typedef struct kp_AddPartitionsToTxnResponse {
     kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_array results_by_topic_v3_and_below; /* v0-3 */
 } kp_AddPartitionsToTxnResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *s);
+void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *s);
+void kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult_init(kp_AddPartitionsToTxnResponse_AddPartitionsToTxnResult *s);
 void kp_AddPartitionsToTxnResponse_init(kp_AddPartitionsToTxnResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- AddRaftVoterRequest ---- */
 
-static void kp_AddRaftVoterRequest_Listener_init(kp_AddRaftVoterRequest_Listener *s) {
+void kp_AddRaftVoterRequest_Listener_init(kp_AddRaftVoterRequest_Listener *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";

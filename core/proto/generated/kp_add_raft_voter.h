@@ -30,7 +30,9 @@ typedef struct kp_AddRaftVoterRequest {
     bool ack_when_committed; /* v1+, default true */
 } kp_AddRaftVoterRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AddRaftVoterRequest_Listener_init(kp_AddRaftVoterRequest_Listener *s);
 void kp_AddRaftVoterRequest_init(kp_AddRaftVoterRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -52,7 +54,8 @@ typedef struct kp_AddRaftVoterResponse {
     kn_str error_message; /* v0+, nullable v0+, ignorable */
 } kp_AddRaftVoterResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_AddRaftVoterResponse_init(kp_AddRaftVoterResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

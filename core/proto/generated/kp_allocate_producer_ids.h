@@ -15,7 +15,8 @@ typedef struct kp_AllocateProducerIdsRequest {
     int64_t broker_epoch; /* v0+, default -1 */
 } kp_AllocateProducerIdsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_AllocateProducerIdsRequest_init(kp_AllocateProducerIdsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -38,7 +39,8 @@ typedef struct kp_AllocateProducerIdsResponse {
     int32_t producer_id_len; /* v0+ */
 } kp_AllocateProducerIdsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_AllocateProducerIdsResponse_init(kp_AllocateProducerIdsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,18 +11,18 @@
 
 /* ---- AlterClientQuotasRequest ---- */
 
-static void kp_AlterClientQuotasRequest_EntityData_init(kp_AlterClientQuotasRequest_EntityData *s) {
+void kp_AlterClientQuotasRequest_EntityData_init(kp_AlterClientQuotasRequest_EntityData *s) {
     memset(s, 0, sizeof *s);
     s->entity_type.ptr = "";
     s->entity_name.ptr = "";
 }
 
-static void kp_AlterClientQuotasRequest_OpData_init(kp_AlterClientQuotasRequest_OpData *s) {
+void kp_AlterClientQuotasRequest_OpData_init(kp_AlterClientQuotasRequest_OpData *s) {
     memset(s, 0, sizeof *s);
     s->key.ptr = "";
 }
 
-static void kp_AlterClientQuotasRequest_EntryData_init(kp_AlterClientQuotasRequest_EntryData *s) {
+void kp_AlterClientQuotasRequest_EntryData_init(kp_AlterClientQuotasRequest_EntryData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -230,13 +230,13 @@ int kp_AlterClientQuotasRequest_sample(kp_AlterClientQuotasRequest *m, kn_arena 
 
 /* ---- AlterClientQuotasResponse ---- */
 
-static void kp_AlterClientQuotasResponse_EntityData_init(kp_AlterClientQuotasResponse_EntityData *s) {
+void kp_AlterClientQuotasResponse_EntityData_init(kp_AlterClientQuotasResponse_EntityData *s) {
     memset(s, 0, sizeof *s);
     s->entity_type.ptr = "";
     s->entity_name.ptr = "";
 }
 
-static void kp_AlterClientQuotasResponse_EntryData_init(kp_AlterClientQuotasResponse_EntryData *s) {
+void kp_AlterClientQuotasResponse_EntryData_init(kp_AlterClientQuotasResponse_EntryData *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
 }

@@ -46,7 +46,11 @@ typedef struct kp_AlterClientQuotasRequest {
     bool validate_only; /* v0+ */
 } kp_AlterClientQuotasRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterClientQuotasRequest_EntityData_init(kp_AlterClientQuotasRequest_EntityData *s);
+void kp_AlterClientQuotasRequest_OpData_init(kp_AlterClientQuotasRequest_OpData *s);
+void kp_AlterClientQuotasRequest_EntryData_init(kp_AlterClientQuotasRequest_EntryData *s);
 void kp_AlterClientQuotasRequest_init(kp_AlterClientQuotasRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -88,7 +92,10 @@ typedef struct kp_AlterClientQuotasResponse {
     kp_AlterClientQuotasResponse_EntryData_array entries; /* v0+ */
 } kp_AlterClientQuotasResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterClientQuotasResponse_EntityData_init(kp_AlterClientQuotasResponse_EntityData *s);
+void kp_AlterClientQuotasResponse_EntryData_init(kp_AlterClientQuotasResponse_EntryData *s);
 void kp_AlterClientQuotasResponse_init(kp_AlterClientQuotasResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

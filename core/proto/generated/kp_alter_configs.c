@@ -11,13 +11,13 @@
 
 /* ---- AlterConfigsRequest ---- */
 
-static void kp_AlterConfigsRequest_AlterableConfig_init(kp_AlterConfigsRequest_AlterableConfig *s) {
+void kp_AlterConfigsRequest_AlterableConfig_init(kp_AlterConfigsRequest_AlterableConfig *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->value.ptr = "";
 }
 
-static void kp_AlterConfigsRequest_AlterConfigsResource_init(kp_AlterConfigsRequest_AlterConfigsResource *s) {
+void kp_AlterConfigsRequest_AlterConfigsResource_init(kp_AlterConfigsRequest_AlterConfigsResource *s) {
     memset(s, 0, sizeof *s);
     s->resource_name.ptr = "";
 }
@@ -174,7 +174,7 @@ int kp_AlterConfigsRequest_sample(kp_AlterConfigsRequest *m, kn_arena *a, int16_
 
 /* ---- AlterConfigsResponse ---- */
 
-static void kp_AlterConfigsResponse_AlterConfigsResourceResponse_init(kp_AlterConfigsResponse_AlterConfigsResourceResponse *s) {
+void kp_AlterConfigsResponse_AlterConfigsResourceResponse_init(kp_AlterConfigsResponse_AlterConfigsResourceResponse *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
     s->resource_name.ptr = "";

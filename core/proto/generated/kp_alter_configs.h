@@ -36,7 +36,10 @@ typedef struct kp_AlterConfigsRequest {
     bool validate_only; /* v0+ */
 } kp_AlterConfigsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterConfigsRequest_AlterableConfig_init(kp_AlterConfigsRequest_AlterableConfig *s);
+void kp_AlterConfigsRequest_AlterConfigsResource_init(kp_AlterConfigsRequest_AlterConfigsResource *s);
 void kp_AlterConfigsRequest_init(kp_AlterConfigsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -69,7 +72,9 @@ typedef struct kp_AlterConfigsResponse {
     kp_AlterConfigsResponse_AlterConfigsResourceResponse_array responses; /* v0+ */
 } kp_AlterConfigsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterConfigsResponse_AlterConfigsResourceResponse_init(kp_AlterConfigsResponse_AlterConfigsResourceResponse *s);
 void kp_AlterConfigsResponse_init(kp_AlterConfigsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

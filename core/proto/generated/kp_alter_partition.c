@@ -11,16 +11,16 @@
 
 /* ---- AlterPartitionRequest ---- */
 
-static void kp_AlterPartitionRequest_BrokerState_init(kp_AlterPartitionRequest_BrokerState *s) {
+void kp_AlterPartitionRequest_BrokerState_init(kp_AlterPartitionRequest_BrokerState *s) {
     memset(s, 0, sizeof *s);
     s->broker_epoch = INT64_C(-1);
 }
 
-static void kp_AlterPartitionRequest_PartitionData_init(kp_AlterPartitionRequest_PartitionData *s) {
+void kp_AlterPartitionRequest_PartitionData_init(kp_AlterPartitionRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AlterPartitionRequest_TopicData_init(kp_AlterPartitionRequest_TopicData *s) {
+void kp_AlterPartitionRequest_TopicData_init(kp_AlterPartitionRequest_TopicData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -292,11 +292,11 @@ int kp_AlterPartitionRequest_sample(kp_AlterPartitionRequest *m, kn_arena *a, in
 
 /* ---- AlterPartitionResponse ---- */
 
-static void kp_AlterPartitionResponse_PartitionData_init(kp_AlterPartitionResponse_PartitionData *s) {
+void kp_AlterPartitionResponse_PartitionData_init(kp_AlterPartitionResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AlterPartitionResponse_TopicData_init(kp_AlterPartitionResponse_TopicData *s) {
+void kp_AlterPartitionResponse_TopicData_init(kp_AlterPartitionResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -50,7 +50,11 @@ typedef struct kp_AlterPartitionRequest {
     kp_AlterPartitionRequest_TopicData_array topics; /* v0+ */
 } kp_AlterPartitionRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterPartitionRequest_BrokerState_init(kp_AlterPartitionRequest_BrokerState *s);
+void kp_AlterPartitionRequest_PartitionData_init(kp_AlterPartitionRequest_PartitionData *s);
+void kp_AlterPartitionRequest_TopicData_init(kp_AlterPartitionRequest_TopicData *s);
 void kp_AlterPartitionRequest_init(kp_AlterPartitionRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -97,7 +101,10 @@ typedef struct kp_AlterPartitionResponse {
     kp_AlterPartitionResponse_TopicData_array topics; /* v0+ */
 } kp_AlterPartitionResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterPartitionResponse_PartitionData_init(kp_AlterPartitionResponse_PartitionData *s);
+void kp_AlterPartitionResponse_TopicData_init(kp_AlterPartitionResponse_TopicData *s);
 void kp_AlterPartitionResponse_init(kp_AlterPartitionResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,12 +11,12 @@
 
 /* ---- AlterPartitionReassignmentsRequest ---- */
 
-static void kp_AlterPartitionReassignmentsRequest_ReassignablePartition_init(kp_AlterPartitionReassignmentsRequest_ReassignablePartition *s) {
+void kp_AlterPartitionReassignmentsRequest_ReassignablePartition_init(kp_AlterPartitionReassignmentsRequest_ReassignablePartition *s) {
     memset(s, 0, sizeof *s);
     s->replicas.count = -1;
 }
 
-static void kp_AlterPartitionReassignmentsRequest_ReassignableTopic_init(kp_AlterPartitionReassignmentsRequest_ReassignableTopic *s) {
+void kp_AlterPartitionReassignmentsRequest_ReassignableTopic_init(kp_AlterPartitionReassignmentsRequest_ReassignableTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -202,12 +202,12 @@ int kp_AlterPartitionReassignmentsRequest_sample(kp_AlterPartitionReassignmentsR
 
 /* ---- AlterPartitionReassignmentsResponse ---- */
 
-static void kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_init(kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *s) {
+void kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_init(kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
 }
 
-static void kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_init(kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *s) {
+void kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_init(kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

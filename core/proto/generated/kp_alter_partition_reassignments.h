@@ -36,7 +36,10 @@ typedef struct kp_AlterPartitionReassignmentsRequest {
     kp_AlterPartitionReassignmentsRequest_ReassignableTopic_array topics; /* v0+ */
 } kp_AlterPartitionReassignmentsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterPartitionReassignmentsRequest_ReassignablePartition_init(kp_AlterPartitionReassignmentsRequest_ReassignablePartition *s);
+void kp_AlterPartitionReassignmentsRequest_ReassignableTopic_init(kp_AlterPartitionReassignmentsRequest_ReassignableTopic *s);
 void kp_AlterPartitionReassignmentsRequest_init(kp_AlterPartitionReassignmentsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -81,7 +84,10 @@ typedef struct kp_AlterPartitionReassignmentsResponse {
     kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_array responses; /* v0+ */
 } kp_AlterPartitionReassignmentsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse_init(kp_AlterPartitionReassignmentsResponse_ReassignablePartitionResponse *s);
+void kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse_init(kp_AlterPartitionReassignmentsResponse_ReassignableTopicResponse *s);
 void kp_AlterPartitionReassignmentsResponse_init(kp_AlterPartitionReassignmentsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

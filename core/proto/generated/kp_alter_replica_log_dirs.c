@@ -11,12 +11,12 @@
 
 /* ---- AlterReplicaLogDirsRequest ---- */
 
-static void kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_init(kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *s) {
+void kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_init(kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_init(kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir *s) {
+void kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_init(kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir *s) {
     memset(s, 0, sizeof *s);
     s->path.ptr = "";
 }
@@ -187,11 +187,11 @@ int kp_AlterReplicaLogDirsRequest_sample(kp_AlterReplicaLogDirsRequest *m, kn_ar
 
 /* ---- AlterReplicaLogDirsResponse ---- */
 
-static void kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_init(kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *s) {
+void kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_init(kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_init(kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *s) {
+void kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_init(kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }

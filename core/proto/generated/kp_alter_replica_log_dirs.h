@@ -34,7 +34,10 @@ typedef struct kp_AlterReplicaLogDirsRequest {
     kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_array dirs; /* v0+ */
 } kp_AlterReplicaLogDirsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_init(kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic *s);
+void kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_init(kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir *s);
 void kp_AlterReplicaLogDirsRequest_init(kp_AlterReplicaLogDirsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -75,7 +78,10 @@ typedef struct kp_AlterReplicaLogDirsResponse {
     kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_array results; /* v0+ */
 } kp_AlterReplicaLogDirsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult_init(kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirPartitionResult *s);
+void kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult_init(kp_AlterReplicaLogDirsResponse_AlterReplicaLogDirTopicResult *s);
 void kp_AlterReplicaLogDirsResponse_init(kp_AlterReplicaLogDirsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- AlterShareGroupOffsetsRequest ---- */
 
-static void kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_init(kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition *s) {
+void kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_init(kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_init(kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic *s) {
+void kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_init(kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
@@ -168,12 +168,12 @@ int kp_AlterShareGroupOffsetsRequest_sample(kp_AlterShareGroupOffsetsRequest *m,
 
 /* ---- AlterShareGroupOffsetsResponse ---- */
 
-static void kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_init(kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *s) {
+void kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_init(kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
 }
 
-static void kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_init(kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *s) {
+void kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_init(kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }

@@ -35,7 +35,10 @@ typedef struct kp_AlterShareGroupOffsetsRequest {
     kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_array topics; /* v0+ */
 } kp_AlterShareGroupOffsetsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_init(kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition *s);
+void kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_init(kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic *s);
 void kp_AlterShareGroupOffsetsRequest_init(kp_AlterShareGroupOffsetsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -80,7 +83,10 @@ typedef struct kp_AlterShareGroupOffsetsResponse {
     kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_array responses; /* v0+ */
 } kp_AlterShareGroupOffsetsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition_init(kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponsePartition *s);
+void kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic_init(kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *s);
 void kp_AlterShareGroupOffsetsResponse_init(kp_AlterShareGroupOffsetsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,12 +11,12 @@
 
 /* ---- AlterUserScramCredentialsRequest ---- */
 
-static void kp_AlterUserScramCredentialsRequest_ScramCredentialDeletion_init(kp_AlterUserScramCredentialsRequest_ScramCredentialDeletion *s) {
+void kp_AlterUserScramCredentialsRequest_ScramCredentialDeletion_init(kp_AlterUserScramCredentialsRequest_ScramCredentialDeletion *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_init(kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *s) {
+void kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_init(kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -178,7 +178,7 @@ int kp_AlterUserScramCredentialsRequest_sample(kp_AlterUserScramCredentialsReque
 
 /* ---- AlterUserScramCredentialsResponse ---- */
 
-static void kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_init(kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *s) {
+void kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_init(kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *s) {
     memset(s, 0, sizeof *s);
     s->user.ptr = "";
     s->error_message.ptr = "";

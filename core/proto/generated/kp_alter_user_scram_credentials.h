@@ -38,7 +38,10 @@ typedef struct kp_AlterUserScramCredentialsRequest {
     kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_array upsertions; /* v0+ */
 } kp_AlterUserScramCredentialsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterUserScramCredentialsRequest_ScramCredentialDeletion_init(kp_AlterUserScramCredentialsRequest_ScramCredentialDeletion *s);
+void kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion_init(kp_AlterUserScramCredentialsRequest_ScramCredentialUpsertion *s);
 void kp_AlterUserScramCredentialsRequest_init(kp_AlterUserScramCredentialsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -70,7 +73,9 @@ typedef struct kp_AlterUserScramCredentialsResponse {
     kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_array results; /* v0+ */
 } kp_AlterUserScramCredentialsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult_init(kp_AlterUserScramCredentialsResponse_AlterUserScramCredentialsResult *s);
 void kp_AlterUserScramCredentialsResponse_init(kp_AlterUserScramCredentialsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

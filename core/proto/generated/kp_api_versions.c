@@ -65,16 +65,16 @@ int kp_ApiVersionsRequest_sample(kp_ApiVersionsRequest *m, kn_arena *a, int16_t 
 
 /* ---- ApiVersionsResponse ---- */
 
-static void kp_ApiVersionsResponse_ApiVersion_init(kp_ApiVersionsResponse_ApiVersion *s) {
+void kp_ApiVersionsResponse_ApiVersion_init(kp_ApiVersionsResponse_ApiVersion *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ApiVersionsResponse_SupportedFeatureKey_init(kp_ApiVersionsResponse_SupportedFeatureKey *s) {
+void kp_ApiVersionsResponse_SupportedFeatureKey_init(kp_ApiVersionsResponse_SupportedFeatureKey *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_ApiVersionsResponse_FinalizedFeatureKey_init(kp_ApiVersionsResponse_FinalizedFeatureKey *s) {
+void kp_ApiVersionsResponse_FinalizedFeatureKey_init(kp_ApiVersionsResponse_FinalizedFeatureKey *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

@@ -15,7 +15,8 @@ typedef struct kp_ApiVersionsRequest {
     kn_str client_software_version; /* v3+, ignorable */
 } kp_ApiVersionsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ApiVersionsRequest_init(kp_ApiVersionsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -74,7 +75,11 @@ typedef struct kp_ApiVersionsResponse {
     bool zk_migration_ready; /* v3+, tag 3 v3+, default false, ignorable */
 } kp_ApiVersionsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ApiVersionsResponse_ApiVersion_init(kp_ApiVersionsResponse_ApiVersion *s);
+void kp_ApiVersionsResponse_SupportedFeatureKey_init(kp_ApiVersionsResponse_SupportedFeatureKey *s);
+void kp_ApiVersionsResponse_FinalizedFeatureKey_init(kp_ApiVersionsResponse_FinalizedFeatureKey *s);
 void kp_ApiVersionsResponse_init(kp_ApiVersionsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

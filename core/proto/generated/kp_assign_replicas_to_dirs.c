@@ -11,15 +11,15 @@
 
 /* ---- AssignReplicasToDirsRequest ---- */
 
-static void kp_AssignReplicasToDirsRequest_PartitionData_init(kp_AssignReplicasToDirsRequest_PartitionData *s) {
+void kp_AssignReplicasToDirsRequest_PartitionData_init(kp_AssignReplicasToDirsRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AssignReplicasToDirsRequest_TopicData_init(kp_AssignReplicasToDirsRequest_TopicData *s) {
+void kp_AssignReplicasToDirsRequest_TopicData_init(kp_AssignReplicasToDirsRequest_TopicData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AssignReplicasToDirsRequest_DirectoryData_init(kp_AssignReplicasToDirsRequest_DirectoryData *s) {
+void kp_AssignReplicasToDirsRequest_DirectoryData_init(kp_AssignReplicasToDirsRequest_DirectoryData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -223,15 +223,15 @@ int kp_AssignReplicasToDirsRequest_sample(kp_AssignReplicasToDirsRequest *m, kn_
 
 /* ---- AssignReplicasToDirsResponse ---- */
 
-static void kp_AssignReplicasToDirsResponse_PartitionData_init(kp_AssignReplicasToDirsResponse_PartitionData *s) {
+void kp_AssignReplicasToDirsResponse_PartitionData_init(kp_AssignReplicasToDirsResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AssignReplicasToDirsResponse_TopicData_init(kp_AssignReplicasToDirsResponse_TopicData *s) {
+void kp_AssignReplicasToDirsResponse_TopicData_init(kp_AssignReplicasToDirsResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_AssignReplicasToDirsResponse_DirectoryData_init(kp_AssignReplicasToDirsResponse_DirectoryData *s) {
+void kp_AssignReplicasToDirsResponse_DirectoryData_init(kp_AssignReplicasToDirsResponse_DirectoryData *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -45,7 +45,11 @@ typedef struct kp_AssignReplicasToDirsRequest {
     kp_AssignReplicasToDirsRequest_DirectoryData_array directories; /* v0+ */
 } kp_AssignReplicasToDirsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AssignReplicasToDirsRequest_PartitionData_init(kp_AssignReplicasToDirsRequest_PartitionData *s);
+void kp_AssignReplicasToDirsRequest_TopicData_init(kp_AssignReplicasToDirsRequest_TopicData *s);
+void kp_AssignReplicasToDirsRequest_DirectoryData_init(kp_AssignReplicasToDirsRequest_DirectoryData *s);
 void kp_AssignReplicasToDirsRequest_init(kp_AssignReplicasToDirsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -97,7 +101,11 @@ typedef struct kp_AssignReplicasToDirsResponse {
     kp_AssignReplicasToDirsResponse_DirectoryData_array directories; /* v0+ */
 } kp_AssignReplicasToDirsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_AssignReplicasToDirsResponse_PartitionData_init(kp_AssignReplicasToDirsResponse_PartitionData *s);
+void kp_AssignReplicasToDirsResponse_TopicData_init(kp_AssignReplicasToDirsResponse_TopicData *s);
+void kp_AssignReplicasToDirsResponse_DirectoryData_init(kp_AssignReplicasToDirsResponse_DirectoryData *s);
 void kp_AssignReplicasToDirsResponse_init(kp_AssignReplicasToDirsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

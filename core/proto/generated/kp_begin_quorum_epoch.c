@@ -11,16 +11,16 @@
 
 /* ---- BeginQuorumEpochRequest ---- */
 
-static void kp_BeginQuorumEpochRequest_PartitionData_init(kp_BeginQuorumEpochRequest_PartitionData *s) {
+void kp_BeginQuorumEpochRequest_PartitionData_init(kp_BeginQuorumEpochRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_BeginQuorumEpochRequest_TopicData_init(kp_BeginQuorumEpochRequest_TopicData *s) {
+void kp_BeginQuorumEpochRequest_TopicData_init(kp_BeginQuorumEpochRequest_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_BeginQuorumEpochRequest_LeaderEndpoint_init(kp_BeginQuorumEpochRequest_LeaderEndpoint *s) {
+void kp_BeginQuorumEpochRequest_LeaderEndpoint_init(kp_BeginQuorumEpochRequest_LeaderEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
@@ -286,16 +286,16 @@ int kp_BeginQuorumEpochRequest_sample(kp_BeginQuorumEpochRequest *m, kn_arena *a
 
 /* ---- BeginQuorumEpochResponse ---- */
 
-static void kp_BeginQuorumEpochResponse_PartitionData_init(kp_BeginQuorumEpochResponse_PartitionData *s) {
+void kp_BeginQuorumEpochResponse_PartitionData_init(kp_BeginQuorumEpochResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_BeginQuorumEpochResponse_TopicData_init(kp_BeginQuorumEpochResponse_TopicData *s) {
+void kp_BeginQuorumEpochResponse_TopicData_init(kp_BeginQuorumEpochResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_BeginQuorumEpochResponse_NodeEndpoint_init(kp_BeginQuorumEpochResponse_NodeEndpoint *s) {
+void kp_BeginQuorumEpochResponse_NodeEndpoint_init(kp_BeginQuorumEpochResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }

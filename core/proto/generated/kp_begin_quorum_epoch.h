@@ -50,7 +50,11 @@ typedef struct kp_BeginQuorumEpochRequest {
     kp_BeginQuorumEpochRequest_LeaderEndpoint_array leader_endpoints; /* v1+, ignorable */
 } kp_BeginQuorumEpochRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_BeginQuorumEpochRequest_PartitionData_init(kp_BeginQuorumEpochRequest_PartitionData *s);
+void kp_BeginQuorumEpochRequest_TopicData_init(kp_BeginQuorumEpochRequest_TopicData *s);
+void kp_BeginQuorumEpochRequest_LeaderEndpoint_init(kp_BeginQuorumEpochRequest_LeaderEndpoint *s);
 void kp_BeginQuorumEpochRequest_init(kp_BeginQuorumEpochRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -105,7 +109,11 @@ typedef struct kp_BeginQuorumEpochResponse {
     kp_BeginQuorumEpochResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_BeginQuorumEpochResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_BeginQuorumEpochResponse_PartitionData_init(kp_BeginQuorumEpochResponse_PartitionData *s);
+void kp_BeginQuorumEpochResponse_TopicData_init(kp_BeginQuorumEpochResponse_TopicData *s);
+void kp_BeginQuorumEpochResponse_NodeEndpoint_init(kp_BeginQuorumEpochResponse_NodeEndpoint *s);
 void kp_BeginQuorumEpochResponse_init(kp_BeginQuorumEpochResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

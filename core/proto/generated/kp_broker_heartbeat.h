@@ -20,7 +20,8 @@ typedef struct kp_BrokerHeartbeatRequest {
     kp_uuid_array cordoned_log_dirs; /* v2+, tag 1 v2+, nullable v2+, default null */
 } kp_BrokerHeartbeatRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_BrokerHeartbeatRequest_init(kp_BrokerHeartbeatRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -44,7 +45,8 @@ typedef struct kp_BrokerHeartbeatResponse {
     bool should_shut_down; /* v0+ */
 } kp_BrokerHeartbeatResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_BrokerHeartbeatResponse_init(kp_BrokerHeartbeatResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,13 +11,13 @@
 
 /* ---- BrokerRegistrationRequest ---- */
 
-static void kp_BrokerRegistrationRequest_Listener_init(kp_BrokerRegistrationRequest_Listener *s) {
+void kp_BrokerRegistrationRequest_Listener_init(kp_BrokerRegistrationRequest_Listener *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
 }
 
-static void kp_BrokerRegistrationRequest_Feature_init(kp_BrokerRegistrationRequest_Feature *s) {
+void kp_BrokerRegistrationRequest_Feature_init(kp_BrokerRegistrationRequest_Feature *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

@@ -45,7 +45,10 @@ typedef struct kp_BrokerRegistrationRequest {
     int64_t previous_broker_epoch; /* v3+, default -1, ignorable */
 } kp_BrokerRegistrationRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_BrokerRegistrationRequest_Listener_init(kp_BrokerRegistrationRequest_Listener *s);
+void kp_BrokerRegistrationRequest_Feature_init(kp_BrokerRegistrationRequest_Feature *s);
 void kp_BrokerRegistrationRequest_init(kp_BrokerRegistrationRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -67,7 +70,8 @@ typedef struct kp_BrokerRegistrationResponse {
     int64_t broker_epoch; /* v0+, default -1 */
 } kp_BrokerRegistrationResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_BrokerRegistrationResponse_init(kp_BrokerRegistrationResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -71,16 +71,16 @@ int kp_ConsumerGroupDescribeRequest_sample(kp_ConsumerGroupDescribeRequest *m, k
 
 /* ---- ConsumerGroupDescribeResponse ---- */
 
-static void kp_ConsumerGroupDescribeResponse_TopicPartitions_init(kp_ConsumerGroupDescribeResponse_TopicPartitions *s) {
+void kp_ConsumerGroupDescribeResponse_TopicPartitions_init(kp_ConsumerGroupDescribeResponse_TopicPartitions *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_ConsumerGroupDescribeResponse_Assignment_init(kp_ConsumerGroupDescribeResponse_Assignment *s) {
+void kp_ConsumerGroupDescribeResponse_Assignment_init(kp_ConsumerGroupDescribeResponse_Assignment *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ConsumerGroupDescribeResponse_Member_init(kp_ConsumerGroupDescribeResponse_Member *s) {
+void kp_ConsumerGroupDescribeResponse_Member_init(kp_ConsumerGroupDescribeResponse_Member *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->instance_id.len = -1;
@@ -93,7 +93,7 @@ static void kp_ConsumerGroupDescribeResponse_Member_init(kp_ConsumerGroupDescrib
     s->member_type = -1;
 }
 
-static void kp_ConsumerGroupDescribeResponse_DescribedGroup_init(kp_ConsumerGroupDescribeResponse_DescribedGroup *s) {
+void kp_ConsumerGroupDescribeResponse_DescribedGroup_init(kp_ConsumerGroupDescribeResponse_DescribedGroup *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     s->group_id.ptr = "";

@@ -15,7 +15,8 @@ typedef struct kp_ConsumerGroupDescribeRequest {
     bool include_authorized_operations; /* v0+ */
 } kp_ConsumerGroupDescribeRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ConsumerGroupDescribeRequest_init(kp_ConsumerGroupDescribeRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -87,7 +88,12 @@ typedef struct kp_ConsumerGroupDescribeResponse {
     kp_ConsumerGroupDescribeResponse_DescribedGroup_array groups; /* v0+ */
 } kp_ConsumerGroupDescribeResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ConsumerGroupDescribeResponse_TopicPartitions_init(kp_ConsumerGroupDescribeResponse_TopicPartitions *s);
+void kp_ConsumerGroupDescribeResponse_Assignment_init(kp_ConsumerGroupDescribeResponse_Assignment *s);
+void kp_ConsumerGroupDescribeResponse_Member_init(kp_ConsumerGroupDescribeResponse_Member *s);
+void kp_ConsumerGroupDescribeResponse_DescribedGroup_init(kp_ConsumerGroupDescribeResponse_DescribedGroup *s);
 void kp_ConsumerGroupDescribeResponse_init(kp_ConsumerGroupDescribeResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- ConsumerGroupHeartbeatRequest ---- */
 
-static void kp_ConsumerGroupHeartbeatRequest_TopicPartitions_init(kp_ConsumerGroupHeartbeatRequest_TopicPartitions *s) {
+void kp_ConsumerGroupHeartbeatRequest_TopicPartitions_init(kp_ConsumerGroupHeartbeatRequest_TopicPartitions *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -197,11 +197,11 @@ int kp_ConsumerGroupHeartbeatRequest_sample(kp_ConsumerGroupHeartbeatRequest *m,
 
 /* ---- ConsumerGroupHeartbeatResponse ---- */
 
-static void kp_ConsumerGroupHeartbeatResponse_TopicPartitions_init(kp_ConsumerGroupHeartbeatResponse_TopicPartitions *s) {
+void kp_ConsumerGroupHeartbeatResponse_TopicPartitions_init(kp_ConsumerGroupHeartbeatResponse_TopicPartitions *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ConsumerGroupHeartbeatResponse_Assignment_init(kp_ConsumerGroupHeartbeatResponse_Assignment *s) {
+void kp_ConsumerGroupHeartbeatResponse_Assignment_init(kp_ConsumerGroupHeartbeatResponse_Assignment *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -209,7 +209,6 @@ void kp_ConsumerGroupHeartbeatResponse_init(kp_ConsumerGroupHeartbeatResponse *m
     memset(m, 0, sizeof *m);
     m->error_message.len = -1;
     m->member_id.len = -1;
-    kp_ConsumerGroupHeartbeatResponse_Assignment_init(&m->assignment);
 }
 
 static int kp_ConsumerGroupHeartbeatResponse_TopicPartitions_encode(kn_wr *w, const kp_ConsumerGroupHeartbeatResponse_TopicPartitions *s, int16_t version) {
@@ -325,7 +324,8 @@ int kp_ConsumerGroupHeartbeatResponse_encode(kn_wr *w, const kp_ConsumerGroupHea
         return rc;
     kn_wr_i32(w, m->member_epoch);
     kn_wr_i32(w, m->heartbeat_interval_ms);
-    if ((rc = kp_ConsumerGroupHeartbeatResponse_Assignment_encode(w, &m->assignment, version)) != 0)
+    kn_wr_i8(w, m->assignment ? 1 : -1);
+    if (m->assignment && (rc = kp_ConsumerGroupHeartbeatResponse_Assignment_encode(w, m->assignment, version)) != 0)
         return rc;
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -345,8 +345,18 @@ int kp_ConsumerGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_ConsumerG
     m->member_id = kp_rd_str(r, flex, true);
     m->member_epoch = kn_rd_i32(r);
     m->heartbeat_interval_ms = kn_rd_i32(r);
-    if ((rc = kp_ConsumerGroupHeartbeatResponse_Assignment_decode(r, a, &m->assignment, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            m->assignment = kp_arena_items(a, 1, sizeof *m->assignment);
+            if (!m->assignment)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_ConsumerGroupHeartbeatResponse_Assignment_decode(r, a, m->assignment, version)) != 0)
+                return rc;
+        }
+    }
     if (flex)
         kp_rd_skip_tags(r);
     return kn_rd_ok(r) ? 0 : KN_ERR__PROTOCOL;
@@ -361,7 +371,10 @@ int kp_ConsumerGroupHeartbeatResponse_sample(kp_ConsumerGroupHeartbeatResponse *
     m->member_id = (kn_str){"s4_member_id", 12};
     m->member_epoch = 6;
     m->heartbeat_interval_ms = 7;
-    if ((rc = kp_ConsumerGroupHeartbeatResponse_Assignment_sample(&m->assignment, a, version)) != 0)
+    m->assignment = kp_arena_items(a, 1, sizeof *m->assignment);
+    if (!m->assignment)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_ConsumerGroupHeartbeatResponse_Assignment_sample(m->assignment, a, version)) != 0)
         return rc;
     return 0;
 }

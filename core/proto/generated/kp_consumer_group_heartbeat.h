@@ -33,7 +33,9 @@ typedef struct kp_ConsumerGroupHeartbeatRequest {
     kp_ConsumerGroupHeartbeatRequest_TopicPartitions_array topic_partitions; /* v0+, nullable v0+, default null */
 } kp_ConsumerGroupHeartbeatRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ConsumerGroupHeartbeatRequest_TopicPartitions_init(kp_ConsumerGroupHeartbeatRequest_TopicPartitions *s);
 void kp_ConsumerGroupHeartbeatRequest_init(kp_ConsumerGroupHeartbeatRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -70,10 +72,13 @@ typedef struct kp_ConsumerGroupHeartbeatResponse {
     kn_str member_id; /* v0+, nullable v0+, default null */
     int32_t member_epoch; /* v0+ */
     int32_t heartbeat_interval_ms; /* v0+ */
-    kp_ConsumerGroupHeartbeatResponse_Assignment assignment; /* v0+, nullable v0+, default null */
+    kp_ConsumerGroupHeartbeatResponse_Assignment *assignment; /* v0+, nullable v0+, default null */
 } kp_ConsumerGroupHeartbeatResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ConsumerGroupHeartbeatResponse_TopicPartitions_init(kp_ConsumerGroupHeartbeatResponse_TopicPartitions *s);
+void kp_ConsumerGroupHeartbeatResponse_Assignment_init(kp_ConsumerGroupHeartbeatResponse_Assignment *s);
 void kp_ConsumerGroupHeartbeatResponse_init(kp_ConsumerGroupHeartbeatResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- ConsumerProtocolAssignment ---- */
 
-static void kp_ConsumerProtocolAssignment_TopicPartition_init(kp_ConsumerProtocolAssignment_TopicPartition *s) {
+void kp_ConsumerProtocolAssignment_TopicPartition_init(kp_ConsumerProtocolAssignment_TopicPartition *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }

@@ -25,7 +25,9 @@ typedef struct kp_ConsumerProtocolAssignment {
     kn_bytes user_data; /* v0+, nullable v0+, default null */
 } kp_ConsumerProtocolAssignment;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ConsumerProtocolAssignment_TopicPartition_init(kp_ConsumerProtocolAssignment_TopicPartition *s);
 void kp_ConsumerProtocolAssignment_init(kp_ConsumerProtocolAssignment *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- ConsumerProtocolSubscription ---- */
 
-static void kp_ConsumerProtocolSubscription_TopicPartition_init(kp_ConsumerProtocolSubscription_TopicPartition *s) {
+void kp_ConsumerProtocolSubscription_TopicPartition_init(kp_ConsumerProtocolSubscription_TopicPartition *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }

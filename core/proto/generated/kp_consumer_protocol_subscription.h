@@ -28,7 +28,9 @@ typedef struct kp_ConsumerProtocolSubscription {
     kn_str rack_id; /* v3+, nullable v3+, default null, ignorable */
 } kp_ConsumerProtocolSubscription;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ConsumerProtocolSubscription_TopicPartition_init(kp_ConsumerProtocolSubscription_TopicPartition *s);
 void kp_ConsumerProtocolSubscription_init(kp_ConsumerProtocolSubscription *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -14,7 +14,8 @@ typedef struct kp_ControlRecordTypeSchema {
     int16_t type; /* v0+ */
 } kp_ControlRecordTypeSchema;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ControlRecordTypeSchema_init(kp_ControlRecordTypeSchema *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,13 +11,13 @@
 
 /* ---- ControllerRegistrationRequest ---- */
 
-static void kp_ControllerRegistrationRequest_Listener_init(kp_ControllerRegistrationRequest_Listener *s) {
+void kp_ControllerRegistrationRequest_Listener_init(kp_ControllerRegistrationRequest_Listener *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
 }
 
-static void kp_ControllerRegistrationRequest_Feature_init(kp_ControllerRegistrationRequest_Feature *s) {
+void kp_ControllerRegistrationRequest_Feature_init(kp_ControllerRegistrationRequest_Feature *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

@@ -41,7 +41,10 @@ typedef struct kp_ControllerRegistrationRequest {
     kp_ControllerRegistrationRequest_Feature_array features; /* v0+ */
 } kp_ControllerRegistrationRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ControllerRegistrationRequest_Listener_init(kp_ControllerRegistrationRequest_Listener *s);
+void kp_ControllerRegistrationRequest_Feature_init(kp_ControllerRegistrationRequest_Feature *s);
 void kp_ControllerRegistrationRequest_init(kp_ControllerRegistrationRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -63,7 +66,8 @@ typedef struct kp_ControllerRegistrationResponse {
     kn_str error_message; /* v0+, nullable v0+ */
 } kp_ControllerRegistrationResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ControllerRegistrationResponse_init(kp_ControllerRegistrationResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

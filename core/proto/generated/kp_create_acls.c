@@ -11,7 +11,7 @@
 
 /* ---- CreateAclsRequest ---- */
 
-static void kp_CreateAclsRequest_AclCreation_init(kp_CreateAclsRequest_AclCreation *s) {
+void kp_CreateAclsRequest_AclCreation_init(kp_CreateAclsRequest_AclCreation *s) {
     memset(s, 0, sizeof *s);
     s->resource_name.ptr = "";
     s->resource_pattern_type = 3;
@@ -126,7 +126,7 @@ int kp_CreateAclsRequest_sample(kp_CreateAclsRequest *m, kn_arena *a, int16_t ve
 
 /* ---- CreateAclsResponse ---- */
 
-static void kp_CreateAclsResponse_AclCreationResult_init(kp_CreateAclsResponse_AclCreationResult *s) {
+void kp_CreateAclsResponse_AclCreationResult_init(kp_CreateAclsResponse_AclCreationResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
 }

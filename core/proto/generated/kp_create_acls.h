@@ -29,7 +29,9 @@ typedef struct kp_CreateAclsRequest {
     kp_CreateAclsRequest_AclCreation_array creations; /* v0+ */
 } kp_CreateAclsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreateAclsRequest_AclCreation_init(kp_CreateAclsRequest_AclCreation *s);
 void kp_CreateAclsRequest_init(kp_CreateAclsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -60,7 +62,9 @@ typedef struct kp_CreateAclsResponse {
     kp_CreateAclsResponse_AclCreationResult_array results; /* v0+ */
 } kp_CreateAclsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreateAclsResponse_AclCreationResult_init(kp_CreateAclsResponse_AclCreationResult *s);
 void kp_CreateAclsResponse_init(kp_CreateAclsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

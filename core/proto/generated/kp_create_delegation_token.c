@@ -11,7 +11,7 @@
 
 /* ---- CreateDelegationTokenRequest ---- */
 
-static void kp_CreateDelegationTokenRequest_CreatableRenewers_init(kp_CreateDelegationTokenRequest_CreatableRenewers *s) {
+void kp_CreateDelegationTokenRequest_CreatableRenewers_init(kp_CreateDelegationTokenRequest_CreatableRenewers *s) {
     memset(s, 0, sizeof *s);
     s->principal_type.ptr = "";
     s->principal_name.ptr = "";

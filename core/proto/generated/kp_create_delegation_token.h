@@ -27,7 +27,9 @@ typedef struct kp_CreateDelegationTokenRequest {
     int64_t max_lifetime_ms; /* v0+ */
 } kp_CreateDelegationTokenRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreateDelegationTokenRequest_CreatableRenewers_init(kp_CreateDelegationTokenRequest_CreatableRenewers *s);
 void kp_CreateDelegationTokenRequest_init(kp_CreateDelegationTokenRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -57,7 +59,8 @@ typedef struct kp_CreateDelegationTokenResponse {
     int32_t throttle_time_ms; /* v0+ */
 } kp_CreateDelegationTokenResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_CreateDelegationTokenResponse_init(kp_CreateDelegationTokenResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

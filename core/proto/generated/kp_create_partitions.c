@@ -11,11 +11,11 @@
 
 /* ---- CreatePartitionsRequest ---- */
 
-static void kp_CreatePartitionsRequest_CreatePartitionsAssignment_init(kp_CreatePartitionsRequest_CreatePartitionsAssignment *s) {
+void kp_CreatePartitionsRequest_CreatePartitionsAssignment_init(kp_CreatePartitionsRequest_CreatePartitionsAssignment *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_CreatePartitionsRequest_CreatePartitionsTopic_init(kp_CreatePartitionsRequest_CreatePartitionsTopic *s) {
+void kp_CreatePartitionsRequest_CreatePartitionsTopic_init(kp_CreatePartitionsRequest_CreatePartitionsTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -191,7 +191,7 @@ int kp_CreatePartitionsRequest_sample(kp_CreatePartitionsRequest *m, kn_arena *a
 
 /* ---- CreatePartitionsResponse ---- */
 
-static void kp_CreatePartitionsResponse_CreatePartitionsTopicResult_init(kp_CreatePartitionsResponse_CreatePartitionsTopicResult *s) {
+void kp_CreatePartitionsResponse_CreatePartitionsTopicResult_init(kp_CreatePartitionsResponse_CreatePartitionsTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->error_message.len = -1;

@@ -36,7 +36,10 @@ typedef struct kp_CreatePartitionsRequest {
     bool validate_only; /* v0+ */
 } kp_CreatePartitionsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreatePartitionsRequest_CreatePartitionsAssignment_init(kp_CreatePartitionsRequest_CreatePartitionsAssignment *s);
+void kp_CreatePartitionsRequest_CreatePartitionsTopic_init(kp_CreatePartitionsRequest_CreatePartitionsTopic *s);
 void kp_CreatePartitionsRequest_init(kp_CreatePartitionsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -68,7 +71,9 @@ typedef struct kp_CreatePartitionsResponse {
     kp_CreatePartitionsResponse_CreatePartitionsTopicResult_array results; /* v0+ */
 } kp_CreatePartitionsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreatePartitionsResponse_CreatePartitionsTopicResult_init(kp_CreatePartitionsResponse_CreatePartitionsTopicResult *s);
 void kp_CreatePartitionsResponse_init(kp_CreatePartitionsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

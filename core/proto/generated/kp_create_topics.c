@@ -11,17 +11,17 @@
 
 /* ---- CreateTopicsRequest ---- */
 
-static void kp_CreateTopicsRequest_CreatableReplicaAssignment_init(kp_CreateTopicsRequest_CreatableReplicaAssignment *s) {
+void kp_CreateTopicsRequest_CreatableReplicaAssignment_init(kp_CreateTopicsRequest_CreatableReplicaAssignment *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_CreateTopicsRequest_CreatableTopicConfig_init(kp_CreateTopicsRequest_CreatableTopicConfig *s) {
+void kp_CreateTopicsRequest_CreatableTopicConfig_init(kp_CreateTopicsRequest_CreatableTopicConfig *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->value.ptr = "";
 }
 
-static void kp_CreateTopicsRequest_CreatableTopic_init(kp_CreateTopicsRequest_CreatableTopic *s) {
+void kp_CreateTopicsRequest_CreatableTopic_init(kp_CreateTopicsRequest_CreatableTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -261,14 +261,14 @@ int kp_CreateTopicsRequest_sample(kp_CreateTopicsRequest *m, kn_arena *a, int16_
 
 /* ---- CreateTopicsResponse ---- */
 
-static void kp_CreateTopicsResponse_CreatableTopicConfigs_init(kp_CreateTopicsResponse_CreatableTopicConfigs *s) {
+void kp_CreateTopicsResponse_CreatableTopicConfigs_init(kp_CreateTopicsResponse_CreatableTopicConfigs *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->value.ptr = "";
     s->config_source = -1;
 }
 
-static void kp_CreateTopicsResponse_CreatableTopicResult_init(kp_CreateTopicsResponse_CreatableTopicResult *s) {
+void kp_CreateTopicsResponse_CreatableTopicResult_init(kp_CreateTopicsResponse_CreatableTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->error_message.ptr = "";

@@ -49,7 +49,11 @@ typedef struct kp_CreateTopicsRequest {
     bool validate_only; /* v1+, default false */
 } kp_CreateTopicsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreateTopicsRequest_CreatableReplicaAssignment_init(kp_CreateTopicsRequest_CreatableReplicaAssignment *s);
+void kp_CreateTopicsRequest_CreatableTopicConfig_init(kp_CreateTopicsRequest_CreatableTopicConfig *s);
+void kp_CreateTopicsRequest_CreatableTopic_init(kp_CreateTopicsRequest_CreatableTopic *s);
 void kp_CreateTopicsRequest_init(kp_CreateTopicsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -99,7 +103,10 @@ typedef struct kp_CreateTopicsResponse {
     kp_CreateTopicsResponse_CreatableTopicResult_array topics; /* v0+ */
 } kp_CreateTopicsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_CreateTopicsResponse_CreatableTopicConfigs_init(kp_CreateTopicsResponse_CreatableTopicConfigs *s);
+void kp_CreateTopicsResponse_CreatableTopicResult_init(kp_CreateTopicsResponse_CreatableTopicResult *s);
 void kp_CreateTopicsResponse_init(kp_CreateTopicsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

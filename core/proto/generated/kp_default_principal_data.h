@@ -16,7 +16,8 @@ typedef struct kp_DefaultPrincipalData {
     bool token_authenticated; /* v0+ */
 } kp_DefaultPrincipalData;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_DefaultPrincipalData_init(kp_DefaultPrincipalData *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

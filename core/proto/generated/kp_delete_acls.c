@@ -11,7 +11,7 @@
 
 /* ---- DeleteAclsRequest ---- */
 
-static void kp_DeleteAclsRequest_DeleteAclsFilter_init(kp_DeleteAclsRequest_DeleteAclsFilter *s) {
+void kp_DeleteAclsRequest_DeleteAclsFilter_init(kp_DeleteAclsRequest_DeleteAclsFilter *s) {
     memset(s, 0, sizeof *s);
     s->resource_name_filter.ptr = "";
     s->pattern_type_filter = 3;
@@ -126,7 +126,7 @@ int kp_DeleteAclsRequest_sample(kp_DeleteAclsRequest *m, kn_arena *a, int16_t ve
 
 /* ---- DeleteAclsResponse ---- */
 
-static void kp_DeleteAclsResponse_DeleteAclsMatchingAcl_init(kp_DeleteAclsResponse_DeleteAclsMatchingAcl *s) {
+void kp_DeleteAclsResponse_DeleteAclsMatchingAcl_init(kp_DeleteAclsResponse_DeleteAclsMatchingAcl *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
     s->resource_name.ptr = "";
@@ -135,7 +135,7 @@ static void kp_DeleteAclsResponse_DeleteAclsMatchingAcl_init(kp_DeleteAclsRespon
     s->host.ptr = "";
 }
 
-static void kp_DeleteAclsResponse_DeleteAclsFilterResult_init(kp_DeleteAclsResponse_DeleteAclsFilterResult *s) {
+void kp_DeleteAclsResponse_DeleteAclsFilterResult_init(kp_DeleteAclsResponse_DeleteAclsFilterResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
 }

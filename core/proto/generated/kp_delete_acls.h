@@ -29,7 +29,9 @@ typedef struct kp_DeleteAclsRequest {
     kp_DeleteAclsRequest_DeleteAclsFilter_array filters; /* v0+ */
 } kp_DeleteAclsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteAclsRequest_DeleteAclsFilter_init(kp_DeleteAclsRequest_DeleteAclsFilter *s);
 void kp_DeleteAclsRequest_init(kp_DeleteAclsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -78,7 +80,10 @@ typedef struct kp_DeleteAclsResponse {
     kp_DeleteAclsResponse_DeleteAclsFilterResult_array filter_results; /* v0+ */
 } kp_DeleteAclsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteAclsResponse_DeleteAclsMatchingAcl_init(kp_DeleteAclsResponse_DeleteAclsMatchingAcl *s);
+void kp_DeleteAclsResponse_DeleteAclsFilterResult_init(kp_DeleteAclsResponse_DeleteAclsFilterResult *s);
 void kp_DeleteAclsResponse_init(kp_DeleteAclsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -68,7 +68,7 @@ int kp_DeleteGroupsRequest_sample(kp_DeleteGroupsRequest *m, kn_arena *a, int16_
 
 /* ---- DeleteGroupsResponse ---- */
 
-static void kp_DeleteGroupsResponse_DeletableGroupResult_init(kp_DeleteGroupsResponse_DeletableGroupResult *s) {
+void kp_DeleteGroupsResponse_DeletableGroupResult_init(kp_DeleteGroupsResponse_DeletableGroupResult *s) {
     memset(s, 0, sizeof *s);
     s->group_id.ptr = "";
 }

@@ -14,7 +14,8 @@ typedef struct kp_DeleteGroupsRequest {
     kp_str_array groups_names; /* v0+ */
 } kp_DeleteGroupsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_DeleteGroupsRequest_init(kp_DeleteGroupsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -45,7 +46,9 @@ typedef struct kp_DeleteGroupsResponse {
     kp_DeleteGroupsResponse_DeletableGroupResult_array results; /* v0+ */
 } kp_DeleteGroupsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteGroupsResponse_DeletableGroupResult_init(kp_DeleteGroupsResponse_DeletableGroupResult *s);
 void kp_DeleteGroupsResponse_init(kp_DeleteGroupsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- DeleteRecordsRequest ---- */
 
-static void kp_DeleteRecordsRequest_DeleteRecordsPartition_init(kp_DeleteRecordsRequest_DeleteRecordsPartition *s) {
+void kp_DeleteRecordsRequest_DeleteRecordsPartition_init(kp_DeleteRecordsRequest_DeleteRecordsPartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_DeleteRecordsRequest_DeleteRecordsTopic_init(kp_DeleteRecordsRequest_DeleteRecordsTopic *s) {
+void kp_DeleteRecordsRequest_DeleteRecordsTopic_init(kp_DeleteRecordsRequest_DeleteRecordsTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -166,11 +166,11 @@ int kp_DeleteRecordsRequest_sample(kp_DeleteRecordsRequest *m, kn_arena *a, int1
 
 /* ---- DeleteRecordsResponse ---- */
 
-static void kp_DeleteRecordsResponse_DeleteRecordsPartitionResult_init(kp_DeleteRecordsResponse_DeleteRecordsPartitionResult *s) {
+void kp_DeleteRecordsResponse_DeleteRecordsPartitionResult_init(kp_DeleteRecordsResponse_DeleteRecordsPartitionResult *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_DeleteRecordsResponse_DeleteRecordsTopicResult_init(kp_DeleteRecordsResponse_DeleteRecordsTopicResult *s) {
+void kp_DeleteRecordsResponse_DeleteRecordsTopicResult_init(kp_DeleteRecordsResponse_DeleteRecordsTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

@@ -35,7 +35,10 @@ typedef struct kp_DeleteRecordsRequest {
     int32_t timeout_ms; /* v0+ */
 } kp_DeleteRecordsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteRecordsRequest_DeleteRecordsPartition_init(kp_DeleteRecordsRequest_DeleteRecordsPartition *s);
+void kp_DeleteRecordsRequest_DeleteRecordsTopic_init(kp_DeleteRecordsRequest_DeleteRecordsTopic *s);
 void kp_DeleteRecordsRequest_init(kp_DeleteRecordsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -77,7 +80,10 @@ typedef struct kp_DeleteRecordsResponse {
     kp_DeleteRecordsResponse_DeleteRecordsTopicResult_array topics; /* v0+ */
 } kp_DeleteRecordsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteRecordsResponse_DeleteRecordsPartitionResult_init(kp_DeleteRecordsResponse_DeleteRecordsPartitionResult *s);
+void kp_DeleteRecordsResponse_DeleteRecordsTopicResult_init(kp_DeleteRecordsResponse_DeleteRecordsTopicResult *s);
 void kp_DeleteRecordsResponse_init(kp_DeleteRecordsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

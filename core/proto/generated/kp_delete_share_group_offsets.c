@@ -11,7 +11,7 @@
 
 /* ---- DeleteShareGroupOffsetsRequest ---- */
 
-static void kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_init(kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic *s) {
+void kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_init(kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
@@ -108,7 +108,7 @@ int kp_DeleteShareGroupOffsetsRequest_sample(kp_DeleteShareGroupOffsetsRequest *
 
 /* ---- DeleteShareGroupOffsetsResponse ---- */
 
-static void kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_init(kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *s) {
+void kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_init(kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
     s->error_message.len = -1;

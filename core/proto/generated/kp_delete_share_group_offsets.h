@@ -24,7 +24,9 @@ typedef struct kp_DeleteShareGroupOffsetsRequest {
     kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_array topics; /* v0+ */
 } kp_DeleteShareGroupOffsetsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_init(kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic *s);
 void kp_DeleteShareGroupOffsetsRequest_init(kp_DeleteShareGroupOffsetsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -59,7 +61,9 @@ typedef struct kp_DeleteShareGroupOffsetsResponse {
     kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_array responses; /* v0+ */
 } kp_DeleteShareGroupOffsetsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic_init(kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *s);
 void kp_DeleteShareGroupOffsetsResponse_init(kp_DeleteShareGroupOffsetsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- DeleteShareGroupStateRequest ---- */
 
-static void kp_DeleteShareGroupStateRequest_PartitionData_init(kp_DeleteShareGroupStateRequest_PartitionData *s) {
+void kp_DeleteShareGroupStateRequest_PartitionData_init(kp_DeleteShareGroupStateRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_DeleteShareGroupStateRequest_DeleteStateData_init(kp_DeleteShareGroupStateRequest_DeleteStateData *s) {
+void kp_DeleteShareGroupStateRequest_DeleteStateData_init(kp_DeleteShareGroupStateRequest_DeleteStateData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -163,12 +163,12 @@ int kp_DeleteShareGroupStateRequest_sample(kp_DeleteShareGroupStateRequest *m, k
 
 /* ---- DeleteShareGroupStateResponse ---- */
 
-static void kp_DeleteShareGroupStateResponse_PartitionResult_init(kp_DeleteShareGroupStateResponse_PartitionResult *s) {
+void kp_DeleteShareGroupStateResponse_PartitionResult_init(kp_DeleteShareGroupStateResponse_PartitionResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
 }
 
-static void kp_DeleteShareGroupStateResponse_DeleteStateResult_init(kp_DeleteShareGroupStateResponse_DeleteStateResult *s) {
+void kp_DeleteShareGroupStateResponse_DeleteStateResult_init(kp_DeleteShareGroupStateResponse_DeleteStateResult *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -34,7 +34,10 @@ typedef struct kp_DeleteShareGroupStateRequest {
     kp_DeleteShareGroupStateRequest_DeleteStateData_array topics; /* v0+ */
 } kp_DeleteShareGroupStateRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteShareGroupStateRequest_PartitionData_init(kp_DeleteShareGroupStateRequest_PartitionData *s);
+void kp_DeleteShareGroupStateRequest_DeleteStateData_init(kp_DeleteShareGroupStateRequest_DeleteStateData *s);
 void kp_DeleteShareGroupStateRequest_init(kp_DeleteShareGroupStateRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -75,7 +78,10 @@ typedef struct kp_DeleteShareGroupStateResponse {
     kp_DeleteShareGroupStateResponse_DeleteStateResult_array results; /* v0+ */
 } kp_DeleteShareGroupStateResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteShareGroupStateResponse_PartitionResult_init(kp_DeleteShareGroupStateResponse_PartitionResult *s);
+void kp_DeleteShareGroupStateResponse_DeleteStateResult_init(kp_DeleteShareGroupStateResponse_DeleteStateResult *s);
 void kp_DeleteShareGroupStateResponse_init(kp_DeleteShareGroupStateResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- DeleteTopicsRequest ---- */
 
-static void kp_DeleteTopicsRequest_DeleteTopicState_init(kp_DeleteTopicsRequest_DeleteTopicState *s) {
+void kp_DeleteTopicsRequest_DeleteTopicState_init(kp_DeleteTopicsRequest_DeleteTopicState *s) {
     memset(s, 0, sizeof *s);
     s->name.len = -1;
 }
@@ -164,7 +164,7 @@ int kp_DeleteTopicsRequest_sample(kp_DeleteTopicsRequest *m, kn_arena *a, int16_
 
 /* ---- DeleteTopicsResponse ---- */
 
-static void kp_DeleteTopicsResponse_DeletableTopicResult_init(kp_DeleteTopicsResponse_DeletableTopicResult *s) {
+void kp_DeleteTopicsResponse_DeletableTopicResult_init(kp_DeleteTopicsResponse_DeletableTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->error_message.len = -1;

@@ -26,7 +26,9 @@ typedef struct kp_DeleteTopicsRequest {
     int32_t timeout_ms; /* v0+ */
 } kp_DeleteTopicsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteTopicsRequest_DeleteTopicState_init(kp_DeleteTopicsRequest_DeleteTopicState *s);
 void kp_DeleteTopicsRequest_init(kp_DeleteTopicsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -59,7 +61,9 @@ typedef struct kp_DeleteTopicsResponse {
     kp_DeleteTopicsResponse_DeletableTopicResult_array responses; /* v0+ */
 } kp_DeleteTopicsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DeleteTopicsResponse_DeletableTopicResult_init(kp_DeleteTopicsResponse_DeletableTopicResult *s);
 void kp_DeleteTopicsResponse_init(kp_DeleteTopicsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

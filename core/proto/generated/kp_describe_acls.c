@@ -71,13 +71,13 @@ int kp_DescribeAclsRequest_sample(kp_DescribeAclsRequest *m, kn_arena *a, int16_
 
 /* ---- DescribeAclsResponse ---- */
 
-static void kp_DescribeAclsResponse_AclDescription_init(kp_DescribeAclsResponse_AclDescription *s) {
+void kp_DescribeAclsResponse_AclDescription_init(kp_DescribeAclsResponse_AclDescription *s) {
     memset(s, 0, sizeof *s);
     s->principal.ptr = "";
     s->host.ptr = "";
 }
 
-static void kp_DescribeAclsResponse_DescribeAclsResource_init(kp_DescribeAclsResponse_DescribeAclsResource *s) {
+void kp_DescribeAclsResponse_DescribeAclsResource_init(kp_DescribeAclsResponse_DescribeAclsResource *s) {
     memset(s, 0, sizeof *s);
     s->resource_name.ptr = "";
     s->pattern_type = 3;

@@ -20,7 +20,8 @@ typedef struct kp_DescribeAclsRequest {
     int8_t permission_type; /* v0+ */
 } kp_DescribeAclsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_DescribeAclsRequest_init(kp_DescribeAclsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -67,7 +68,10 @@ typedef struct kp_DescribeAclsResponse {
     kp_DescribeAclsResponse_DescribeAclsResource_array resources; /* v0+ */
 } kp_DescribeAclsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeAclsResponse_AclDescription_init(kp_DescribeAclsResponse_AclDescription *s);
+void kp_DescribeAclsResponse_DescribeAclsResource_init(kp_DescribeAclsResponse_DescribeAclsResource *s);
 void kp_DescribeAclsResponse_init(kp_DescribeAclsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- DescribeClientQuotasRequest ---- */
 
-static void kp_DescribeClientQuotasRequest_ComponentData_init(kp_DescribeClientQuotasRequest_ComponentData *s) {
+void kp_DescribeClientQuotasRequest_ComponentData_init(kp_DescribeClientQuotasRequest_ComponentData *s) {
     memset(s, 0, sizeof *s);
     s->entity_type.ptr = "";
     s->match.ptr = "";
@@ -114,18 +114,18 @@ int kp_DescribeClientQuotasRequest_sample(kp_DescribeClientQuotasRequest *m, kn_
 
 /* ---- DescribeClientQuotasResponse ---- */
 
-static void kp_DescribeClientQuotasResponse_EntityData_init(kp_DescribeClientQuotasResponse_EntityData *s) {
+void kp_DescribeClientQuotasResponse_EntityData_init(kp_DescribeClientQuotasResponse_EntityData *s) {
     memset(s, 0, sizeof *s);
     s->entity_type.ptr = "";
     s->entity_name.ptr = "";
 }
 
-static void kp_DescribeClientQuotasResponse_ValueData_init(kp_DescribeClientQuotasResponse_ValueData *s) {
+void kp_DescribeClientQuotasResponse_ValueData_init(kp_DescribeClientQuotasResponse_ValueData *s) {
     memset(s, 0, sizeof *s);
     s->key.ptr = "";
 }
 
-static void kp_DescribeClientQuotasResponse_EntryData_init(kp_DescribeClientQuotasResponse_EntryData *s) {
+void kp_DescribeClientQuotasResponse_EntryData_init(kp_DescribeClientQuotasResponse_EntryData *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -26,7 +26,9 @@ typedef struct kp_DescribeClientQuotasRequest {
     bool strict; /* v0+ */
 } kp_DescribeClientQuotasRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeClientQuotasRequest_ComponentData_init(kp_DescribeClientQuotasRequest_ComponentData *s);
 void kp_DescribeClientQuotasRequest_init(kp_DescribeClientQuotasRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -79,7 +81,11 @@ typedef struct kp_DescribeClientQuotasResponse {
     kp_DescribeClientQuotasResponse_EntryData_array entries; /* v0+, nullable v0+ */
 } kp_DescribeClientQuotasResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeClientQuotasResponse_EntityData_init(kp_DescribeClientQuotasResponse_EntityData *s);
+void kp_DescribeClientQuotasResponse_ValueData_init(kp_DescribeClientQuotasResponse_ValueData *s);
+void kp_DescribeClientQuotasResponse_EntryData_init(kp_DescribeClientQuotasResponse_EntryData *s);
 void kp_DescribeClientQuotasResponse_init(kp_DescribeClientQuotasResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

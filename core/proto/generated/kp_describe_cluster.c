@@ -68,7 +68,7 @@ int kp_DescribeClusterRequest_sample(kp_DescribeClusterRequest *m, kn_arena *a, 
 
 /* ---- DescribeClusterResponse ---- */
 
-static void kp_DescribeClusterResponse_DescribeClusterBroker_init(kp_DescribeClusterResponse_DescribeClusterBroker *s) {
+void kp_DescribeClusterResponse_DescribeClusterBroker_init(kp_DescribeClusterResponse_DescribeClusterBroker *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
     s->rack.len = -1;

@@ -16,7 +16,8 @@ typedef struct kp_DescribeClusterRequest {
     bool include_fenced_brokers; /* v2+ */
 } kp_DescribeClusterRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_DescribeClusterRequest_init(kp_DescribeClusterRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -56,7 +57,9 @@ typedef struct kp_DescribeClusterResponse {
     int32_t cluster_authorized_operations; /* v0+, default -2147483648 */
 } kp_DescribeClusterResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeClusterResponse_DescribeClusterBroker_init(kp_DescribeClusterResponse_DescribeClusterBroker *s);
 void kp_DescribeClusterResponse_init(kp_DescribeClusterResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- DescribeConfigsRequest ---- */
 
-static void kp_DescribeConfigsRequest_DescribeConfigsResource_init(kp_DescribeConfigsRequest_DescribeConfigsResource *s) {
+void kp_DescribeConfigsRequest_DescribeConfigsResource_init(kp_DescribeConfigsRequest_DescribeConfigsResource *s) {
     memset(s, 0, sizeof *s);
     s->resource_name.ptr = "";
 }
@@ -145,13 +145,13 @@ int kp_DescribeConfigsRequest_sample(kp_DescribeConfigsRequest *m, kn_arena *a, 
 
 /* ---- DescribeConfigsResponse ---- */
 
-static void kp_DescribeConfigsResponse_DescribeConfigsSynonym_init(kp_DescribeConfigsResponse_DescribeConfigsSynonym *s) {
+void kp_DescribeConfigsResponse_DescribeConfigsSynonym_init(kp_DescribeConfigsResponse_DescribeConfigsSynonym *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->value.ptr = "";
 }
 
-static void kp_DescribeConfigsResponse_DescribeConfigsResourceResult_init(kp_DescribeConfigsResponse_DescribeConfigsResourceResult *s) {
+void kp_DescribeConfigsResponse_DescribeConfigsResourceResult_init(kp_DescribeConfigsResponse_DescribeConfigsResourceResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->value.ptr = "";
@@ -159,7 +159,7 @@ static void kp_DescribeConfigsResponse_DescribeConfigsResourceResult_init(kp_Des
     s->documentation.ptr = "";
 }
 
-static void kp_DescribeConfigsResponse_DescribeConfigsResult_init(kp_DescribeConfigsResponse_DescribeConfigsResult *s) {
+void kp_DescribeConfigsResponse_DescribeConfigsResult_init(kp_DescribeConfigsResponse_DescribeConfigsResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
     s->resource_name.ptr = "";

@@ -27,7 +27,9 @@ typedef struct kp_DescribeConfigsRequest {
     bool include_documentation; /* v3+, default false */
 } kp_DescribeConfigsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeConfigsRequest_DescribeConfigsResource_init(kp_DescribeConfigsRequest_DescribeConfigsResource *s);
 void kp_DescribeConfigsRequest_init(kp_DescribeConfigsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -88,7 +90,11 @@ typedef struct kp_DescribeConfigsResponse {
     kp_DescribeConfigsResponse_DescribeConfigsResult_array results; /* v0+ */
 } kp_DescribeConfigsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeConfigsResponse_DescribeConfigsSynonym_init(kp_DescribeConfigsResponse_DescribeConfigsSynonym *s);
+void kp_DescribeConfigsResponse_DescribeConfigsResourceResult_init(kp_DescribeConfigsResponse_DescribeConfigsResourceResult *s);
+void kp_DescribeConfigsResponse_DescribeConfigsResult_init(kp_DescribeConfigsResponse_DescribeConfigsResult *s);
 void kp_DescribeConfigsResponse_init(kp_DescribeConfigsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

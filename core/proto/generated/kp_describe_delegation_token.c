@@ -11,7 +11,7 @@
 
 /* ---- DescribeDelegationTokenRequest ---- */
 
-static void kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_init(kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner *s) {
+void kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_init(kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner *s) {
     memset(s, 0, sizeof *s);
     s->principal_type.ptr = "";
     s->principal_name.ptr = "";
@@ -108,13 +108,13 @@ int kp_DescribeDelegationTokenRequest_sample(kp_DescribeDelegationTokenRequest *
 
 /* ---- DescribeDelegationTokenResponse ---- */
 
-static void kp_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_init(kp_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer *s) {
+void kp_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_init(kp_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer *s) {
     memset(s, 0, sizeof *s);
     s->principal_type.ptr = "";
     s->principal_name.ptr = "";
 }
 
-static void kp_DescribeDelegationTokenResponse_DescribedDelegationToken_init(kp_DescribeDelegationTokenResponse_DescribedDelegationToken *s) {
+void kp_DescribeDelegationTokenResponse_DescribedDelegationToken_init(kp_DescribeDelegationTokenResponse_DescribedDelegationToken *s) {
     memset(s, 0, sizeof *s);
     s->principal_type.ptr = "";
     s->principal_name.ptr = "";

@@ -24,7 +24,9 @@ typedef struct kp_DescribeDelegationTokenRequest {
     kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_array owners; /* v0+, nullable v0+ */
 } kp_DescribeDelegationTokenRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner_init(kp_DescribeDelegationTokenRequest_DescribeDelegationTokenOwner *s);
 void kp_DescribeDelegationTokenRequest_init(kp_DescribeDelegationTokenRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -74,7 +76,10 @@ typedef struct kp_DescribeDelegationTokenResponse {
     int32_t throttle_time_ms; /* v0+ */
 } kp_DescribeDelegationTokenResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer_init(kp_DescribeDelegationTokenResponse_DescribedDelegationTokenRenewer *s);
+void kp_DescribeDelegationTokenResponse_DescribedDelegationToken_init(kp_DescribeDelegationTokenResponse_DescribedDelegationToken *s);
 void kp_DescribeDelegationTokenResponse_init(kp_DescribeDelegationTokenResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -79,7 +79,7 @@ int kp_DescribeGroupsRequest_sample(kp_DescribeGroupsRequest *m, kn_arena *a, in
 
 /* ---- DescribeGroupsResponse ---- */
 
-static void kp_DescribeGroupsResponse_DescribedGroupMember_init(kp_DescribeGroupsResponse_DescribedGroupMember *s) {
+void kp_DescribeGroupsResponse_DescribedGroupMember_init(kp_DescribeGroupsResponse_DescribedGroupMember *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->group_instance_id.len = -1;
@@ -87,7 +87,7 @@ static void kp_DescribeGroupsResponse_DescribedGroupMember_init(kp_DescribeGroup
     s->client_host.ptr = "";
 }
 
-static void kp_DescribeGroupsResponse_DescribedGroup_init(kp_DescribeGroupsResponse_DescribedGroup *s) {
+void kp_DescribeGroupsResponse_DescribedGroup_init(kp_DescribeGroupsResponse_DescribedGroup *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     s->group_id.ptr = "";

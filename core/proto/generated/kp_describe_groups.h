@@ -15,7 +15,8 @@ typedef struct kp_DescribeGroupsRequest {
     bool include_authorized_operations; /* v3+ */
 } kp_DescribeGroupsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_DescribeGroupsRequest_init(kp_DescribeGroupsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -66,7 +67,10 @@ typedef struct kp_DescribeGroupsResponse {
     kp_DescribeGroupsResponse_DescribedGroup_array groups; /* v0+ */
 } kp_DescribeGroupsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeGroupsResponse_DescribedGroupMember_init(kp_DescribeGroupsResponse_DescribedGroupMember *s);
+void kp_DescribeGroupsResponse_DescribedGroup_init(kp_DescribeGroupsResponse_DescribedGroup *s);
 void kp_DescribeGroupsResponse_init(kp_DescribeGroupsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- DescribeLogDirsRequest ---- */
 
-static void kp_DescribeLogDirsRequest_DescribableLogDirTopic_init(kp_DescribeLogDirsRequest_DescribableLogDirTopic *s) {
+void kp_DescribeLogDirsRequest_DescribableLogDirTopic_init(kp_DescribeLogDirsRequest_DescribableLogDirTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
@@ -127,16 +127,16 @@ int kp_DescribeLogDirsRequest_sample(kp_DescribeLogDirsRequest *m, kn_arena *a, 
 
 /* ---- DescribeLogDirsResponse ---- */
 
-static void kp_DescribeLogDirsResponse_DescribeLogDirsPartition_init(kp_DescribeLogDirsResponse_DescribeLogDirsPartition *s) {
+void kp_DescribeLogDirsResponse_DescribeLogDirsPartition_init(kp_DescribeLogDirsResponse_DescribeLogDirsPartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_DescribeLogDirsResponse_DescribeLogDirsTopic_init(kp_DescribeLogDirsResponse_DescribeLogDirsTopic *s) {
+void kp_DescribeLogDirsResponse_DescribeLogDirsTopic_init(kp_DescribeLogDirsResponse_DescribeLogDirsTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_DescribeLogDirsResponse_DescribeLogDirsResult_init(kp_DescribeLogDirsResponse_DescribeLogDirsResult *s) {
+void kp_DescribeLogDirsResponse_DescribeLogDirsResult_init(kp_DescribeLogDirsResponse_DescribeLogDirsResult *s) {
     memset(s, 0, sizeof *s);
     s->log_dir.ptr = "";
     s->total_bytes = INT64_C(-1);

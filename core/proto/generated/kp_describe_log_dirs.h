@@ -24,7 +24,9 @@ typedef struct kp_DescribeLogDirsRequest {
     kp_DescribeLogDirsRequest_DescribableLogDirTopic_array topics; /* v0+, nullable v0+ */
 } kp_DescribeLogDirsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeLogDirsRequest_DescribableLogDirTopic_init(kp_DescribeLogDirsRequest_DescribableLogDirTopic *s);
 void kp_DescribeLogDirsRequest_init(kp_DescribeLogDirsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -82,7 +84,11 @@ typedef struct kp_DescribeLogDirsResponse {
     kp_DescribeLogDirsResponse_DescribeLogDirsResult_array results; /* v0+ */
 } kp_DescribeLogDirsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeLogDirsResponse_DescribeLogDirsPartition_init(kp_DescribeLogDirsResponse_DescribeLogDirsPartition *s);
+void kp_DescribeLogDirsResponse_DescribeLogDirsTopic_init(kp_DescribeLogDirsResponse_DescribeLogDirsTopic *s);
+void kp_DescribeLogDirsResponse_DescribeLogDirsResult_init(kp_DescribeLogDirsResponse_DescribeLogDirsResult *s);
 void kp_DescribeLogDirsResponse_init(kp_DescribeLogDirsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

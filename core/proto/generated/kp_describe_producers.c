@@ -11,7 +11,7 @@
 
 /* ---- DescribeProducersRequest ---- */
 
-static void kp_DescribeProducersRequest_TopicRequest_init(kp_DescribeProducersRequest_TopicRequest *s) {
+void kp_DescribeProducersRequest_TopicRequest_init(kp_DescribeProducersRequest_TopicRequest *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -127,19 +127,19 @@ int kp_DescribeProducersRequest_sample(kp_DescribeProducersRequest *m, kn_arena 
 
 /* ---- DescribeProducersResponse ---- */
 
-static void kp_DescribeProducersResponse_ProducerState_init(kp_DescribeProducersResponse_ProducerState *s) {
+void kp_DescribeProducersResponse_ProducerState_init(kp_DescribeProducersResponse_ProducerState *s) {
     memset(s, 0, sizeof *s);
     s->last_sequence = -1;
     s->last_timestamp = INT64_C(-1);
     s->current_txn_start_offset = INT64_C(-1);
 }
 
-static void kp_DescribeProducersResponse_PartitionResponse_init(kp_DescribeProducersResponse_PartitionResponse *s) {
+void kp_DescribeProducersResponse_PartitionResponse_init(kp_DescribeProducersResponse_PartitionResponse *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
 }
 
-static void kp_DescribeProducersResponse_TopicResponse_init(kp_DescribeProducersResponse_TopicResponse *s) {
+void kp_DescribeProducersResponse_TopicResponse_init(kp_DescribeProducersResponse_TopicResponse *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

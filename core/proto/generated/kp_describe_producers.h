@@ -24,7 +24,9 @@ typedef struct kp_DescribeProducersRequest {
     kp_DescribeProducersRequest_TopicRequest_array topics; /* v0+ */
 } kp_DescribeProducersRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeProducersRequest_TopicRequest_init(kp_DescribeProducersRequest_TopicRequest *s);
 void kp_DescribeProducersRequest_init(kp_DescribeProducersRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -81,7 +83,11 @@ typedef struct kp_DescribeProducersResponse {
     kp_DescribeProducersResponse_TopicResponse_array topics; /* v0+ */
 } kp_DescribeProducersResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeProducersResponse_ProducerState_init(kp_DescribeProducersResponse_ProducerState *s);
+void kp_DescribeProducersResponse_PartitionResponse_init(kp_DescribeProducersResponse_PartitionResponse *s);
+void kp_DescribeProducersResponse_TopicResponse_init(kp_DescribeProducersResponse_TopicResponse *s);
 void kp_DescribeProducersResponse_init(kp_DescribeProducersResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- DescribeQuorumRequest ---- */
 
-static void kp_DescribeQuorumRequest_PartitionData_init(kp_DescribeQuorumRequest_PartitionData *s) {
+void kp_DescribeQuorumRequest_PartitionData_init(kp_DescribeQuorumRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_DescribeQuorumRequest_TopicData_init(kp_DescribeQuorumRequest_TopicData *s) {
+void kp_DescribeQuorumRequest_TopicData_init(kp_DescribeQuorumRequest_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
@@ -160,29 +160,29 @@ int kp_DescribeQuorumRequest_sample(kp_DescribeQuorumRequest *m, kn_arena *a, in
 
 /* ---- DescribeQuorumResponse ---- */
 
-static void kp_DescribeQuorumResponse_ReplicaState_init(kp_DescribeQuorumResponse_ReplicaState *s) {
+void kp_DescribeQuorumResponse_ReplicaState_init(kp_DescribeQuorumResponse_ReplicaState *s) {
     memset(s, 0, sizeof *s);
     s->last_fetch_timestamp = INT64_C(-1);
     s->last_caught_up_timestamp = INT64_C(-1);
 }
 
-static void kp_DescribeQuorumResponse_PartitionData_init(kp_DescribeQuorumResponse_PartitionData *s) {
+void kp_DescribeQuorumResponse_PartitionData_init(kp_DescribeQuorumResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
 }
 
-static void kp_DescribeQuorumResponse_TopicData_init(kp_DescribeQuorumResponse_TopicData *s) {
+void kp_DescribeQuorumResponse_TopicData_init(kp_DescribeQuorumResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_DescribeQuorumResponse_Listener_init(kp_DescribeQuorumResponse_Listener *s) {
+void kp_DescribeQuorumResponse_Listener_init(kp_DescribeQuorumResponse_Listener *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
 }
 
-static void kp_DescribeQuorumResponse_Node_init(kp_DescribeQuorumResponse_Node *s) {
+void kp_DescribeQuorumResponse_Node_init(kp_DescribeQuorumResponse_Node *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -33,7 +33,10 @@ typedef struct kp_DescribeQuorumRequest {
     kp_DescribeQuorumRequest_TopicData_array topics; /* v0+ */
 } kp_DescribeQuorumRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeQuorumRequest_PartitionData_init(kp_DescribeQuorumRequest_PartitionData *s);
+void kp_DescribeQuorumRequest_TopicData_init(kp_DescribeQuorumRequest_TopicData *s);
 void kp_DescribeQuorumRequest_init(kp_DescribeQuorumRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -116,7 +119,13 @@ typedef struct kp_DescribeQuorumResponse {
     kp_DescribeQuorumResponse_Node_array nodes; /* v2+ */
 } kp_DescribeQuorumResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeQuorumResponse_ReplicaState_init(kp_DescribeQuorumResponse_ReplicaState *s);
+void kp_DescribeQuorumResponse_PartitionData_init(kp_DescribeQuorumResponse_PartitionData *s);
+void kp_DescribeQuorumResponse_TopicData_init(kp_DescribeQuorumResponse_TopicData *s);
+void kp_DescribeQuorumResponse_Listener_init(kp_DescribeQuorumResponse_Listener *s);
+void kp_DescribeQuorumResponse_Node_init(kp_DescribeQuorumResponse_Node *s);
 void kp_DescribeQuorumResponse_init(kp_DescribeQuorumResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

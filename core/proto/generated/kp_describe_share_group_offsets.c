@@ -11,12 +11,12 @@
 
 /* ---- DescribeShareGroupOffsetsRequest ---- */
 
-static void kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_init(kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic *s) {
+void kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_init(kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_init(kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup *s) {
+void kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_init(kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup *s) {
     memset(s, 0, sizeof *s);
     s->group_id.ptr = "";
 }
@@ -187,18 +187,18 @@ int kp_DescribeShareGroupOffsetsRequest_sample(kp_DescribeShareGroupOffsetsReque
 
 /* ---- DescribeShareGroupOffsetsResponse ---- */
 
-static void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *s) {
+void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *s) {
     memset(s, 0, sizeof *s);
     s->lag = INT64_C(-1);
     s->error_message.len = -1;
 }
 
-static void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *s) {
+void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *s) {
+void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *s) {
     memset(s, 0, sizeof *s);
     s->group_id.ptr = "";
     s->error_message.len = -1;

@@ -34,7 +34,10 @@ typedef struct kp_DescribeShareGroupOffsetsRequest {
     kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_array groups; /* v0+ */
 } kp_DescribeShareGroupOffsetsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_init(kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic *s);
+void kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_init(kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup *s);
 void kp_DescribeShareGroupOffsetsRequest_init(kp_DescribeShareGroupOffsetsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -92,7 +95,11 @@ typedef struct kp_DescribeShareGroupOffsetsResponse {
     kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_array groups; /* v0+ */
 } kp_DescribeShareGroupOffsetsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *s);
+void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *s);
+void kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup_init(kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *s);
 void kp_DescribeShareGroupOffsetsResponse_init(kp_DescribeShareGroupOffsetsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

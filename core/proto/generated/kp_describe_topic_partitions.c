@@ -11,12 +11,12 @@
 
 /* ---- DescribeTopicPartitionsRequest ---- */
 
-static void kp_DescribeTopicPartitionsRequest_TopicRequest_init(kp_DescribeTopicPartitionsRequest_TopicRequest *s) {
+void kp_DescribeTopicPartitionsRequest_TopicRequest_init(kp_DescribeTopicPartitionsRequest_TopicRequest *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_DescribeTopicPartitionsRequest_Cursor_init(kp_DescribeTopicPartitionsRequest_Cursor *s) {
+void kp_DescribeTopicPartitionsRequest_Cursor_init(kp_DescribeTopicPartitionsRequest_Cursor *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
@@ -24,7 +24,6 @@ static void kp_DescribeTopicPartitionsRequest_Cursor_init(kp_DescribeTopicPartit
 void kp_DescribeTopicPartitionsRequest_init(kp_DescribeTopicPartitionsRequest *m) {
     memset(m, 0, sizeof *m);
     m->response_partition_limit = 2000;
-    kp_DescribeTopicPartitionsRequest_Cursor_init(&m->cursor);
 }
 
 static int kp_DescribeTopicPartitionsRequest_TopicRequest_encode(kn_wr *w, const kp_DescribeTopicPartitionsRequest_TopicRequest *s, int16_t version) {
@@ -94,7 +93,8 @@ int kp_DescribeTopicPartitionsRequest_encode(kn_wr *w, const kp_DescribeTopicPar
             return rc;
     }
     kn_wr_i32(w, m->response_partition_limit);
-    if ((rc = kp_DescribeTopicPartitionsRequest_Cursor_encode(w, &m->cursor, version)) != 0)
+    kn_wr_i8(w, m->cursor ? 1 : -1);
+    if (m->cursor && (rc = kp_DescribeTopicPartitionsRequest_Cursor_encode(w, m->cursor, version)) != 0)
         return rc;
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -122,8 +122,18 @@ int kp_DescribeTopicPartitionsRequest_decode(kn_rd *r, kn_arena *a, kp_DescribeT
         }
     }
     m->response_partition_limit = kn_rd_i32(r);
-    if ((rc = kp_DescribeTopicPartitionsRequest_Cursor_decode(r, a, &m->cursor, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            m->cursor = kp_arena_items(a, 1, sizeof *m->cursor);
+            if (!m->cursor)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_DescribeTopicPartitionsRequest_Cursor_decode(r, a, m->cursor, version)) != 0)
+                return rc;
+        }
+    }
     if (flex)
         kp_rd_skip_tags(r);
     return kn_rd_ok(r) ? 0 : KN_ERR__PROTOCOL;
@@ -141,34 +151,36 @@ int kp_DescribeTopicPartitionsRequest_sample(kp_DescribeTopicPartitionsRequest *
             return rc;
     }
     m->response_partition_limit = 3;
-    if ((rc = kp_DescribeTopicPartitionsRequest_Cursor_sample(&m->cursor, a, version)) != 0)
+    m->cursor = kp_arena_items(a, 1, sizeof *m->cursor);
+    if (!m->cursor)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_DescribeTopicPartitionsRequest_Cursor_sample(m->cursor, a, version)) != 0)
         return rc;
     return 0;
 }
 
 /* ---- DescribeTopicPartitionsResponse ---- */
 
-static void kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_init(kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *s) {
+void kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_init(kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *s) {
     memset(s, 0, sizeof *s);
     s->leader_epoch = -1;
     s->eligible_leader_replicas.count = -1;
     s->last_known_elr.count = -1;
 }
 
-static void kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_init(kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *s) {
+void kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_init(kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->topic_authorized_operations = INT32_MIN;
 }
 
-static void kp_DescribeTopicPartitionsResponse_Cursor_init(kp_DescribeTopicPartitionsResponse_Cursor *s) {
+void kp_DescribeTopicPartitionsResponse_Cursor_init(kp_DescribeTopicPartitionsResponse_Cursor *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
 void kp_DescribeTopicPartitionsResponse_init(kp_DescribeTopicPartitionsResponse *m) {
     memset(m, 0, sizeof *m);
-    kp_DescribeTopicPartitionsResponse_Cursor_init(&m->next_cursor);
 }
 
 static int kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_encode(kn_wr *w, const kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *s, int16_t version) {
@@ -433,7 +445,8 @@ int kp_DescribeTopicPartitionsResponse_encode(kn_wr *w, const kp_DescribeTopicPa
         if ((rc = kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_encode(w, &m->topics.items[i], version)) != 0)
             return rc;
     }
-    if ((rc = kp_DescribeTopicPartitionsResponse_Cursor_encode(w, &m->next_cursor, version)) != 0)
+    kn_wr_i8(w, m->next_cursor ? 1 : -1);
+    if (m->next_cursor && (rc = kp_DescribeTopicPartitionsResponse_Cursor_encode(w, m->next_cursor, version)) != 0)
         return rc;
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -461,8 +474,18 @@ int kp_DescribeTopicPartitionsResponse_decode(kn_rd *r, kn_arena *a, kp_Describe
                 return rc;
         }
     }
-    if ((rc = kp_DescribeTopicPartitionsResponse_Cursor_decode(r, a, &m->next_cursor, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            m->next_cursor = kp_arena_items(a, 1, sizeof *m->next_cursor);
+            if (!m->next_cursor)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_DescribeTopicPartitionsResponse_Cursor_decode(r, a, m->next_cursor, version)) != 0)
+                return rc;
+        }
+    }
     if (flex)
         kp_rd_skip_tags(r);
     return kn_rd_ok(r) ? 0 : KN_ERR__PROTOCOL;
@@ -480,7 +503,10 @@ int kp_DescribeTopicPartitionsResponse_sample(kp_DescribeTopicPartitionsResponse
         if ((rc = kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_sample(&m->topics.items[i], a, version)) != 0)
             return rc;
     }
-    if ((rc = kp_DescribeTopicPartitionsResponse_Cursor_sample(&m->next_cursor, a, version)) != 0)
+    m->next_cursor = kp_arena_items(a, 1, sizeof *m->next_cursor);
+    if (!m->next_cursor)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_DescribeTopicPartitionsResponse_Cursor_sample(m->next_cursor, a, version)) != 0)
         return rc;
     return 0;
 }

@@ -27,10 +27,13 @@ typedef struct kp_DescribeTopicPartitionsRequest_Cursor {
 typedef struct kp_DescribeTopicPartitionsRequest {
     kp_DescribeTopicPartitionsRequest_TopicRequest_array topics; /* v0+ */
     int32_t response_partition_limit; /* v0+, default 2000 */
-    kp_DescribeTopicPartitionsRequest_Cursor cursor; /* v0+, nullable v0+, default null */
+    kp_DescribeTopicPartitionsRequest_Cursor *cursor; /* v0+, nullable v0+, default null */
 } kp_DescribeTopicPartitionsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeTopicPartitionsRequest_TopicRequest_init(kp_DescribeTopicPartitionsRequest_TopicRequest *s);
+void kp_DescribeTopicPartitionsRequest_Cursor_init(kp_DescribeTopicPartitionsRequest_Cursor *s);
 void kp_DescribeTopicPartitionsRequest_init(kp_DescribeTopicPartitionsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -85,10 +88,14 @@ typedef struct kp_DescribeTopicPartitionsResponse_Cursor {
 typedef struct kp_DescribeTopicPartitionsResponse {
     int32_t throttle_time_ms; /* v0+, ignorable */
     kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_array topics; /* v0+ */
-    kp_DescribeTopicPartitionsResponse_Cursor next_cursor; /* v0+, nullable v0+, default null */
+    kp_DescribeTopicPartitionsResponse_Cursor *next_cursor; /* v0+, nullable v0+, default null */
 } kp_DescribeTopicPartitionsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition_init(kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponsePartition *s);
+void kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic_init(kp_DescribeTopicPartitionsResponse_DescribeTopicPartitionsResponseTopic *s);
+void kp_DescribeTopicPartitionsResponse_Cursor_init(kp_DescribeTopicPartitionsResponse_Cursor *s);
 void kp_DescribeTopicPartitionsResponse_init(kp_DescribeTopicPartitionsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

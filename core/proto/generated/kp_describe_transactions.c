@@ -68,12 +68,12 @@ int kp_DescribeTransactionsRequest_sample(kp_DescribeTransactionsRequest *m, kn_
 
 /* ---- DescribeTransactionsResponse ---- */
 
-static void kp_DescribeTransactionsResponse_TopicData_init(kp_DescribeTransactionsResponse_TopicData *s) {
+void kp_DescribeTransactionsResponse_TopicData_init(kp_DescribeTransactionsResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
 
-static void kp_DescribeTransactionsResponse_TransactionState_init(kp_DescribeTransactionsResponse_TransactionState *s) {
+void kp_DescribeTransactionsResponse_TransactionState_init(kp_DescribeTransactionsResponse_TransactionState *s) {
     memset(s, 0, sizeof *s);
     s->transactional_id.ptr = "";
     s->transaction_state.ptr = "";

@@ -14,7 +14,8 @@ typedef struct kp_DescribeTransactionsRequest {
     kp_str_array transactional_ids; /* v0+ */
 } kp_DescribeTransactionsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_DescribeTransactionsRequest_init(kp_DescribeTransactionsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -61,7 +62,10 @@ typedef struct kp_DescribeTransactionsResponse {
     kp_DescribeTransactionsResponse_TransactionState_array transaction_states; /* v0+ */
 } kp_DescribeTransactionsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeTransactionsResponse_TopicData_init(kp_DescribeTransactionsResponse_TopicData *s);
+void kp_DescribeTransactionsResponse_TransactionState_init(kp_DescribeTransactionsResponse_TransactionState *s);
 void kp_DescribeTransactionsResponse_init(kp_DescribeTransactionsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

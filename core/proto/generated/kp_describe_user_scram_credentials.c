@@ -11,7 +11,7 @@
 
 /* ---- DescribeUserScramCredentialsRequest ---- */
 
-static void kp_DescribeUserScramCredentialsRequest_UserName_init(kp_DescribeUserScramCredentialsRequest_UserName *s) {
+void kp_DescribeUserScramCredentialsRequest_UserName_init(kp_DescribeUserScramCredentialsRequest_UserName *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -103,11 +103,11 @@ int kp_DescribeUserScramCredentialsRequest_sample(kp_DescribeUserScramCredential
 
 /* ---- DescribeUserScramCredentialsResponse ---- */
 
-static void kp_DescribeUserScramCredentialsResponse_CredentialInfo_init(kp_DescribeUserScramCredentialsResponse_CredentialInfo *s) {
+void kp_DescribeUserScramCredentialsResponse_CredentialInfo_init(kp_DescribeUserScramCredentialsResponse_CredentialInfo *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_init(kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *s) {
+void kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_init(kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *s) {
     memset(s, 0, sizeof *s);
     s->user.ptr = "";
     s->error_message.ptr = "";

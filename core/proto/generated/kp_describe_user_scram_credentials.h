@@ -23,7 +23,9 @@ typedef struct kp_DescribeUserScramCredentialsRequest {
     kp_DescribeUserScramCredentialsRequest_UserName_array users; /* v0+, nullable v0+ */
 } kp_DescribeUserScramCredentialsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeUserScramCredentialsRequest_UserName_init(kp_DescribeUserScramCredentialsRequest_UserName *s);
 void kp_DescribeUserScramCredentialsRequest_init(kp_DescribeUserScramCredentialsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -68,7 +70,10 @@ typedef struct kp_DescribeUserScramCredentialsResponse {
     kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_array results; /* v0+ */
 } kp_DescribeUserScramCredentialsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_DescribeUserScramCredentialsResponse_CredentialInfo_init(kp_DescribeUserScramCredentialsResponse_CredentialInfo *s);
+void kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult_init(kp_DescribeUserScramCredentialsResponse_DescribeUserScramCredentialsResult *s);
 void kp_DescribeUserScramCredentialsResponse_init(kp_DescribeUserScramCredentialsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- ElectLeadersRequest ---- */
 
-static void kp_ElectLeadersRequest_TopicPartitions_init(kp_ElectLeadersRequest_TopicPartitions *s) {
+void kp_ElectLeadersRequest_TopicPartitions_init(kp_ElectLeadersRequest_TopicPartitions *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
@@ -142,12 +142,12 @@ int kp_ElectLeadersRequest_sample(kp_ElectLeadersRequest *m, kn_arena *a, int16_
 
 /* ---- ElectLeadersResponse ---- */
 
-static void kp_ElectLeadersResponse_PartitionResult_init(kp_ElectLeadersResponse_PartitionResult *s) {
+void kp_ElectLeadersResponse_PartitionResult_init(kp_ElectLeadersResponse_PartitionResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
 }
 
-static void kp_ElectLeadersResponse_ReplicaElectionResult_init(kp_ElectLeadersResponse_ReplicaElectionResult *s) {
+void kp_ElectLeadersResponse_ReplicaElectionResult_init(kp_ElectLeadersResponse_ReplicaElectionResult *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }

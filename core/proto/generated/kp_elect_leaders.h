@@ -26,7 +26,9 @@ typedef struct kp_ElectLeadersRequest {
     int32_t timeout_ms; /* v0+, default 60000 */
 } kp_ElectLeadersRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ElectLeadersRequest_TopicPartitions_init(kp_ElectLeadersRequest_TopicPartitions *s);
 void kp_ElectLeadersRequest_init(kp_ElectLeadersRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -69,7 +71,10 @@ typedef struct kp_ElectLeadersResponse {
     kp_ElectLeadersResponse_ReplicaElectionResult_array replica_election_results; /* v0+ */
 } kp_ElectLeadersResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ElectLeadersResponse_PartitionResult_init(kp_ElectLeadersResponse_PartitionResult *s);
+void kp_ElectLeadersResponse_ReplicaElectionResult_init(kp_ElectLeadersResponse_ReplicaElectionResult *s);
 void kp_ElectLeadersResponse_init(kp_ElectLeadersResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

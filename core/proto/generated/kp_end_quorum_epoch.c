@@ -11,20 +11,20 @@
 
 /* ---- EndQuorumEpochRequest ---- */
 
-static void kp_EndQuorumEpochRequest_ReplicaInfo_init(kp_EndQuorumEpochRequest_ReplicaInfo *s) {
+void kp_EndQuorumEpochRequest_ReplicaInfo_init(kp_EndQuorumEpochRequest_ReplicaInfo *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_EndQuorumEpochRequest_PartitionData_init(kp_EndQuorumEpochRequest_PartitionData *s) {
+void kp_EndQuorumEpochRequest_PartitionData_init(kp_EndQuorumEpochRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_EndQuorumEpochRequest_TopicData_init(kp_EndQuorumEpochRequest_TopicData *s) {
+void kp_EndQuorumEpochRequest_TopicData_init(kp_EndQuorumEpochRequest_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_EndQuorumEpochRequest_LeaderEndpoint_init(kp_EndQuorumEpochRequest_LeaderEndpoint *s) {
+void kp_EndQuorumEpochRequest_LeaderEndpoint_init(kp_EndQuorumEpochRequest_LeaderEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
@@ -380,16 +380,16 @@ int kp_EndQuorumEpochRequest_sample(kp_EndQuorumEpochRequest *m, kn_arena *a, in
 
 /* ---- EndQuorumEpochResponse ---- */
 
-static void kp_EndQuorumEpochResponse_PartitionData_init(kp_EndQuorumEpochResponse_PartitionData *s) {
+void kp_EndQuorumEpochResponse_PartitionData_init(kp_EndQuorumEpochResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_EndQuorumEpochResponse_TopicData_init(kp_EndQuorumEpochResponse_TopicData *s) {
+void kp_EndQuorumEpochResponse_TopicData_init(kp_EndQuorumEpochResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_EndQuorumEpochResponse_NodeEndpoint_init(kp_EndQuorumEpochResponse_NodeEndpoint *s) {
+void kp_EndQuorumEpochResponse_NodeEndpoint_init(kp_EndQuorumEpochResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }

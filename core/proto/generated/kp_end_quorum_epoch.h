@@ -60,7 +60,12 @@ typedef struct kp_EndQuorumEpochRequest {
     kp_EndQuorumEpochRequest_LeaderEndpoint_array leader_endpoints; /* v1+, ignorable */
 } kp_EndQuorumEpochRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_EndQuorumEpochRequest_ReplicaInfo_init(kp_EndQuorumEpochRequest_ReplicaInfo *s);
+void kp_EndQuorumEpochRequest_PartitionData_init(kp_EndQuorumEpochRequest_PartitionData *s);
+void kp_EndQuorumEpochRequest_TopicData_init(kp_EndQuorumEpochRequest_TopicData *s);
+void kp_EndQuorumEpochRequest_LeaderEndpoint_init(kp_EndQuorumEpochRequest_LeaderEndpoint *s);
 void kp_EndQuorumEpochRequest_init(kp_EndQuorumEpochRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -115,7 +120,11 @@ typedef struct kp_EndQuorumEpochResponse {
     kp_EndQuorumEpochResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_EndQuorumEpochResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_EndQuorumEpochResponse_PartitionData_init(kp_EndQuorumEpochResponse_PartitionData *s);
+void kp_EndQuorumEpochResponse_TopicData_init(kp_EndQuorumEpochResponse_TopicData *s);
+void kp_EndQuorumEpochResponse_NodeEndpoint_init(kp_EndQuorumEpochResponse_NodeEndpoint *s);
 void kp_EndQuorumEpochResponse_init(kp_EndQuorumEpochResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

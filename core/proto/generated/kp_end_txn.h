@@ -17,7 +17,8 @@ typedef struct kp_EndTxnRequest {
     bool committed; /* v0+ */
 } kp_EndTxnRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_EndTxnRequest_init(kp_EndTxnRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -40,7 +41,8 @@ typedef struct kp_EndTxnResponse {
     int16_t producer_epoch; /* v5+, default -1, ignorable */
 } kp_EndTxnResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_EndTxnResponse_init(kp_EndTxnResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

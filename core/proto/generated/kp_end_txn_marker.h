@@ -14,7 +14,8 @@ typedef struct kp_EndTxnMarker {
     int32_t coordinator_epoch; /* v0+ */
 } kp_EndTxnMarker;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_EndTxnMarker_init(kp_EndTxnMarker *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -16,7 +16,8 @@ typedef struct kp_EnvelopeRequest {
     kn_bytes client_host_address; /* v0+ */
 } kp_EnvelopeRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_EnvelopeRequest_init(kp_EnvelopeRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -37,7 +38,8 @@ typedef struct kp_EnvelopeResponse {
     int16_t error_code; /* v0+ */
 } kp_EnvelopeResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_EnvelopeResponse_init(kp_EnvelopeResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

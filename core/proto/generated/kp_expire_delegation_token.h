@@ -15,7 +15,8 @@ typedef struct kp_ExpireDelegationTokenRequest {
     int64_t expiry_time_period_ms; /* v0+ */
 } kp_ExpireDelegationTokenRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ExpireDelegationTokenRequest_init(kp_ExpireDelegationTokenRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -37,7 +38,8 @@ typedef struct kp_ExpireDelegationTokenResponse {
     int32_t throttle_time_ms; /* v0+ */
 } kp_ExpireDelegationTokenResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ExpireDelegationTokenResponse_init(kp_ExpireDelegationTokenResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

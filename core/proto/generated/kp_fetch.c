@@ -11,13 +11,13 @@
 
 /* ---- FetchRequest ---- */
 
-static void kp_FetchRequest_ReplicaState_init(kp_FetchRequest_ReplicaState *s) {
+void kp_FetchRequest_ReplicaState_init(kp_FetchRequest_ReplicaState *s) {
     memset(s, 0, sizeof *s);
     s->replica_id = -1;
     s->replica_epoch = INT64_C(-1);
 }
 
-static void kp_FetchRequest_FetchPartition_init(kp_FetchRequest_FetchPartition *s) {
+void kp_FetchRequest_FetchPartition_init(kp_FetchRequest_FetchPartition *s) {
     memset(s, 0, sizeof *s);
     s->current_leader_epoch = -1;
     s->last_fetched_epoch = -1;
@@ -25,12 +25,12 @@ static void kp_FetchRequest_FetchPartition_init(kp_FetchRequest_FetchPartition *
     s->high_watermark = INT64_MAX;
 }
 
-static void kp_FetchRequest_FetchTopic_init(kp_FetchRequest_FetchTopic *s) {
+void kp_FetchRequest_FetchTopic_init(kp_FetchRequest_FetchTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
 
-static void kp_FetchRequest_ForgottenTopic_init(kp_FetchRequest_ForgottenTopic *s) {
+void kp_FetchRequest_ForgottenTopic_init(kp_FetchRequest_ForgottenTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
@@ -537,29 +537,29 @@ int kp_FetchRequest_sample(kp_FetchRequest *m, kn_arena *a, int16_t version) {
 
 /* ---- FetchResponse ---- */
 
-static void kp_FetchResponse_EpochEndOffset_init(kp_FetchResponse_EpochEndOffset *s) {
+void kp_FetchResponse_EpochEndOffset_init(kp_FetchResponse_EpochEndOffset *s) {
     memset(s, 0, sizeof *s);
     s->epoch = -1;
     s->end_offset = INT64_C(-1);
 }
 
-static void kp_FetchResponse_LeaderIdAndEpoch_init(kp_FetchResponse_LeaderIdAndEpoch *s) {
+void kp_FetchResponse_LeaderIdAndEpoch_init(kp_FetchResponse_LeaderIdAndEpoch *s) {
     memset(s, 0, sizeof *s);
     s->leader_id = -1;
     s->leader_epoch = -1;
 }
 
-static void kp_FetchResponse_SnapshotId_init(kp_FetchResponse_SnapshotId *s) {
+void kp_FetchResponse_SnapshotId_init(kp_FetchResponse_SnapshotId *s) {
     memset(s, 0, sizeof *s);
     s->end_offset = INT64_C(-1);
     s->epoch = -1;
 }
 
-static void kp_FetchResponse_AbortedTransaction_init(kp_FetchResponse_AbortedTransaction *s) {
+void kp_FetchResponse_AbortedTransaction_init(kp_FetchResponse_AbortedTransaction *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_FetchResponse_PartitionData_init(kp_FetchResponse_PartitionData *s) {
+void kp_FetchResponse_PartitionData_init(kp_FetchResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
     s->last_stable_offset = INT64_C(-1);
     s->log_start_offset = INT64_C(-1);
@@ -570,12 +570,12 @@ static void kp_FetchResponse_PartitionData_init(kp_FetchResponse_PartitionData *
     s->records.len = -1;
 }
 
-static void kp_FetchResponse_FetchableTopicResponse_init(kp_FetchResponse_FetchableTopicResponse *s) {
+void kp_FetchResponse_FetchableTopicResponse_init(kp_FetchResponse_FetchableTopicResponse *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
 
-static void kp_FetchResponse_NodeEndpoint_init(kp_FetchResponse_NodeEndpoint *s) {
+void kp_FetchResponse_NodeEndpoint_init(kp_FetchResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
     s->rack.len = -1;

@@ -68,7 +68,12 @@ typedef struct kp_FetchRequest {
     kn_str rack_id; /* v11+, default , ignorable */
 } kp_FetchRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_FetchRequest_ReplicaState_init(kp_FetchRequest_ReplicaState *s);
+void kp_FetchRequest_FetchPartition_init(kp_FetchRequest_FetchPartition *s);
+void kp_FetchRequest_FetchTopic_init(kp_FetchRequest_FetchTopic *s);
+void kp_FetchRequest_ForgottenTopic_init(kp_FetchRequest_ForgottenTopic *s);
 void kp_FetchRequest_init(kp_FetchRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -159,7 +164,15 @@ typedef struct kp_FetchResponse {
     kp_FetchResponse_NodeEndpoint_array node_endpoints; /* v16+, tag 0 v16+ */
 } kp_FetchResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_FetchResponse_EpochEndOffset_init(kp_FetchResponse_EpochEndOffset *s);
+void kp_FetchResponse_LeaderIdAndEpoch_init(kp_FetchResponse_LeaderIdAndEpoch *s);
+void kp_FetchResponse_SnapshotId_init(kp_FetchResponse_SnapshotId *s);
+void kp_FetchResponse_AbortedTransaction_init(kp_FetchResponse_AbortedTransaction *s);
+void kp_FetchResponse_PartitionData_init(kp_FetchResponse_PartitionData *s);
+void kp_FetchResponse_FetchableTopicResponse_init(kp_FetchResponse_FetchableTopicResponse *s);
+void kp_FetchResponse_NodeEndpoint_init(kp_FetchResponse_NodeEndpoint *s);
 void kp_FetchResponse_init(kp_FetchResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,16 +11,16 @@
 
 /* ---- FetchSnapshotRequest ---- */
 
-static void kp_FetchSnapshotRequest_SnapshotId_init(kp_FetchSnapshotRequest_SnapshotId *s) {
+void kp_FetchSnapshotRequest_SnapshotId_init(kp_FetchSnapshotRequest_SnapshotId *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_FetchSnapshotRequest_PartitionSnapshot_init(kp_FetchSnapshotRequest_PartitionSnapshot *s) {
+void kp_FetchSnapshotRequest_PartitionSnapshot_init(kp_FetchSnapshotRequest_PartitionSnapshot *s) {
     memset(s, 0, sizeof *s);
     kp_FetchSnapshotRequest_SnapshotId_init(&s->snapshot_id);
 }
 
-static void kp_FetchSnapshotRequest_TopicSnapshot_init(kp_FetchSnapshotRequest_TopicSnapshot *s) {
+void kp_FetchSnapshotRequest_TopicSnapshot_init(kp_FetchSnapshotRequest_TopicSnapshot *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -273,27 +273,27 @@ int kp_FetchSnapshotRequest_sample(kp_FetchSnapshotRequest *m, kn_arena *a, int1
 
 /* ---- FetchSnapshotResponse ---- */
 
-static void kp_FetchSnapshotResponse_SnapshotId_init(kp_FetchSnapshotResponse_SnapshotId *s) {
+void kp_FetchSnapshotResponse_SnapshotId_init(kp_FetchSnapshotResponse_SnapshotId *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_FetchSnapshotResponse_LeaderIdAndEpoch_init(kp_FetchSnapshotResponse_LeaderIdAndEpoch *s) {
+void kp_FetchSnapshotResponse_LeaderIdAndEpoch_init(kp_FetchSnapshotResponse_LeaderIdAndEpoch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_FetchSnapshotResponse_PartitionSnapshot_init(kp_FetchSnapshotResponse_PartitionSnapshot *s) {
+void kp_FetchSnapshotResponse_PartitionSnapshot_init(kp_FetchSnapshotResponse_PartitionSnapshot *s) {
     memset(s, 0, sizeof *s);
     kp_FetchSnapshotResponse_SnapshotId_init(&s->snapshot_id);
     kp_FetchSnapshotResponse_LeaderIdAndEpoch_init(&s->current_leader);
     s->unaligned_records.len = -1;
 }
 
-static void kp_FetchSnapshotResponse_TopicSnapshot_init(kp_FetchSnapshotResponse_TopicSnapshot *s) {
+void kp_FetchSnapshotResponse_TopicSnapshot_init(kp_FetchSnapshotResponse_TopicSnapshot *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_FetchSnapshotResponse_NodeEndpoint_init(kp_FetchSnapshotResponse_NodeEndpoint *s) {
+void kp_FetchSnapshotResponse_NodeEndpoint_init(kp_FetchSnapshotResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }

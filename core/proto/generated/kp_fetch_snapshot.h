@@ -45,7 +45,11 @@ typedef struct kp_FetchSnapshotRequest {
     kp_FetchSnapshotRequest_TopicSnapshot_array topics; /* v0+ */
 } kp_FetchSnapshotRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_FetchSnapshotRequest_SnapshotId_init(kp_FetchSnapshotRequest_SnapshotId *s);
+void kp_FetchSnapshotRequest_PartitionSnapshot_init(kp_FetchSnapshotRequest_PartitionSnapshot *s);
+void kp_FetchSnapshotRequest_TopicSnapshot_init(kp_FetchSnapshotRequest_TopicSnapshot *s);
 void kp_FetchSnapshotRequest_init(kp_FetchSnapshotRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -114,7 +118,13 @@ typedef struct kp_FetchSnapshotResponse {
     kp_FetchSnapshotResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_FetchSnapshotResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_FetchSnapshotResponse_SnapshotId_init(kp_FetchSnapshotResponse_SnapshotId *s);
+void kp_FetchSnapshotResponse_LeaderIdAndEpoch_init(kp_FetchSnapshotResponse_LeaderIdAndEpoch *s);
+void kp_FetchSnapshotResponse_PartitionSnapshot_init(kp_FetchSnapshotResponse_PartitionSnapshot *s);
+void kp_FetchSnapshotResponse_TopicSnapshot_init(kp_FetchSnapshotResponse_TopicSnapshot *s);
+void kp_FetchSnapshotResponse_NodeEndpoint_init(kp_FetchSnapshotResponse_NodeEndpoint *s);
 void kp_FetchSnapshotResponse_init(kp_FetchSnapshotResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

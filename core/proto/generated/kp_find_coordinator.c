@@ -100,7 +100,7 @@ int kp_FindCoordinatorRequest_sample(kp_FindCoordinatorRequest *m, kn_arena *a, 
 
 /* ---- FindCoordinatorResponse ---- */
 
-static void kp_FindCoordinatorResponse_Coordinator_init(kp_FindCoordinatorResponse_Coordinator *s) {
+void kp_FindCoordinatorResponse_Coordinator_init(kp_FindCoordinatorResponse_Coordinator *s) {
     memset(s, 0, sizeof *s);
     s->key.ptr = "";
     s->host.ptr = "";

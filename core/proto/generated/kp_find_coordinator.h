@@ -16,7 +16,8 @@ typedef struct kp_FindCoordinatorRequest {
     kp_str_array coordinator_keys; /* v4+ */
 } kp_FindCoordinatorRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_FindCoordinatorRequest_init(kp_FindCoordinatorRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -56,7 +57,9 @@ typedef struct kp_FindCoordinatorResponse {
     kp_FindCoordinatorResponse_Coordinator_array coordinators; /* v4+ */
 } kp_FindCoordinatorResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_FindCoordinatorResponse_Coordinator_init(kp_FindCoordinatorResponse_Coordinator *s);
 void kp_FindCoordinatorResponse_init(kp_FindCoordinatorResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

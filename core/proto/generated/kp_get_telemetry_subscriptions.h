@@ -14,7 +14,8 @@ typedef struct kp_GetTelemetrySubscriptionsRequest {
     kn_uuid client_instance_id; /* v0+ */
 } kp_GetTelemetrySubscriptionsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_GetTelemetrySubscriptionsRequest_init(kp_GetTelemetrySubscriptionsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -42,7 +43,8 @@ typedef struct kp_GetTelemetrySubscriptionsResponse {
     kp_str_array requested_metrics; /* v0+ */
 } kp_GetTelemetrySubscriptionsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_GetTelemetrySubscriptionsResponse_init(kp_GetTelemetrySubscriptionsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -17,7 +17,8 @@ typedef struct kp_HeartbeatRequest {
     kn_str group_instance_id; /* v3+, nullable v3+, default null */
 } kp_HeartbeatRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_HeartbeatRequest_init(kp_HeartbeatRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -38,7 +39,8 @@ typedef struct kp_HeartbeatResponse {
     int16_t error_code; /* v0+ */
 } kp_HeartbeatResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_HeartbeatResponse_init(kp_HeartbeatResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,13 +11,13 @@
 
 /* ---- IncrementalAlterConfigsRequest ---- */
 
-static void kp_IncrementalAlterConfigsRequest_AlterableConfig_init(kp_IncrementalAlterConfigsRequest_AlterableConfig *s) {
+void kp_IncrementalAlterConfigsRequest_AlterableConfig_init(kp_IncrementalAlterConfigsRequest_AlterableConfig *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->value.ptr = "";
 }
 
-static void kp_IncrementalAlterConfigsRequest_AlterConfigsResource_init(kp_IncrementalAlterConfigsRequest_AlterConfigsResource *s) {
+void kp_IncrementalAlterConfigsRequest_AlterConfigsResource_init(kp_IncrementalAlterConfigsRequest_AlterConfigsResource *s) {
     memset(s, 0, sizeof *s);
     s->resource_name.ptr = "";
 }
@@ -177,7 +177,7 @@ int kp_IncrementalAlterConfigsRequest_sample(kp_IncrementalAlterConfigsRequest *
 
 /* ---- IncrementalAlterConfigsResponse ---- */
 
-static void kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_init(kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *s) {
+void kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_init(kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *s) {
     memset(s, 0, sizeof *s);
     s->error_message.ptr = "";
     s->resource_name.ptr = "";

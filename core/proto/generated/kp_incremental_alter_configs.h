@@ -37,7 +37,10 @@ typedef struct kp_IncrementalAlterConfigsRequest {
     bool validate_only; /* v0+ */
 } kp_IncrementalAlterConfigsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_IncrementalAlterConfigsRequest_AlterableConfig_init(kp_IncrementalAlterConfigsRequest_AlterableConfig *s);
+void kp_IncrementalAlterConfigsRequest_AlterConfigsResource_init(kp_IncrementalAlterConfigsRequest_AlterConfigsResource *s);
 void kp_IncrementalAlterConfigsRequest_init(kp_IncrementalAlterConfigsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -70,7 +73,9 @@ typedef struct kp_IncrementalAlterConfigsResponse {
     kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_array responses; /* v0+ */
 } kp_IncrementalAlterConfigsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse_init(kp_IncrementalAlterConfigsResponse_AlterConfigsResourceResponse *s);
 void kp_IncrementalAlterConfigsResponse_init(kp_IncrementalAlterConfigsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -19,7 +19,8 @@ typedef struct kp_InitProducerIdRequest {
     bool keep_prepared_txn; /* v6+, default false */
 } kp_InitProducerIdRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_InitProducerIdRequest_init(kp_InitProducerIdRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -44,7 +45,8 @@ typedef struct kp_InitProducerIdResponse {
     int16_t ongoing_txn_producer_epoch; /* v6+, default -1 */
 } kp_InitProducerIdResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_InitProducerIdResponse_init(kp_InitProducerIdResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- InitializeShareGroupStateRequest ---- */
 
-static void kp_InitializeShareGroupStateRequest_PartitionData_init(kp_InitializeShareGroupStateRequest_PartitionData *s) {
+void kp_InitializeShareGroupStateRequest_PartitionData_init(kp_InitializeShareGroupStateRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_InitializeShareGroupStateRequest_InitializeStateData_init(kp_InitializeShareGroupStateRequest_InitializeStateData *s) {
+void kp_InitializeShareGroupStateRequest_InitializeStateData_init(kp_InitializeShareGroupStateRequest_InitializeStateData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -169,12 +169,12 @@ int kp_InitializeShareGroupStateRequest_sample(kp_InitializeShareGroupStateReque
 
 /* ---- InitializeShareGroupStateResponse ---- */
 
-static void kp_InitializeShareGroupStateResponse_PartitionResult_init(kp_InitializeShareGroupStateResponse_PartitionResult *s) {
+void kp_InitializeShareGroupStateResponse_PartitionResult_init(kp_InitializeShareGroupStateResponse_PartitionResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
 }
 
-static void kp_InitializeShareGroupStateResponse_InitializeStateResult_init(kp_InitializeShareGroupStateResponse_InitializeStateResult *s) {
+void kp_InitializeShareGroupStateResponse_InitializeStateResult_init(kp_InitializeShareGroupStateResponse_InitializeStateResult *s) {
     memset(s, 0, sizeof *s);
 }
 

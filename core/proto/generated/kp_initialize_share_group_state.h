@@ -36,7 +36,10 @@ typedef struct kp_InitializeShareGroupStateRequest {
     kp_InitializeShareGroupStateRequest_InitializeStateData_array topics; /* v0+ */
 } kp_InitializeShareGroupStateRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_InitializeShareGroupStateRequest_PartitionData_init(kp_InitializeShareGroupStateRequest_PartitionData *s);
+void kp_InitializeShareGroupStateRequest_InitializeStateData_init(kp_InitializeShareGroupStateRequest_InitializeStateData *s);
 void kp_InitializeShareGroupStateRequest_init(kp_InitializeShareGroupStateRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -77,7 +80,10 @@ typedef struct kp_InitializeShareGroupStateResponse {
     kp_InitializeShareGroupStateResponse_InitializeStateResult_array results; /* v0+ */
 } kp_InitializeShareGroupStateResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_InitializeShareGroupStateResponse_PartitionResult_init(kp_InitializeShareGroupStateResponse_PartitionResult *s);
+void kp_InitializeShareGroupStateResponse_InitializeStateResult_init(kp_InitializeShareGroupStateResponse_InitializeStateResult *s);
 void kp_InitializeShareGroupStateResponse_init(kp_InitializeShareGroupStateResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

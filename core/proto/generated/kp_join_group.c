@@ -11,7 +11,7 @@
 
 /* ---- JoinGroupRequest ---- */
 
-static void kp_JoinGroupRequest_JoinGroupRequestProtocol_init(kp_JoinGroupRequest_JoinGroupRequestProtocol *s) {
+void kp_JoinGroupRequest_JoinGroupRequestProtocol_init(kp_JoinGroupRequest_JoinGroupRequestProtocol *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -159,7 +159,7 @@ int kp_JoinGroupRequest_sample(kp_JoinGroupRequest *m, kn_arena *a, int16_t vers
 
 /* ---- JoinGroupResponse ---- */
 
-static void kp_JoinGroupResponse_JoinGroupResponseMember_init(kp_JoinGroupResponse_JoinGroupResponseMember *s) {
+void kp_JoinGroupResponse_JoinGroupResponseMember_init(kp_JoinGroupResponse_JoinGroupResponseMember *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->group_instance_id.len = -1;

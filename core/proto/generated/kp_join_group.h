@@ -31,7 +31,9 @@ typedef struct kp_JoinGroupRequest {
     kn_str reason; /* v8+, nullable v8+, default null, ignorable */
 } kp_JoinGroupRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_JoinGroupRequest_JoinGroupRequestProtocol_init(kp_JoinGroupRequest_JoinGroupRequestProtocol *s);
 void kp_JoinGroupRequest_init(kp_JoinGroupRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -70,7 +72,9 @@ typedef struct kp_JoinGroupResponse {
     kp_JoinGroupResponse_JoinGroupResponseMember_array members; /* v0+ */
 } kp_JoinGroupResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_JoinGroupResponse_JoinGroupResponseMember_init(kp_JoinGroupResponse_JoinGroupResponseMember *s);
 void kp_JoinGroupResponse_init(kp_JoinGroupResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -15,7 +15,8 @@ typedef struct kp_KRaftVersionRecord {
     int16_t k_raft_version; /* v0+ */
 } kp_KRaftVersionRecord;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_KRaftVersionRecord_init(kp_KRaftVersionRecord *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

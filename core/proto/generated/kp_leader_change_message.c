@@ -11,7 +11,7 @@
 
 /* ---- LeaderChangeMessage ---- */
 
-static void kp_LeaderChangeMessage_Voter_init(kp_LeaderChangeMessage_Voter *s) {
+void kp_LeaderChangeMessage_Voter_init(kp_LeaderChangeMessage_Voter *s) {
     memset(s, 0, sizeof *s);
 }
 

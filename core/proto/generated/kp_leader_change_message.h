@@ -27,7 +27,9 @@ typedef struct kp_LeaderChangeMessage {
     kp_LeaderChangeMessage_Voter_array granting_voters; /* v0+ */
 } kp_LeaderChangeMessage;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_LeaderChangeMessage_Voter_init(kp_LeaderChangeMessage_Voter *s);
 void kp_LeaderChangeMessage_init(kp_LeaderChangeMessage *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- LeaveGroupRequest ---- */
 
-static void kp_LeaveGroupRequest_MemberIdentity_init(kp_LeaveGroupRequest_MemberIdentity *s) {
+void kp_LeaveGroupRequest_MemberIdentity_init(kp_LeaveGroupRequest_MemberIdentity *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->group_instance_id.len = -1;
@@ -161,7 +161,7 @@ int kp_LeaveGroupRequest_sample(kp_LeaveGroupRequest *m, kn_arena *a, int16_t ve
 
 /* ---- LeaveGroupResponse ---- */
 
-static void kp_LeaveGroupResponse_MemberResponse_init(kp_LeaveGroupResponse_MemberResponse *s) {
+void kp_LeaveGroupResponse_MemberResponse_init(kp_LeaveGroupResponse_MemberResponse *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->group_instance_id.ptr = "";

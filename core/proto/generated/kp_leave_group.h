@@ -27,7 +27,9 @@ typedef struct kp_LeaveGroupRequest {
     kp_LeaveGroupRequest_MemberIdentity_array members; /* v3+ */
 } kp_LeaveGroupRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_LeaveGroupRequest_MemberIdentity_init(kp_LeaveGroupRequest_MemberIdentity *s);
 void kp_LeaveGroupRequest_init(kp_LeaveGroupRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -60,7 +62,9 @@ typedef struct kp_LeaveGroupResponse {
     kp_LeaveGroupResponse_MemberResponse_array members; /* v3+ */
 } kp_LeaveGroupResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_LeaveGroupResponse_MemberResponse_init(kp_LeaveGroupResponse_MemberResponse *s);
 void kp_LeaveGroupResponse_init(kp_LeaveGroupResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -75,7 +75,7 @@ int kp_ListConfigResourcesRequest_sample(kp_ListConfigResourcesRequest *m, kn_ar
 
 /* ---- ListConfigResourcesResponse ---- */
 
-static void kp_ListConfigResourcesResponse_ConfigResource_init(kp_ListConfigResourcesResponse_ConfigResource *s) {
+void kp_ListConfigResourcesResponse_ConfigResource_init(kp_ListConfigResourcesResponse_ConfigResource *s) {
     memset(s, 0, sizeof *s);
     s->resource_name.ptr = "";
     s->resource_type = 16;

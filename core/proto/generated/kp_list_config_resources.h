@@ -14,7 +14,8 @@ typedef struct kp_ListConfigResourcesRequest {
     kp_int8_array resource_types; /* v1+ */
 } kp_ListConfigResourcesRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ListConfigResourcesRequest_init(kp_ListConfigResourcesRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -46,7 +47,9 @@ typedef struct kp_ListConfigResourcesResponse {
     kp_ListConfigResourcesResponse_ConfigResource_array config_resources; /* v0+ */
 } kp_ListConfigResourcesResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListConfigResourcesResponse_ConfigResource_init(kp_ListConfigResourcesResponse_ConfigResource *s);
 void kp_ListConfigResourcesResponse_init(kp_ListConfigResourcesResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -109,7 +109,7 @@ int kp_ListGroupsRequest_sample(kp_ListGroupsRequest *m, kn_arena *a, int16_t ve
 
 /* ---- ListGroupsResponse ---- */
 
-static void kp_ListGroupsResponse_ListedGroup_init(kp_ListGroupsResponse_ListedGroup *s) {
+void kp_ListGroupsResponse_ListedGroup_init(kp_ListGroupsResponse_ListedGroup *s) {
     memset(s, 0, sizeof *s);
     s->group_id.ptr = "";
     s->protocol_type.ptr = "";

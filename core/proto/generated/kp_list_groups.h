@@ -15,7 +15,8 @@ typedef struct kp_ListGroupsRequest {
     kp_str_array types_filter; /* v5+ */
 } kp_ListGroupsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ListGroupsRequest_init(kp_ListGroupsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -49,7 +50,9 @@ typedef struct kp_ListGroupsResponse {
     kp_ListGroupsResponse_ListedGroup_array groups; /* v0+ */
 } kp_ListGroupsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListGroupsResponse_ListedGroup_init(kp_ListGroupsResponse_ListedGroup *s);
 void kp_ListGroupsResponse_init(kp_ListGroupsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

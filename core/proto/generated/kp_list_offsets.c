@@ -11,12 +11,12 @@
 
 /* ---- ListOffsetsRequest ---- */
 
-static void kp_ListOffsetsRequest_ListOffsetsPartition_init(kp_ListOffsetsRequest_ListOffsetsPartition *s) {
+void kp_ListOffsetsRequest_ListOffsetsPartition_init(kp_ListOffsetsRequest_ListOffsetsPartition *s) {
     memset(s, 0, sizeof *s);
     s->current_leader_epoch = -1;
 }
 
-static void kp_ListOffsetsRequest_ListOffsetsTopic_init(kp_ListOffsetsRequest_ListOffsetsTopic *s) {
+void kp_ListOffsetsRequest_ListOffsetsTopic_init(kp_ListOffsetsRequest_ListOffsetsTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -196,14 +196,14 @@ int kp_ListOffsetsRequest_sample(kp_ListOffsetsRequest *m, kn_arena *a, int16_t 
 
 /* ---- ListOffsetsResponse ---- */
 
-static void kp_ListOffsetsResponse_ListOffsetsPartitionResponse_init(kp_ListOffsetsResponse_ListOffsetsPartitionResponse *s) {
+void kp_ListOffsetsResponse_ListOffsetsPartitionResponse_init(kp_ListOffsetsResponse_ListOffsetsPartitionResponse *s) {
     memset(s, 0, sizeof *s);
     s->timestamp = INT64_C(-1);
     s->offset = INT64_C(-1);
     s->leader_epoch = -1;
 }
 
-static void kp_ListOffsetsResponse_ListOffsetsTopicResponse_init(kp_ListOffsetsResponse_ListOffsetsTopicResponse *s) {
+void kp_ListOffsetsResponse_ListOffsetsTopicResponse_init(kp_ListOffsetsResponse_ListOffsetsTopicResponse *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

@@ -38,7 +38,10 @@ typedef struct kp_ListOffsetsRequest {
     int32_t timeout_ms; /* v10+, ignorable */
 } kp_ListOffsetsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListOffsetsRequest_ListOffsetsPartition_init(kp_ListOffsetsRequest_ListOffsetsPartition *s);
+void kp_ListOffsetsRequest_ListOffsetsTopic_init(kp_ListOffsetsRequest_ListOffsetsTopic *s);
 void kp_ListOffsetsRequest_init(kp_ListOffsetsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -82,7 +85,10 @@ typedef struct kp_ListOffsetsResponse {
     kp_ListOffsetsResponse_ListOffsetsTopicResponse_array topics; /* v0+ */
 } kp_ListOffsetsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListOffsetsResponse_ListOffsetsPartitionResponse_init(kp_ListOffsetsResponse_ListOffsetsPartitionResponse *s);
+void kp_ListOffsetsResponse_ListOffsetsTopicResponse_init(kp_ListOffsetsResponse_ListOffsetsTopicResponse *s);
 void kp_ListOffsetsResponse_init(kp_ListOffsetsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- ListPartitionReassignmentsRequest ---- */
 
-static void kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_init(kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *s) {
+void kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_init(kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -132,11 +132,11 @@ int kp_ListPartitionReassignmentsRequest_sample(kp_ListPartitionReassignmentsReq
 
 /* ---- ListPartitionReassignmentsResponse ---- */
 
-static void kp_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_init(kp_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *s) {
+void kp_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_init(kp_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_init(kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment *s) {
+void kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_init(kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

@@ -25,7 +25,9 @@ typedef struct kp_ListPartitionReassignmentsRequest {
     kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_array topics; /* v0+, nullable v0+, default null */
 } kp_ListPartitionReassignmentsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics_init(kp_ListPartitionReassignmentsRequest_ListPartitionReassignmentsTopics *s);
 void kp_ListPartitionReassignmentsRequest_init(kp_ListPartitionReassignmentsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -70,7 +72,10 @@ typedef struct kp_ListPartitionReassignmentsResponse {
     kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_array topics; /* v0+ */
 } kp_ListPartitionReassignmentsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListPartitionReassignmentsResponse_OngoingPartitionReassignment_init(kp_ListPartitionReassignmentsResponse_OngoingPartitionReassignment *s);
+void kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment_init(kp_ListPartitionReassignmentsResponse_OngoingTopicReassignment *s);
 void kp_ListPartitionReassignmentsResponse_init(kp_ListPartitionReassignmentsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

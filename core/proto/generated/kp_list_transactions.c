@@ -117,7 +117,7 @@ int kp_ListTransactionsRequest_sample(kp_ListTransactionsRequest *m, kn_arena *a
 
 /* ---- ListTransactionsResponse ---- */
 
-static void kp_ListTransactionsResponse_TransactionState_init(kp_ListTransactionsResponse_TransactionState *s) {
+void kp_ListTransactionsResponse_TransactionState_init(kp_ListTransactionsResponse_TransactionState *s) {
     memset(s, 0, sizeof *s);
     s->transactional_id.ptr = "";
     s->transaction_state.ptr = "";

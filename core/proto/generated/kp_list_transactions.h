@@ -17,7 +17,8 @@ typedef struct kp_ListTransactionsRequest {
     kn_str transactional_id_pattern; /* v2+, nullable v2+, default null */
 } kp_ListTransactionsRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ListTransactionsRequest_init(kp_ListTransactionsRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -51,7 +52,9 @@ typedef struct kp_ListTransactionsResponse {
     kp_ListTransactionsResponse_TransactionState_array transaction_states; /* v0+ */
 } kp_ListTransactionsResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ListTransactionsResponse_TransactionState_init(kp_ListTransactionsResponse_TransactionState *s);
 void kp_ListTransactionsResponse_init(kp_ListTransactionsResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- MetadataRequest ---- */
 
-static void kp_MetadataRequest_MetadataRequestTopic_init(kp_MetadataRequest_MetadataRequestTopic *s) {
+void kp_MetadataRequest_MetadataRequestTopic_init(kp_MetadataRequest_MetadataRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -146,18 +146,18 @@ int kp_MetadataRequest_sample(kp_MetadataRequest *m, kn_arena *a, int16_t versio
 
 /* ---- MetadataResponse ---- */
 
-static void kp_MetadataResponse_MetadataResponseBroker_init(kp_MetadataResponse_MetadataResponseBroker *s) {
+void kp_MetadataResponse_MetadataResponseBroker_init(kp_MetadataResponse_MetadataResponseBroker *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
     s->rack.len = -1;
 }
 
-static void kp_MetadataResponse_MetadataResponsePartition_init(kp_MetadataResponse_MetadataResponsePartition *s) {
+void kp_MetadataResponse_MetadataResponsePartition_init(kp_MetadataResponse_MetadataResponsePartition *s) {
     memset(s, 0, sizeof *s);
     s->leader_epoch = -1;
 }
 
-static void kp_MetadataResponse_MetadataResponseTopic_init(kp_MetadataResponse_MetadataResponseTopic *s) {
+void kp_MetadataResponse_MetadataResponseTopic_init(kp_MetadataResponse_MetadataResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->topic_authorized_operations = INT32_MIN;

@@ -27,7 +27,9 @@ typedef struct kp_MetadataRequest {
     bool include_topic_authorized_operations; /* v8+ */
 } kp_MetadataRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_MetadataRequest_MetadataRequestTopic_init(kp_MetadataRequest_MetadataRequestTopic *s);
 void kp_MetadataRequest_init(kp_MetadataRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -94,7 +96,11 @@ typedef struct kp_MetadataResponse {
     int16_t error_code; /* v13+, ignorable */
 } kp_MetadataResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_MetadataResponse_MetadataResponseBroker_init(kp_MetadataResponse_MetadataResponseBroker *s);
+void kp_MetadataResponse_MetadataResponsePartition_init(kp_MetadataResponse_MetadataResponsePartition *s);
+void kp_MetadataResponse_MetadataResponseTopic_init(kp_MetadataResponse_MetadataResponseTopic *s);
 void kp_MetadataResponse_init(kp_MetadataResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,13 +11,13 @@
 
 /* ---- OffsetCommitRequest ---- */
 
-static void kp_OffsetCommitRequest_OffsetCommitRequestPartition_init(kp_OffsetCommitRequest_OffsetCommitRequestPartition *s) {
+void kp_OffsetCommitRequest_OffsetCommitRequestPartition_init(kp_OffsetCommitRequest_OffsetCommitRequestPartition *s) {
     memset(s, 0, sizeof *s);
     s->committed_leader_epoch = -1;
     s->committed_metadata.ptr = "";
 }
 
-static void kp_OffsetCommitRequest_OffsetCommitRequestTopic_init(kp_OffsetCommitRequest_OffsetCommitRequestTopic *s) {
+void kp_OffsetCommitRequest_OffsetCommitRequestTopic_init(kp_OffsetCommitRequest_OffsetCommitRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -231,11 +231,11 @@ int kp_OffsetCommitRequest_sample(kp_OffsetCommitRequest *m, kn_arena *a, int16_
 
 /* ---- OffsetCommitResponse ---- */
 
-static void kp_OffsetCommitResponse_OffsetCommitResponsePartition_init(kp_OffsetCommitResponse_OffsetCommitResponsePartition *s) {
+void kp_OffsetCommitResponse_OffsetCommitResponsePartition_init(kp_OffsetCommitResponse_OffsetCommitResponsePartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_OffsetCommitResponse_OffsetCommitResponseTopic_init(kp_OffsetCommitResponse_OffsetCommitResponseTopic *s) {
+void kp_OffsetCommitResponse_OffsetCommitResponseTopic_init(kp_OffsetCommitResponse_OffsetCommitResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

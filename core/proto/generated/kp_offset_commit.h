@@ -42,7 +42,10 @@ typedef struct kp_OffsetCommitRequest {
     kp_OffsetCommitRequest_OffsetCommitRequestTopic_array topics; /* v0+ */
 } kp_OffsetCommitRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetCommitRequest_OffsetCommitRequestPartition_init(kp_OffsetCommitRequest_OffsetCommitRequestPartition *s);
+void kp_OffsetCommitRequest_OffsetCommitRequestTopic_init(kp_OffsetCommitRequest_OffsetCommitRequestTopic *s);
 void kp_OffsetCommitRequest_init(kp_OffsetCommitRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -84,7 +87,10 @@ typedef struct kp_OffsetCommitResponse {
     kp_OffsetCommitResponse_OffsetCommitResponseTopic_array topics; /* v0+ */
 } kp_OffsetCommitResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetCommitResponse_OffsetCommitResponsePartition_init(kp_OffsetCommitResponse_OffsetCommitResponsePartition *s);
+void kp_OffsetCommitResponse_OffsetCommitResponseTopic_init(kp_OffsetCommitResponse_OffsetCommitResponseTopic *s);
 void kp_OffsetCommitResponse_init(kp_OffsetCommitResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- OffsetDeleteRequest ---- */
 
-static void kp_OffsetDeleteRequest_OffsetDeleteRequestPartition_init(kp_OffsetDeleteRequest_OffsetDeleteRequestPartition *s) {
+void kp_OffsetDeleteRequest_OffsetDeleteRequestPartition_init(kp_OffsetDeleteRequest_OffsetDeleteRequestPartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_OffsetDeleteRequest_OffsetDeleteRequestTopic_init(kp_OffsetDeleteRequest_OffsetDeleteRequestTopic *s) {
+void kp_OffsetDeleteRequest_OffsetDeleteRequestTopic_init(kp_OffsetDeleteRequest_OffsetDeleteRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -144,11 +144,11 @@ int kp_OffsetDeleteRequest_sample(kp_OffsetDeleteRequest *m, kn_arena *a, int16_
 
 /* ---- OffsetDeleteResponse ---- */
 
-static void kp_OffsetDeleteResponse_OffsetDeleteResponsePartition_init(kp_OffsetDeleteResponse_OffsetDeleteResponsePartition *s) {
+void kp_OffsetDeleteResponse_OffsetDeleteResponsePartition_init(kp_OffsetDeleteResponse_OffsetDeleteResponsePartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_OffsetDeleteResponse_OffsetDeleteResponseTopic_init(kp_OffsetDeleteResponse_OffsetDeleteResponseTopic *s) {
+void kp_OffsetDeleteResponse_OffsetDeleteResponseTopic_init(kp_OffsetDeleteResponse_OffsetDeleteResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

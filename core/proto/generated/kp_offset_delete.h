@@ -34,7 +34,10 @@ typedef struct kp_OffsetDeleteRequest {
     kp_OffsetDeleteRequest_OffsetDeleteRequestTopic_array topics; /* v0+ */
 } kp_OffsetDeleteRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetDeleteRequest_OffsetDeleteRequestPartition_init(kp_OffsetDeleteRequest_OffsetDeleteRequestPartition *s);
+void kp_OffsetDeleteRequest_OffsetDeleteRequestTopic_init(kp_OffsetDeleteRequest_OffsetDeleteRequestTopic *s);
 void kp_OffsetDeleteRequest_init(kp_OffsetDeleteRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -76,7 +79,10 @@ typedef struct kp_OffsetDeleteResponse {
     kp_OffsetDeleteResponse_OffsetDeleteResponseTopic_array topics; /* v0+ */
 } kp_OffsetDeleteResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetDeleteResponse_OffsetDeleteResponsePartition_init(kp_OffsetDeleteResponse_OffsetDeleteResponsePartition *s);
+void kp_OffsetDeleteResponse_OffsetDeleteResponseTopic_init(kp_OffsetDeleteResponse_OffsetDeleteResponseTopic *s);
 void kp_OffsetDeleteResponse_init(kp_OffsetDeleteResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

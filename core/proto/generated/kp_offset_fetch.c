@@ -11,17 +11,17 @@
 
 /* ---- OffsetFetchRequest ---- */
 
-static void kp_OffsetFetchRequest_OffsetFetchRequestTopic_init(kp_OffsetFetchRequest_OffsetFetchRequestTopic *s) {
+void kp_OffsetFetchRequest_OffsetFetchRequestTopic_init(kp_OffsetFetchRequest_OffsetFetchRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_OffsetFetchRequest_OffsetFetchRequestTopics_init(kp_OffsetFetchRequest_OffsetFetchRequestTopics *s) {
+void kp_OffsetFetchRequest_OffsetFetchRequestTopics_init(kp_OffsetFetchRequest_OffsetFetchRequestTopics *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_OffsetFetchRequest_OffsetFetchRequestGroup_init(kp_OffsetFetchRequest_OffsetFetchRequestGroup *s) {
+void kp_OffsetFetchRequest_OffsetFetchRequestGroup_init(kp_OffsetFetchRequest_OffsetFetchRequestGroup *s) {
     memset(s, 0, sizeof *s);
     s->group_id.ptr = "";
     s->member_id.len = -1;
@@ -385,29 +385,29 @@ int kp_OffsetFetchRequest_sample(kp_OffsetFetchRequest *m, kn_arena *a, int16_t 
 
 /* ---- OffsetFetchResponse ---- */
 
-static void kp_OffsetFetchResponse_OffsetFetchResponsePartition_init(kp_OffsetFetchResponse_OffsetFetchResponsePartition *s) {
+void kp_OffsetFetchResponse_OffsetFetchResponsePartition_init(kp_OffsetFetchResponse_OffsetFetchResponsePartition *s) {
     memset(s, 0, sizeof *s);
     s->committed_leader_epoch = -1;
     s->metadata.ptr = "";
 }
 
-static void kp_OffsetFetchResponse_OffsetFetchResponseTopic_init(kp_OffsetFetchResponse_OffsetFetchResponseTopic *s) {
+void kp_OffsetFetchResponse_OffsetFetchResponseTopic_init(kp_OffsetFetchResponse_OffsetFetchResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_OffsetFetchResponse_OffsetFetchResponsePartitions_init(kp_OffsetFetchResponse_OffsetFetchResponsePartitions *s) {
+void kp_OffsetFetchResponse_OffsetFetchResponsePartitions_init(kp_OffsetFetchResponse_OffsetFetchResponsePartitions *s) {
     memset(s, 0, sizeof *s);
     s->committed_leader_epoch = -1;
     s->metadata.ptr = "";
 }
 
-static void kp_OffsetFetchResponse_OffsetFetchResponseTopics_init(kp_OffsetFetchResponse_OffsetFetchResponseTopics *s) {
+void kp_OffsetFetchResponse_OffsetFetchResponseTopics_init(kp_OffsetFetchResponse_OffsetFetchResponseTopics *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_OffsetFetchResponse_OffsetFetchResponseGroup_init(kp_OffsetFetchResponse_OffsetFetchResponseGroup *s) {
+void kp_OffsetFetchResponse_OffsetFetchResponseGroup_init(kp_OffsetFetchResponse_OffsetFetchResponseGroup *s) {
     memset(s, 0, sizeof *s);
     s->group_id.ptr = "";
 }

@@ -50,7 +50,11 @@ typedef struct kp_OffsetFetchRequest {
     bool require_stable; /* v7+, default false */
 } kp_OffsetFetchRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetFetchRequest_OffsetFetchRequestTopic_init(kp_OffsetFetchRequest_OffsetFetchRequestTopic *s);
+void kp_OffsetFetchRequest_OffsetFetchRequestTopics_init(kp_OffsetFetchRequest_OffsetFetchRequestTopics *s);
+void kp_OffsetFetchRequest_OffsetFetchRequestGroup_init(kp_OffsetFetchRequest_OffsetFetchRequestGroup *s);
 void kp_OffsetFetchRequest_init(kp_OffsetFetchRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -131,7 +135,13 @@ typedef struct kp_OffsetFetchResponse {
     kp_OffsetFetchResponse_OffsetFetchResponseGroup_array groups; /* v8+ */
 } kp_OffsetFetchResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetFetchResponse_OffsetFetchResponsePartition_init(kp_OffsetFetchResponse_OffsetFetchResponsePartition *s);
+void kp_OffsetFetchResponse_OffsetFetchResponseTopic_init(kp_OffsetFetchResponse_OffsetFetchResponseTopic *s);
+void kp_OffsetFetchResponse_OffsetFetchResponsePartitions_init(kp_OffsetFetchResponse_OffsetFetchResponsePartitions *s);
+void kp_OffsetFetchResponse_OffsetFetchResponseTopics_init(kp_OffsetFetchResponse_OffsetFetchResponseTopics *s);
+void kp_OffsetFetchResponse_OffsetFetchResponseGroup_init(kp_OffsetFetchResponse_OffsetFetchResponseGroup *s);
 void kp_OffsetFetchResponse_init(kp_OffsetFetchResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,12 +11,12 @@
 
 /* ---- OffsetForLeaderEpochRequest ---- */
 
-static void kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_init(kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *s) {
+void kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_init(kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *s) {
     memset(s, 0, sizeof *s);
     s->current_leader_epoch = -1;
 }
 
-static void kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_init(kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *s) {
+void kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_init(kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
@@ -177,13 +177,13 @@ int kp_OffsetForLeaderEpochRequest_sample(kp_OffsetForLeaderEpochRequest *m, kn_
 
 /* ---- OffsetForLeaderEpochResponse ---- */
 
-static void kp_OffsetForLeaderEpochResponse_EpochEndOffset_init(kp_OffsetForLeaderEpochResponse_EpochEndOffset *s) {
+void kp_OffsetForLeaderEpochResponse_EpochEndOffset_init(kp_OffsetForLeaderEpochResponse_EpochEndOffset *s) {
     memset(s, 0, sizeof *s);
     s->leader_epoch = -1;
     s->end_offset = INT64_C(-1);
 }
 
-static void kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_init(kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *s) {
+void kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_init(kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }

@@ -36,7 +36,10 @@ typedef struct kp_OffsetForLeaderEpochRequest {
     kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_array topics; /* v0+ */
 } kp_OffsetForLeaderEpochRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition_init(kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *s);
+void kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic_init(kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *s);
 void kp_OffsetForLeaderEpochRequest_init(kp_OffsetForLeaderEpochRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -79,7 +82,10 @@ typedef struct kp_OffsetForLeaderEpochResponse {
     kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_array topics; /* v0+ */
 } kp_OffsetForLeaderEpochResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_OffsetForLeaderEpochResponse_EpochEndOffset_init(kp_OffsetForLeaderEpochResponse_EpochEndOffset *s);
+void kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult_init(kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *s);
 void kp_OffsetForLeaderEpochResponse_init(kp_OffsetForLeaderEpochResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,12 +11,12 @@
 
 /* ---- ProduceRequest ---- */
 
-static void kp_ProduceRequest_PartitionProduceData_init(kp_ProduceRequest_PartitionProduceData *s) {
+void kp_ProduceRequest_PartitionProduceData_init(kp_ProduceRequest_PartitionProduceData *s) {
     memset(s, 0, sizeof *s);
     s->records.len = -1;
 }
 
-static void kp_ProduceRequest_TopicProduceData_init(kp_ProduceRequest_TopicProduceData *s) {
+void kp_ProduceRequest_TopicProduceData_init(kp_ProduceRequest_TopicProduceData *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -192,18 +192,18 @@ int kp_ProduceRequest_sample(kp_ProduceRequest *m, kn_arena *a, int16_t version)
 
 /* ---- ProduceResponse ---- */
 
-static void kp_ProduceResponse_BatchIndexAndErrorMessage_init(kp_ProduceResponse_BatchIndexAndErrorMessage *s) {
+void kp_ProduceResponse_BatchIndexAndErrorMessage_init(kp_ProduceResponse_BatchIndexAndErrorMessage *s) {
     memset(s, 0, sizeof *s);
     s->batch_index_error_message.len = -1;
 }
 
-static void kp_ProduceResponse_LeaderIdAndEpoch_init(kp_ProduceResponse_LeaderIdAndEpoch *s) {
+void kp_ProduceResponse_LeaderIdAndEpoch_init(kp_ProduceResponse_LeaderIdAndEpoch *s) {
     memset(s, 0, sizeof *s);
     s->leader_id = -1;
     s->leader_epoch = -1;
 }
 
-static void kp_ProduceResponse_PartitionProduceResponse_init(kp_ProduceResponse_PartitionProduceResponse *s) {
+void kp_ProduceResponse_PartitionProduceResponse_init(kp_ProduceResponse_PartitionProduceResponse *s) {
     memset(s, 0, sizeof *s);
     s->log_append_time_ms = INT64_C(-1);
     s->log_start_offset = INT64_C(-1);
@@ -211,12 +211,12 @@ static void kp_ProduceResponse_PartitionProduceResponse_init(kp_ProduceResponse_
     kp_ProduceResponse_LeaderIdAndEpoch_init(&s->current_leader);
 }
 
-static void kp_ProduceResponse_TopicProduceResponse_init(kp_ProduceResponse_TopicProduceResponse *s) {
+void kp_ProduceResponse_TopicProduceResponse_init(kp_ProduceResponse_TopicProduceResponse *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_ProduceResponse_NodeEndpoint_init(kp_ProduceResponse_NodeEndpoint *s) {
+void kp_ProduceResponse_NodeEndpoint_init(kp_ProduceResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
     s->rack.len = -1;

@@ -38,7 +38,10 @@ typedef struct kp_ProduceRequest {
     kp_ProduceRequest_TopicProduceData_array topic_data; /* v0+ */
 } kp_ProduceRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ProduceRequest_PartitionProduceData_init(kp_ProduceRequest_PartitionProduceData *s);
+void kp_ProduceRequest_TopicProduceData_init(kp_ProduceRequest_TopicProduceData *s);
 void kp_ProduceRequest_init(kp_ProduceRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -114,7 +117,13 @@ typedef struct kp_ProduceResponse {
     kp_ProduceResponse_NodeEndpoint_array node_endpoints; /* v10+, tag 0 v10+ */
 } kp_ProduceResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ProduceResponse_BatchIndexAndErrorMessage_init(kp_ProduceResponse_BatchIndexAndErrorMessage *s);
+void kp_ProduceResponse_LeaderIdAndEpoch_init(kp_ProduceResponse_LeaderIdAndEpoch *s);
+void kp_ProduceResponse_PartitionProduceResponse_init(kp_ProduceResponse_PartitionProduceResponse *s);
+void kp_ProduceResponse_TopicProduceResponse_init(kp_ProduceResponse_TopicProduceResponse *s);
+void kp_ProduceResponse_NodeEndpoint_init(kp_ProduceResponse_NodeEndpoint *s);
 void kp_ProduceResponse_init(kp_ProduceResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

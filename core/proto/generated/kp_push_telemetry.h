@@ -18,7 +18,8 @@ typedef struct kp_PushTelemetryRequest {
     kn_bytes metrics; /* v0+ */
 } kp_PushTelemetryRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_PushTelemetryRequest_init(kp_PushTelemetryRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -39,7 +40,8 @@ typedef struct kp_PushTelemetryResponse {
     int16_t error_code; /* v0+ */
 } kp_PushTelemetryResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_PushTelemetryResponse_init(kp_PushTelemetryResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- ReadShareGroupStateRequest ---- */
 
-static void kp_ReadShareGroupStateRequest_PartitionData_init(kp_ReadShareGroupStateRequest_PartitionData *s) {
+void kp_ReadShareGroupStateRequest_PartitionData_init(kp_ReadShareGroupStateRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ReadShareGroupStateRequest_ReadStateData_init(kp_ReadShareGroupStateRequest_ReadStateData *s) {
+void kp_ReadShareGroupStateRequest_ReadStateData_init(kp_ReadShareGroupStateRequest_ReadStateData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -166,16 +166,16 @@ int kp_ReadShareGroupStateRequest_sample(kp_ReadShareGroupStateRequest *m, kn_ar
 
 /* ---- ReadShareGroupStateResponse ---- */
 
-static void kp_ReadShareGroupStateResponse_StateBatch_init(kp_ReadShareGroupStateResponse_StateBatch *s) {
+void kp_ReadShareGroupStateResponse_StateBatch_init(kp_ReadShareGroupStateResponse_StateBatch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ReadShareGroupStateResponse_PartitionResult_init(kp_ReadShareGroupStateResponse_PartitionResult *s) {
+void kp_ReadShareGroupStateResponse_PartitionResult_init(kp_ReadShareGroupStateResponse_PartitionResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
 }
 
-static void kp_ReadShareGroupStateResponse_ReadStateResult_init(kp_ReadShareGroupStateResponse_ReadStateResult *s) {
+void kp_ReadShareGroupStateResponse_ReadStateResult_init(kp_ReadShareGroupStateResponse_ReadStateResult *s) {
     memset(s, 0, sizeof *s);
 }
 

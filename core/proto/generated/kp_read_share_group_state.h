@@ -35,7 +35,10 @@ typedef struct kp_ReadShareGroupStateRequest {
     kp_ReadShareGroupStateRequest_ReadStateData_array topics; /* v0+ */
 } kp_ReadShareGroupStateRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ReadShareGroupStateRequest_PartitionData_init(kp_ReadShareGroupStateRequest_PartitionData *s);
+void kp_ReadShareGroupStateRequest_ReadStateData_init(kp_ReadShareGroupStateRequest_ReadStateData *s);
 void kp_ReadShareGroupStateRequest_init(kp_ReadShareGroupStateRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -91,7 +94,11 @@ typedef struct kp_ReadShareGroupStateResponse {
     kp_ReadShareGroupStateResponse_ReadStateResult_array results; /* v0+ */
 } kp_ReadShareGroupStateResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ReadShareGroupStateResponse_StateBatch_init(kp_ReadShareGroupStateResponse_StateBatch *s);
+void kp_ReadShareGroupStateResponse_PartitionResult_init(kp_ReadShareGroupStateResponse_PartitionResult *s);
+void kp_ReadShareGroupStateResponse_ReadStateResult_init(kp_ReadShareGroupStateResponse_ReadStateResult *s);
 void kp_ReadShareGroupStateResponse_init(kp_ReadShareGroupStateResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,11 +11,11 @@
 
 /* ---- ReadShareGroupStateSummaryRequest ---- */
 
-static void kp_ReadShareGroupStateSummaryRequest_PartitionData_init(kp_ReadShareGroupStateSummaryRequest_PartitionData *s) {
+void kp_ReadShareGroupStateSummaryRequest_PartitionData_init(kp_ReadShareGroupStateSummaryRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_init(kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData *s) {
+void kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_init(kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -166,13 +166,13 @@ int kp_ReadShareGroupStateSummaryRequest_sample(kp_ReadShareGroupStateSummaryReq
 
 /* ---- ReadShareGroupStateSummaryResponse ---- */
 
-static void kp_ReadShareGroupStateSummaryResponse_PartitionResult_init(kp_ReadShareGroupStateSummaryResponse_PartitionResult *s) {
+void kp_ReadShareGroupStateSummaryResponse_PartitionResult_init(kp_ReadShareGroupStateSummaryResponse_PartitionResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     s->delivery_complete_count = -1;
 }
 
-static void kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_init(kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult *s) {
+void kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_init(kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -35,7 +35,10 @@ typedef struct kp_ReadShareGroupStateSummaryRequest {
     kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_array topics; /* v0+ */
 } kp_ReadShareGroupStateSummaryRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ReadShareGroupStateSummaryRequest_PartitionData_init(kp_ReadShareGroupStateSummaryRequest_PartitionData *s);
+void kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData_init(kp_ReadShareGroupStateSummaryRequest_ReadStateSummaryData *s);
 void kp_ReadShareGroupStateSummaryRequest_init(kp_ReadShareGroupStateSummaryRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -80,7 +83,10 @@ typedef struct kp_ReadShareGroupStateSummaryResponse {
     kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_array results; /* v0+ */
 } kp_ReadShareGroupStateSummaryResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ReadShareGroupStateSummaryResponse_PartitionResult_init(kp_ReadShareGroupStateSummaryResponse_PartitionResult *s);
+void kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult_init(kp_ReadShareGroupStateSummaryResponse_ReadStateSummaryResult *s);
 void kp_ReadShareGroupStateSummaryResponse_init(kp_ReadShareGroupStateSummaryResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

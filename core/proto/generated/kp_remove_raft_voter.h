@@ -16,7 +16,8 @@ typedef struct kp_RemoveRaftVoterRequest {
     kn_uuid voter_directory_id; /* v0+ */
 } kp_RemoveRaftVoterRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_RemoveRaftVoterRequest_init(kp_RemoveRaftVoterRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -38,7 +39,8 @@ typedef struct kp_RemoveRaftVoterResponse {
     kn_str error_message; /* v0+, nullable v0+, ignorable */
 } kp_RemoveRaftVoterResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_RemoveRaftVoterResponse_init(kp_RemoveRaftVoterResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -15,7 +15,8 @@ typedef struct kp_RenewDelegationTokenRequest {
     int64_t renew_period_ms; /* v0+ */
 } kp_RenewDelegationTokenRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_RenewDelegationTokenRequest_init(kp_RenewDelegationTokenRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -37,7 +38,8 @@ typedef struct kp_RenewDelegationTokenResponse {
     int32_t throttle_time_ms; /* v0+ */
 } kp_RenewDelegationTokenResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_RenewDelegationTokenResponse_init(kp_RenewDelegationTokenResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -17,7 +17,8 @@ typedef struct kp_RequestHeader {
     kn_str client_id; /* v1+, nullable v1+ */
 } kp_RequestHeader;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_RequestHeader_init(kp_RequestHeader *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

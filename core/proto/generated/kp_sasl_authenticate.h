@@ -14,7 +14,8 @@ typedef struct kp_SaslAuthenticateRequest {
     kn_bytes auth_bytes; /* v0+ */
 } kp_SaslAuthenticateRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SaslAuthenticateRequest_init(kp_SaslAuthenticateRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -37,7 +38,8 @@ typedef struct kp_SaslAuthenticateResponse {
     int64_t session_lifetime_ms; /* v1+, default 0, ignorable */
 } kp_SaslAuthenticateResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SaslAuthenticateResponse_init(kp_SaslAuthenticateResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

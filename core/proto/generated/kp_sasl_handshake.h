@@ -14,7 +14,8 @@ typedef struct kp_SaslHandshakeRequest {
     kn_str mechanism; /* v0+ */
 } kp_SaslHandshakeRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SaslHandshakeRequest_init(kp_SaslHandshakeRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -35,7 +36,8 @@ typedef struct kp_SaslHandshakeResponse {
     kp_str_array mechanisms; /* v0+ */
 } kp_SaslHandshakeResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SaslHandshakeResponse_init(kp_SaslHandshakeResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

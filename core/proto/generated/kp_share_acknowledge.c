@@ -11,15 +11,15 @@
 
 /* ---- ShareAcknowledgeRequest ---- */
 
-static void kp_ShareAcknowledgeRequest_AcknowledgementBatch_init(kp_ShareAcknowledgeRequest_AcknowledgementBatch *s) {
+void kp_ShareAcknowledgeRequest_AcknowledgementBatch_init(kp_ShareAcknowledgeRequest_AcknowledgementBatch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareAcknowledgeRequest_AcknowledgePartition_init(kp_ShareAcknowledgeRequest_AcknowledgePartition *s) {
+void kp_ShareAcknowledgeRequest_AcknowledgePartition_init(kp_ShareAcknowledgeRequest_AcknowledgePartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareAcknowledgeRequest_AcknowledgeTopic_init(kp_ShareAcknowledgeRequest_AcknowledgeTopic *s) {
+void kp_ShareAcknowledgeRequest_AcknowledgeTopic_init(kp_ShareAcknowledgeRequest_AcknowledgeTopic *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -268,21 +268,21 @@ int kp_ShareAcknowledgeRequest_sample(kp_ShareAcknowledgeRequest *m, kn_arena *a
 
 /* ---- ShareAcknowledgeResponse ---- */
 
-static void kp_ShareAcknowledgeResponse_LeaderIdAndEpoch_init(kp_ShareAcknowledgeResponse_LeaderIdAndEpoch *s) {
+void kp_ShareAcknowledgeResponse_LeaderIdAndEpoch_init(kp_ShareAcknowledgeResponse_LeaderIdAndEpoch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareAcknowledgeResponse_PartitionData_init(kp_ShareAcknowledgeResponse_PartitionData *s) {
+void kp_ShareAcknowledgeResponse_PartitionData_init(kp_ShareAcknowledgeResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     kp_ShareAcknowledgeResponse_LeaderIdAndEpoch_init(&s->current_leader);
 }
 
-static void kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_init(kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *s) {
+void kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_init(kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareAcknowledgeResponse_NodeEndpoint_init(kp_ShareAcknowledgeResponse_NodeEndpoint *s) {
+void kp_ShareAcknowledgeResponse_NodeEndpoint_init(kp_ShareAcknowledgeResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
     s->rack.len = -1;

@@ -49,7 +49,11 @@ typedef struct kp_ShareAcknowledgeRequest {
     kp_ShareAcknowledgeRequest_AcknowledgeTopic_array topics; /* v0+ */
 } kp_ShareAcknowledgeRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ShareAcknowledgeRequest_AcknowledgementBatch_init(kp_ShareAcknowledgeRequest_AcknowledgementBatch *s);
+void kp_ShareAcknowledgeRequest_AcknowledgePartition_init(kp_ShareAcknowledgeRequest_AcknowledgePartition *s);
+void kp_ShareAcknowledgeRequest_AcknowledgeTopic_init(kp_ShareAcknowledgeRequest_AcknowledgeTopic *s);
 void kp_ShareAcknowledgeRequest_init(kp_ShareAcknowledgeRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -113,7 +117,12 @@ typedef struct kp_ShareAcknowledgeResponse {
     kp_ShareAcknowledgeResponse_NodeEndpoint_array node_endpoints; /* v0+ */
 } kp_ShareAcknowledgeResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ShareAcknowledgeResponse_LeaderIdAndEpoch_init(kp_ShareAcknowledgeResponse_LeaderIdAndEpoch *s);
+void kp_ShareAcknowledgeResponse_PartitionData_init(kp_ShareAcknowledgeResponse_PartitionData *s);
+void kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse_init(kp_ShareAcknowledgeResponse_ShareAcknowledgeTopicResponse *s);
+void kp_ShareAcknowledgeResponse_NodeEndpoint_init(kp_ShareAcknowledgeResponse_NodeEndpoint *s);
 void kp_ShareAcknowledgeResponse_init(kp_ShareAcknowledgeResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

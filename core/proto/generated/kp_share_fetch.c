@@ -11,19 +11,19 @@
 
 /* ---- ShareFetchRequest ---- */
 
-static void kp_ShareFetchRequest_AcknowledgementBatch_init(kp_ShareFetchRequest_AcknowledgementBatch *s) {
+void kp_ShareFetchRequest_AcknowledgementBatch_init(kp_ShareFetchRequest_AcknowledgementBatch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareFetchRequest_FetchPartition_init(kp_ShareFetchRequest_FetchPartition *s) {
+void kp_ShareFetchRequest_FetchPartition_init(kp_ShareFetchRequest_FetchPartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareFetchRequest_FetchTopic_init(kp_ShareFetchRequest_FetchTopic *s) {
+void kp_ShareFetchRequest_FetchTopic_init(kp_ShareFetchRequest_FetchTopic *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareFetchRequest_ForgottenTopic_init(kp_ShareFetchRequest_ForgottenTopic *s) {
+void kp_ShareFetchRequest_ForgottenTopic_init(kp_ShareFetchRequest_ForgottenTopic *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -375,15 +375,15 @@ int kp_ShareFetchRequest_sample(kp_ShareFetchRequest *m, kn_arena *a, int16_t ve
 
 /* ---- ShareFetchResponse ---- */
 
-static void kp_ShareFetchResponse_LeaderIdAndEpoch_init(kp_ShareFetchResponse_LeaderIdAndEpoch *s) {
+void kp_ShareFetchResponse_LeaderIdAndEpoch_init(kp_ShareFetchResponse_LeaderIdAndEpoch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareFetchResponse_AcquiredRecords_init(kp_ShareFetchResponse_AcquiredRecords *s) {
+void kp_ShareFetchResponse_AcquiredRecords_init(kp_ShareFetchResponse_AcquiredRecords *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareFetchResponse_PartitionData_init(kp_ShareFetchResponse_PartitionData *s) {
+void kp_ShareFetchResponse_PartitionData_init(kp_ShareFetchResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     s->acknowledge_error_message.len = -1;
@@ -391,11 +391,11 @@ static void kp_ShareFetchResponse_PartitionData_init(kp_ShareFetchResponse_Parti
     s->records.len = -1;
 }
 
-static void kp_ShareFetchResponse_ShareFetchableTopicResponse_init(kp_ShareFetchResponse_ShareFetchableTopicResponse *s) {
+void kp_ShareFetchResponse_ShareFetchableTopicResponse_init(kp_ShareFetchResponse_ShareFetchableTopicResponse *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareFetchResponse_NodeEndpoint_init(kp_ShareFetchResponse_NodeEndpoint *s) {
+void kp_ShareFetchResponse_NodeEndpoint_init(kp_ShareFetchResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
     s->rack.len = -1;

@@ -67,7 +67,12 @@ typedef struct kp_ShareFetchRequest {
     kp_ShareFetchRequest_ForgottenTopic_array forgotten_topics_data; /* v0+ */
 } kp_ShareFetchRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ShareFetchRequest_AcknowledgementBatch_init(kp_ShareFetchRequest_AcknowledgementBatch *s);
+void kp_ShareFetchRequest_FetchPartition_init(kp_ShareFetchRequest_FetchPartition *s);
+void kp_ShareFetchRequest_FetchTopic_init(kp_ShareFetchRequest_FetchTopic *s);
+void kp_ShareFetchRequest_ForgottenTopic_init(kp_ShareFetchRequest_ForgottenTopic *s);
 void kp_ShareFetchRequest_init(kp_ShareFetchRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -146,7 +151,13 @@ typedef struct kp_ShareFetchResponse {
     kp_ShareFetchResponse_NodeEndpoint_array node_endpoints; /* v0+ */
 } kp_ShareFetchResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ShareFetchResponse_LeaderIdAndEpoch_init(kp_ShareFetchResponse_LeaderIdAndEpoch *s);
+void kp_ShareFetchResponse_AcquiredRecords_init(kp_ShareFetchResponse_AcquiredRecords *s);
+void kp_ShareFetchResponse_PartitionData_init(kp_ShareFetchResponse_PartitionData *s);
+void kp_ShareFetchResponse_ShareFetchableTopicResponse_init(kp_ShareFetchResponse_ShareFetchableTopicResponse *s);
+void kp_ShareFetchResponse_NodeEndpoint_init(kp_ShareFetchResponse_NodeEndpoint *s);
 void kp_ShareFetchResponse_init(kp_ShareFetchResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -71,16 +71,16 @@ int kp_ShareGroupDescribeRequest_sample(kp_ShareGroupDescribeRequest *m, kn_aren
 
 /* ---- ShareGroupDescribeResponse ---- */
 
-static void kp_ShareGroupDescribeResponse_TopicPartitions_init(kp_ShareGroupDescribeResponse_TopicPartitions *s) {
+void kp_ShareGroupDescribeResponse_TopicPartitions_init(kp_ShareGroupDescribeResponse_TopicPartitions *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_ShareGroupDescribeResponse_Assignment_init(kp_ShareGroupDescribeResponse_Assignment *s) {
+void kp_ShareGroupDescribeResponse_Assignment_init(kp_ShareGroupDescribeResponse_Assignment *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareGroupDescribeResponse_Member_init(kp_ShareGroupDescribeResponse_Member *s) {
+void kp_ShareGroupDescribeResponse_Member_init(kp_ShareGroupDescribeResponse_Member *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->rack_id.len = -1;
@@ -89,7 +89,7 @@ static void kp_ShareGroupDescribeResponse_Member_init(kp_ShareGroupDescribeRespo
     kp_ShareGroupDescribeResponse_Assignment_init(&s->assignment);
 }
 
-static void kp_ShareGroupDescribeResponse_DescribedGroup_init(kp_ShareGroupDescribeResponse_DescribedGroup *s) {
+void kp_ShareGroupDescribeResponse_DescribedGroup_init(kp_ShareGroupDescribeResponse_DescribedGroup *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     s->group_id.ptr = "";

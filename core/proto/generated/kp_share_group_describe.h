@@ -15,7 +15,8 @@ typedef struct kp_ShareGroupDescribeRequest {
     bool include_authorized_operations; /* v0+ */
 } kp_ShareGroupDescribeRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ShareGroupDescribeRequest_init(kp_ShareGroupDescribeRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -83,7 +84,12 @@ typedef struct kp_ShareGroupDescribeResponse {
     kp_ShareGroupDescribeResponse_DescribedGroup_array groups; /* v0+ */
 } kp_ShareGroupDescribeResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ShareGroupDescribeResponse_TopicPartitions_init(kp_ShareGroupDescribeResponse_TopicPartitions *s);
+void kp_ShareGroupDescribeResponse_Assignment_init(kp_ShareGroupDescribeResponse_Assignment *s);
+void kp_ShareGroupDescribeResponse_Member_init(kp_ShareGroupDescribeResponse_Member *s);
+void kp_ShareGroupDescribeResponse_DescribedGroup_init(kp_ShareGroupDescribeResponse_DescribedGroup *s);
 void kp_ShareGroupDescribeResponse_init(kp_ShareGroupDescribeResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

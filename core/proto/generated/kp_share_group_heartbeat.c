@@ -87,11 +87,11 @@ int kp_ShareGroupHeartbeatRequest_sample(kp_ShareGroupHeartbeatRequest *m, kn_ar
 
 /* ---- ShareGroupHeartbeatResponse ---- */
 
-static void kp_ShareGroupHeartbeatResponse_TopicPartitions_init(kp_ShareGroupHeartbeatResponse_TopicPartitions *s) {
+void kp_ShareGroupHeartbeatResponse_TopicPartitions_init(kp_ShareGroupHeartbeatResponse_TopicPartitions *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_ShareGroupHeartbeatResponse_Assignment_init(kp_ShareGroupHeartbeatResponse_Assignment *s) {
+void kp_ShareGroupHeartbeatResponse_Assignment_init(kp_ShareGroupHeartbeatResponse_Assignment *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -99,7 +99,6 @@ void kp_ShareGroupHeartbeatResponse_init(kp_ShareGroupHeartbeatResponse *m) {
     memset(m, 0, sizeof *m);
     m->error_message.len = -1;
     m->member_id.len = -1;
-    kp_ShareGroupHeartbeatResponse_Assignment_init(&m->assignment);
 }
 
 static int kp_ShareGroupHeartbeatResponse_TopicPartitions_encode(kn_wr *w, const kp_ShareGroupHeartbeatResponse_TopicPartitions *s, int16_t version) {
@@ -215,7 +214,8 @@ int kp_ShareGroupHeartbeatResponse_encode(kn_wr *w, const kp_ShareGroupHeartbeat
         return rc;
     kn_wr_i32(w, m->member_epoch);
     kn_wr_i32(w, m->heartbeat_interval_ms);
-    if ((rc = kp_ShareGroupHeartbeatResponse_Assignment_encode(w, &m->assignment, version)) != 0)
+    kn_wr_i8(w, m->assignment ? 1 : -1);
+    if (m->assignment && (rc = kp_ShareGroupHeartbeatResponse_Assignment_encode(w, m->assignment, version)) != 0)
         return rc;
     if (flex) {
         kn_wr_uvarint(w, 0);
@@ -235,8 +235,18 @@ int kp_ShareGroupHeartbeatResponse_decode(kn_rd *r, kn_arena *a, kp_ShareGroupHe
     m->member_id = kp_rd_str(r, flex, true);
     m->member_epoch = kn_rd_i32(r);
     m->heartbeat_interval_ms = kn_rd_i32(r);
-    if ((rc = kp_ShareGroupHeartbeatResponse_Assignment_decode(r, a, &m->assignment, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            m->assignment = kp_arena_items(a, 1, sizeof *m->assignment);
+            if (!m->assignment)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_ShareGroupHeartbeatResponse_Assignment_decode(r, a, m->assignment, version)) != 0)
+                return rc;
+        }
+    }
     if (flex)
         kp_rd_skip_tags(r);
     return kn_rd_ok(r) ? 0 : KN_ERR__PROTOCOL;
@@ -251,7 +261,10 @@ int kp_ShareGroupHeartbeatResponse_sample(kp_ShareGroupHeartbeatResponse *m, kn_
     m->member_id = (kn_str){"s4_member_id", 12};
     m->member_epoch = 6;
     m->heartbeat_interval_ms = 7;
-    if ((rc = kp_ShareGroupHeartbeatResponse_Assignment_sample(&m->assignment, a, version)) != 0)
+    m->assignment = kp_arena_items(a, 1, sizeof *m->assignment);
+    if (!m->assignment)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_ShareGroupHeartbeatResponse_Assignment_sample(m->assignment, a, version)) != 0)
         return rc;
     return 0;
 }

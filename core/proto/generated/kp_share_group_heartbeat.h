@@ -18,7 +18,8 @@ typedef struct kp_ShareGroupHeartbeatRequest {
     kp_str_array subscribed_topic_names; /* v0+, nullable v0+, default null */
 } kp_ShareGroupHeartbeatRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_ShareGroupHeartbeatRequest_init(kp_ShareGroupHeartbeatRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -55,10 +56,13 @@ typedef struct kp_ShareGroupHeartbeatResponse {
     kn_str member_id; /* v0+, nullable v0+, default null */
     int32_t member_epoch; /* v0+ */
     int32_t heartbeat_interval_ms; /* v0+ */
-    kp_ShareGroupHeartbeatResponse_Assignment assignment; /* v0+, nullable v0+, default null */
+    kp_ShareGroupHeartbeatResponse_Assignment *assignment; /* v0+, nullable v0+, default null */
 } kp_ShareGroupHeartbeatResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_ShareGroupHeartbeatResponse_TopicPartitions_init(kp_ShareGroupHeartbeatResponse_TopicPartitions *s);
+void kp_ShareGroupHeartbeatResponse_Assignment_init(kp_ShareGroupHeartbeatResponse_Assignment *s);
 void kp_ShareGroupHeartbeatResponse_init(kp_ShareGroupHeartbeatResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -14,7 +14,8 @@ typedef struct kp_SnapshotFooterRecord {
     int16_t version; /* v0+ */
 } kp_SnapshotFooterRecord;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SnapshotFooterRecord_init(kp_SnapshotFooterRecord *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -15,7 +15,8 @@ typedef struct kp_SnapshotHeaderRecord {
     int64_t last_contained_log_timestamp; /* v0+ */
 } kp_SnapshotHeaderRecord;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SnapshotHeaderRecord_init(kp_SnapshotHeaderRecord *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -71,47 +71,47 @@ int kp_StreamsGroupDescribeRequest_sample(kp_StreamsGroupDescribeRequest *m, kn_
 
 /* ---- StreamsGroupDescribeResponse ---- */
 
-static void kp_StreamsGroupDescribeResponse_KeyValue_init(kp_StreamsGroupDescribeResponse_KeyValue *s) {
+void kp_StreamsGroupDescribeResponse_KeyValue_init(kp_StreamsGroupDescribeResponse_KeyValue *s) {
     memset(s, 0, sizeof *s);
     s->key.ptr = "";
     s->value.ptr = "";
 }
 
-static void kp_StreamsGroupDescribeResponse_TopicInfo_init(kp_StreamsGroupDescribeResponse_TopicInfo *s) {
+void kp_StreamsGroupDescribeResponse_TopicInfo_init(kp_StreamsGroupDescribeResponse_TopicInfo *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_StreamsGroupDescribeResponse_Subtopology_init(kp_StreamsGroupDescribeResponse_Subtopology *s) {
+void kp_StreamsGroupDescribeResponse_Subtopology_init(kp_StreamsGroupDescribeResponse_Subtopology *s) {
     memset(s, 0, sizeof *s);
     s->subtopology_id.ptr = "";
 }
 
-static void kp_StreamsGroupDescribeResponse_Topology_init(kp_StreamsGroupDescribeResponse_Topology *s) {
+void kp_StreamsGroupDescribeResponse_Topology_init(kp_StreamsGroupDescribeResponse_Topology *s) {
     memset(s, 0, sizeof *s);
     s->subtopologies.count = -1;
 }
 
-static void kp_StreamsGroupDescribeResponse_Endpoint_init(kp_StreamsGroupDescribeResponse_Endpoint *s) {
+void kp_StreamsGroupDescribeResponse_Endpoint_init(kp_StreamsGroupDescribeResponse_Endpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }
 
-static void kp_StreamsGroupDescribeResponse_TaskOffset_init(kp_StreamsGroupDescribeResponse_TaskOffset *s) {
+void kp_StreamsGroupDescribeResponse_TaskOffset_init(kp_StreamsGroupDescribeResponse_TaskOffset *s) {
     memset(s, 0, sizeof *s);
     s->subtopology_id.ptr = "";
 }
 
-static void kp_StreamsGroupDescribeResponse_TaskIds_init(kp_StreamsGroupDescribeResponse_TaskIds *s) {
+void kp_StreamsGroupDescribeResponse_TaskIds_init(kp_StreamsGroupDescribeResponse_TaskIds *s) {
     memset(s, 0, sizeof *s);
     s->subtopology_id.ptr = "";
 }
 
-static void kp_StreamsGroupDescribeResponse_Assignment_init(kp_StreamsGroupDescribeResponse_Assignment *s) {
+void kp_StreamsGroupDescribeResponse_Assignment_init(kp_StreamsGroupDescribeResponse_Assignment *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_StreamsGroupDescribeResponse_Member_init(kp_StreamsGroupDescribeResponse_Member *s) {
+void kp_StreamsGroupDescribeResponse_Member_init(kp_StreamsGroupDescribeResponse_Member *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
     s->instance_id.len = -1;
@@ -119,17 +119,15 @@ static void kp_StreamsGroupDescribeResponse_Member_init(kp_StreamsGroupDescribeR
     s->client_id.ptr = "";
     s->client_host.ptr = "";
     s->process_id.ptr = "";
-    kp_StreamsGroupDescribeResponse_Endpoint_init(&s->user_endpoint);
     kp_StreamsGroupDescribeResponse_Assignment_init(&s->assignment);
     kp_StreamsGroupDescribeResponse_Assignment_init(&s->target_assignment);
 }
 
-static void kp_StreamsGroupDescribeResponse_DescribedGroup_init(kp_StreamsGroupDescribeResponse_DescribedGroup *s) {
+void kp_StreamsGroupDescribeResponse_DescribedGroup_init(kp_StreamsGroupDescribeResponse_DescribedGroup *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
     s->group_id.ptr = "";
     s->group_state.ptr = "";
-    kp_StreamsGroupDescribeResponse_Topology_init(&s->topology);
     s->authorized_operations = INT32_MIN;
 }
 
@@ -647,7 +645,8 @@ static int kp_StreamsGroupDescribeResponse_Member_encode(kn_wr *w, const kp_Stre
     kn_wr_i32(w, s->topology_epoch);
     if ((rc = kp_wr_str(w, s->process_id, flex, false)) != 0)
         return rc;
-    if ((rc = kp_StreamsGroupDescribeResponse_Endpoint_encode(w, &s->user_endpoint, version)) != 0)
+    kn_wr_i8(w, s->user_endpoint ? 1 : -1);
+    if (s->user_endpoint && (rc = kp_StreamsGroupDescribeResponse_Endpoint_encode(w, s->user_endpoint, version)) != 0)
         return rc;
     if ((rc = kp_wr_array_len(w, s->client_tags.count, s->client_tags.items, flex, false)) != 0)
         return rc;
@@ -690,8 +689,18 @@ static int kp_StreamsGroupDescribeResponse_Member_decode(kn_rd *r, kn_arena *a, 
     s->client_host = kp_rd_str(r, flex, false);
     s->topology_epoch = kn_rd_i32(r);
     s->process_id = kp_rd_str(r, flex, false);
-    if ((rc = kp_StreamsGroupDescribeResponse_Endpoint_decode(r, a, &s->user_endpoint, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            s->user_endpoint = kp_arena_items(a, 1, sizeof *s->user_endpoint);
+            if (!s->user_endpoint)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_StreamsGroupDescribeResponse_Endpoint_decode(r, a, s->user_endpoint, version)) != 0)
+                return rc;
+        }
+    }
     {
         int32_t n = kp_rd_array_len(r, flex, false, 3);
         if (!kn_rd_ok(r))
@@ -752,7 +761,10 @@ static int kp_StreamsGroupDescribeResponse_Member_sample(kp_StreamsGroupDescribe
     s->client_host = (kn_str){"s6_client_host", 14};
     s->topology_epoch = 8;
     s->process_id = (kn_str){"s8_process_id", 13};
-    if ((rc = kp_StreamsGroupDescribeResponse_Endpoint_sample(&s->user_endpoint, a, version)) != 0)
+    s->user_endpoint = kp_arena_items(a, 1, sizeof *s->user_endpoint);
+    if (!s->user_endpoint)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_StreamsGroupDescribeResponse_Endpoint_sample(s->user_endpoint, a, version)) != 0)
         return rc;
     s->client_tags.items = kp_arena_items(a, 2, sizeof *s->client_tags.items);
     if (!s->client_tags.items)
@@ -798,7 +810,8 @@ static int kp_StreamsGroupDescribeResponse_DescribedGroup_encode(kn_wr *w, const
         return rc;
     kn_wr_i32(w, s->group_epoch);
     kn_wr_i32(w, s->assignment_epoch);
-    if ((rc = kp_StreamsGroupDescribeResponse_Topology_encode(w, &s->topology, version)) != 0)
+    kn_wr_i8(w, s->topology ? 1 : -1);
+    if (s->topology && (rc = kp_StreamsGroupDescribeResponse_Topology_encode(w, s->topology, version)) != 0)
         return rc;
     if ((rc = kp_wr_array_len(w, s->members.count, s->members.items, flex, false)) != 0)
         return rc;
@@ -823,10 +836,20 @@ static int kp_StreamsGroupDescribeResponse_DescribedGroup_decode(kn_rd *r, kn_ar
     s->group_state = kp_rd_str(r, flex, false);
     s->group_epoch = kn_rd_i32(r);
     s->assignment_epoch = kn_rd_i32(r);
-    if ((rc = kp_StreamsGroupDescribeResponse_Topology_decode(r, a, &s->topology, version)) != 0)
-        return rc;
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 31);
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            s->topology = kp_arena_items(a, 1, sizeof *s->topology);
+            if (!s->topology)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_StreamsGroupDescribeResponse_Topology_decode(r, a, s->topology, version)) != 0)
+                return rc;
+        }
+    }
+    {
+        int32_t n = kp_rd_array_len(r, flex, false, 28);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         s->members.items = kp_arena_items(a, n, sizeof *s->members.items);
@@ -853,7 +876,10 @@ static int kp_StreamsGroupDescribeResponse_DescribedGroup_sample(kp_StreamsGroup
     s->group_state = (kn_str){"s4_group_state", 14};
     s->group_epoch = 6;
     s->assignment_epoch = 7;
-    if ((rc = kp_StreamsGroupDescribeResponse_Topology_sample(&s->topology, a, version)) != 0)
+    s->topology = kp_arena_items(a, 1, sizeof *s->topology);
+    if (!s->topology)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_StreamsGroupDescribeResponse_Topology_sample(s->topology, a, version)) != 0)
         return rc;
     s->members.items = kp_arena_items(a, 2, sizeof *s->members.items);
     if (!s->members.items)
@@ -893,7 +919,7 @@ int kp_StreamsGroupDescribeResponse_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
     kp_StreamsGroupDescribeResponse_init(m);
     m->throttle_time_ms = kn_rd_i32(r);
     {
-        int32_t n = kp_rd_array_len(r, flex, false, 25);
+        int32_t n = kp_rd_array_len(r, flex, false, 20);
         if (!kn_rd_ok(r))
             return KN_ERR__PROTOCOL;
         m->groups.items = kp_arena_items(a, n, sizeof *m->groups.items);

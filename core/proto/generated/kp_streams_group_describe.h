@@ -15,7 +15,8 @@ typedef struct kp_StreamsGroupDescribeRequest {
     bool include_authorized_operations; /* v0+ */
 } kp_StreamsGroupDescribeRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_StreamsGroupDescribeRequest_init(kp_StreamsGroupDescribeRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -112,7 +113,7 @@ typedef struct kp_StreamsGroupDescribeResponse_Member {
     kn_str client_host; /* v0+ */
     int32_t topology_epoch; /* v0+ */
     kn_str process_id; /* v0+ */
-    kp_StreamsGroupDescribeResponse_Endpoint user_endpoint; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupDescribeResponse_Endpoint *user_endpoint; /* v0+, nullable v0+, default null */
     kp_StreamsGroupDescribeResponse_KeyValue_array client_tags; /* v0+ */
     kp_StreamsGroupDescribeResponse_TaskOffset_array task_offsets; /* v0+ */
     kp_StreamsGroupDescribeResponse_TaskOffset_array task_end_offsets; /* v0+ */
@@ -133,7 +134,7 @@ typedef struct kp_StreamsGroupDescribeResponse_DescribedGroup {
     kn_str group_state; /* v0+ */
     int32_t group_epoch; /* v0+ */
     int32_t assignment_epoch; /* v0+ */
-    kp_StreamsGroupDescribeResponse_Topology topology; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupDescribeResponse_Topology *topology; /* v0+, nullable v0+, default null */
     kp_StreamsGroupDescribeResponse_Member_array members; /* v0+ */
     int32_t authorized_operations; /* v0+, default -2147483648 */
 } kp_StreamsGroupDescribeResponse_DescribedGroup;
@@ -148,7 +149,18 @@ typedef struct kp_StreamsGroupDescribeResponse {
     kp_StreamsGroupDescribeResponse_DescribedGroup_array groups; /* v0+ */
 } kp_StreamsGroupDescribeResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_StreamsGroupDescribeResponse_KeyValue_init(kp_StreamsGroupDescribeResponse_KeyValue *s);
+void kp_StreamsGroupDescribeResponse_TopicInfo_init(kp_StreamsGroupDescribeResponse_TopicInfo *s);
+void kp_StreamsGroupDescribeResponse_Subtopology_init(kp_StreamsGroupDescribeResponse_Subtopology *s);
+void kp_StreamsGroupDescribeResponse_Topology_init(kp_StreamsGroupDescribeResponse_Topology *s);
+void kp_StreamsGroupDescribeResponse_Endpoint_init(kp_StreamsGroupDescribeResponse_Endpoint *s);
+void kp_StreamsGroupDescribeResponse_TaskOffset_init(kp_StreamsGroupDescribeResponse_TaskOffset *s);
+void kp_StreamsGroupDescribeResponse_TaskIds_init(kp_StreamsGroupDescribeResponse_TaskIds *s);
+void kp_StreamsGroupDescribeResponse_Assignment_init(kp_StreamsGroupDescribeResponse_Assignment *s);
+void kp_StreamsGroupDescribeResponse_Member_init(kp_StreamsGroupDescribeResponse_Member *s);
+void kp_StreamsGroupDescribeResponse_DescribedGroup_init(kp_StreamsGroupDescribeResponse_DescribedGroup *s);
 void kp_StreamsGroupDescribeResponse_init(kp_StreamsGroupDescribeResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,41 +11,41 @@
 
 /* ---- StreamsGroupHeartbeatRequest ---- */
 
-static void kp_StreamsGroupHeartbeatRequest_KeyValue_init(kp_StreamsGroupHeartbeatRequest_KeyValue *s) {
+void kp_StreamsGroupHeartbeatRequest_KeyValue_init(kp_StreamsGroupHeartbeatRequest_KeyValue *s) {
     memset(s, 0, sizeof *s);
     s->key.ptr = "";
     s->value.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatRequest_TopicInfo_init(kp_StreamsGroupHeartbeatRequest_TopicInfo *s) {
+void kp_StreamsGroupHeartbeatRequest_TopicInfo_init(kp_StreamsGroupHeartbeatRequest_TopicInfo *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatRequest_CopartitionGroup_init(kp_StreamsGroupHeartbeatRequest_CopartitionGroup *s) {
+void kp_StreamsGroupHeartbeatRequest_CopartitionGroup_init(kp_StreamsGroupHeartbeatRequest_CopartitionGroup *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_StreamsGroupHeartbeatRequest_Subtopology_init(kp_StreamsGroupHeartbeatRequest_Subtopology *s) {
-    memset(s, 0, sizeof *s);
-    s->subtopology_id.ptr = "";
-}
-
-static void kp_StreamsGroupHeartbeatRequest_Topology_init(kp_StreamsGroupHeartbeatRequest_Topology *s) {
-    memset(s, 0, sizeof *s);
-}
-
-static void kp_StreamsGroupHeartbeatRequest_TaskIds_init(kp_StreamsGroupHeartbeatRequest_TaskIds *s) {
+void kp_StreamsGroupHeartbeatRequest_Subtopology_init(kp_StreamsGroupHeartbeatRequest_Subtopology *s) {
     memset(s, 0, sizeof *s);
     s->subtopology_id.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatRequest_Endpoint_init(kp_StreamsGroupHeartbeatRequest_Endpoint *s) {
+void kp_StreamsGroupHeartbeatRequest_Topology_init(kp_StreamsGroupHeartbeatRequest_Topology *s) {
+    memset(s, 0, sizeof *s);
+}
+
+void kp_StreamsGroupHeartbeatRequest_TaskIds_init(kp_StreamsGroupHeartbeatRequest_TaskIds *s) {
+    memset(s, 0, sizeof *s);
+    s->subtopology_id.ptr = "";
+}
+
+void kp_StreamsGroupHeartbeatRequest_Endpoint_init(kp_StreamsGroupHeartbeatRequest_Endpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatRequest_TaskOffset_init(kp_StreamsGroupHeartbeatRequest_TaskOffset *s) {
+void kp_StreamsGroupHeartbeatRequest_TaskOffset_init(kp_StreamsGroupHeartbeatRequest_TaskOffset *s) {
     memset(s, 0, sizeof *s);
     s->subtopology_id.ptr = "";
 }
@@ -57,12 +57,10 @@ void kp_StreamsGroupHeartbeatRequest_init(kp_StreamsGroupHeartbeatRequest *m) {
     m->instance_id.len = -1;
     m->rack_id.len = -1;
     m->rebalance_timeout_ms = -1;
-    kp_StreamsGroupHeartbeatRequest_Topology_init(&m->topology);
     m->active_tasks.count = -1;
     m->standby_tasks.count = -1;
     m->warmup_tasks.count = -1;
     m->process_id.len = -1;
-    kp_StreamsGroupHeartbeatRequest_Endpoint_init(&m->user_endpoint);
     m->client_tags.count = -1;
     m->task_offsets.count = -1;
     m->task_end_offsets.count = -1;
@@ -618,7 +616,8 @@ int kp_StreamsGroupHeartbeatRequest_encode(kn_wr *w, const kp_StreamsGroupHeartb
     if ((rc = kp_wr_str(w, m->rack_id, flex, true)) != 0)
         return rc;
     kn_wr_i32(w, m->rebalance_timeout_ms);
-    if ((rc = kp_StreamsGroupHeartbeatRequest_Topology_encode(w, &m->topology, version)) != 0)
+    kn_wr_i8(w, m->topology ? 1 : -1);
+    if (m->topology && (rc = kp_StreamsGroupHeartbeatRequest_Topology_encode(w, m->topology, version)) != 0)
         return rc;
     if ((rc = kp_wr_array_len(w, m->active_tasks.count, m->active_tasks.items, flex, true)) != 0)
         return rc;
@@ -640,7 +639,8 @@ int kp_StreamsGroupHeartbeatRequest_encode(kn_wr *w, const kp_StreamsGroupHeartb
     }
     if ((rc = kp_wr_str(w, m->process_id, flex, true)) != 0)
         return rc;
-    if ((rc = kp_StreamsGroupHeartbeatRequest_Endpoint_encode(w, &m->user_endpoint, version)) != 0)
+    kn_wr_i8(w, m->user_endpoint ? 1 : -1);
+    if (m->user_endpoint && (rc = kp_StreamsGroupHeartbeatRequest_Endpoint_encode(w, m->user_endpoint, version)) != 0)
         return rc;
     if ((rc = kp_wr_array_len(w, m->client_tags.count, m->client_tags.items, flex, true)) != 0)
         return rc;
@@ -680,8 +680,18 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
     m->instance_id = kp_rd_str(r, flex, true);
     m->rack_id = kp_rd_str(r, flex, true);
     m->rebalance_timeout_ms = kn_rd_i32(r);
-    if ((rc = kp_StreamsGroupHeartbeatRequest_Topology_decode(r, a, &m->topology, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            m->topology = kp_arena_items(a, 1, sizeof *m->topology);
+            if (!m->topology)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_StreamsGroupHeartbeatRequest_Topology_decode(r, a, m->topology, version)) != 0)
+                return rc;
+        }
+    }
     {
         int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
@@ -722,8 +732,18 @@ int kp_StreamsGroupHeartbeatRequest_decode(kn_rd *r, kn_arena *a, kp_StreamsGrou
         }
     }
     m->process_id = kp_rd_str(r, flex, true);
-    if ((rc = kp_StreamsGroupHeartbeatRequest_Endpoint_decode(r, a, &m->user_endpoint, version)) != 0)
-        return rc;
+    {
+        bool present = kn_rd_i8(r) >= 0;
+        if (!kn_rd_ok(r))
+            return KN_ERR__PROTOCOL;
+        if (present) {
+            m->user_endpoint = kp_arena_items(a, 1, sizeof *m->user_endpoint);
+            if (!m->user_endpoint)
+                return KN_ERR__NOMEM;
+            if ((rc = kp_StreamsGroupHeartbeatRequest_Endpoint_decode(r, a, m->user_endpoint, version)) != 0)
+                return rc;
+        }
+    }
     {
         int32_t n = kp_rd_array_len(r, flex, true, 3);
         if (!kn_rd_ok(r))
@@ -779,7 +799,10 @@ int kp_StreamsGroupHeartbeatRequest_sample(kp_StreamsGroupHeartbeatRequest *m, k
     m->instance_id = (kn_str){"s5_instance_id", 14};
     m->rack_id = (kn_str){"s6_rack_id", 10};
     m->rebalance_timeout_ms = 8;
-    if ((rc = kp_StreamsGroupHeartbeatRequest_Topology_sample(&m->topology, a, version)) != 0)
+    m->topology = kp_arena_items(a, 1, sizeof *m->topology);
+    if (!m->topology)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_StreamsGroupHeartbeatRequest_Topology_sample(m->topology, a, version)) != 0)
         return rc;
     m->active_tasks.items = kp_arena_items(a, 2, sizeof *m->active_tasks.items);
     if (!m->active_tasks.items)
@@ -806,7 +829,10 @@ int kp_StreamsGroupHeartbeatRequest_sample(kp_StreamsGroupHeartbeatRequest *m, k
             return rc;
     }
     m->process_id = (kn_str){"s12_process_id", 14};
-    if ((rc = kp_StreamsGroupHeartbeatRequest_Endpoint_sample(&m->user_endpoint, a, version)) != 0)
+    m->user_endpoint = kp_arena_items(a, 1, sizeof *m->user_endpoint);
+    if (!m->user_endpoint)
+        return KN_ERR__NOMEM;
+    if ((rc = kp_StreamsGroupHeartbeatRequest_Endpoint_sample(m->user_endpoint, a, version)) != 0)
         return rc;
     m->client_tags.items = kp_arena_items(a, 2, sizeof *m->client_tags.items);
     if (!m->client_tags.items)
@@ -838,27 +864,27 @@ int kp_StreamsGroupHeartbeatRequest_sample(kp_StreamsGroupHeartbeatRequest *m, k
 
 /* ---- StreamsGroupHeartbeatResponse ---- */
 
-static void kp_StreamsGroupHeartbeatResponse_Status_init(kp_StreamsGroupHeartbeatResponse_Status *s) {
+void kp_StreamsGroupHeartbeatResponse_Status_init(kp_StreamsGroupHeartbeatResponse_Status *s) {
     memset(s, 0, sizeof *s);
     s->status_detail.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatResponse_TaskIds_init(kp_StreamsGroupHeartbeatResponse_TaskIds *s) {
+void kp_StreamsGroupHeartbeatResponse_TaskIds_init(kp_StreamsGroupHeartbeatResponse_TaskIds *s) {
     memset(s, 0, sizeof *s);
     s->subtopology_id.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatResponse_Endpoint_init(kp_StreamsGroupHeartbeatResponse_Endpoint *s) {
+void kp_StreamsGroupHeartbeatResponse_Endpoint_init(kp_StreamsGroupHeartbeatResponse_Endpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatResponse_TopicPartition_init(kp_StreamsGroupHeartbeatResponse_TopicPartition *s) {
+void kp_StreamsGroupHeartbeatResponse_TopicPartition_init(kp_StreamsGroupHeartbeatResponse_TopicPartition *s) {
     memset(s, 0, sizeof *s);
     s->topic.ptr = "";
 }
 
-static void kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_init(kp_StreamsGroupHeartbeatResponse_EndpointToPartitions *s) {
+void kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_init(kp_StreamsGroupHeartbeatResponse_EndpointToPartitions *s) {
     memset(s, 0, sizeof *s);
     kp_StreamsGroupHeartbeatResponse_Endpoint_init(&s->user_endpoint);
 }

@@ -97,19 +97,28 @@ typedef struct kp_StreamsGroupHeartbeatRequest {
     kn_str instance_id; /* v0+, nullable v0+, default null */
     kn_str rack_id; /* v0+, nullable v0+, default null */
     int32_t rebalance_timeout_ms; /* v0+, default -1 */
-    kp_StreamsGroupHeartbeatRequest_Topology topology; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_Topology *topology; /* v0+, nullable v0+, default null */
     kp_StreamsGroupHeartbeatRequest_TaskIds_array active_tasks; /* v0+, nullable v0+, default null */
     kp_StreamsGroupHeartbeatRequest_TaskIds_array standby_tasks; /* v0+, nullable v0+, default null */
     kp_StreamsGroupHeartbeatRequest_TaskIds_array warmup_tasks; /* v0+, nullable v0+, default null */
     kn_str process_id; /* v0+, nullable v0+, default null */
-    kp_StreamsGroupHeartbeatRequest_Endpoint user_endpoint; /* v0+, nullable v0+, default null */
+    kp_StreamsGroupHeartbeatRequest_Endpoint *user_endpoint; /* v0+, nullable v0+, default null */
     kp_StreamsGroupHeartbeatRequest_KeyValue_array client_tags; /* v0+, nullable v0+, default null */
     kp_StreamsGroupHeartbeatRequest_TaskOffset_array task_offsets; /* v0+, nullable v0+, default null */
     kp_StreamsGroupHeartbeatRequest_TaskOffset_array task_end_offsets; /* v0+, nullable v0+, default null */
     bool shutdown_application; /* v0+, default false */
 } kp_StreamsGroupHeartbeatRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_StreamsGroupHeartbeatRequest_KeyValue_init(kp_StreamsGroupHeartbeatRequest_KeyValue *s);
+void kp_StreamsGroupHeartbeatRequest_TopicInfo_init(kp_StreamsGroupHeartbeatRequest_TopicInfo *s);
+void kp_StreamsGroupHeartbeatRequest_CopartitionGroup_init(kp_StreamsGroupHeartbeatRequest_CopartitionGroup *s);
+void kp_StreamsGroupHeartbeatRequest_Subtopology_init(kp_StreamsGroupHeartbeatRequest_Subtopology *s);
+void kp_StreamsGroupHeartbeatRequest_Topology_init(kp_StreamsGroupHeartbeatRequest_Topology *s);
+void kp_StreamsGroupHeartbeatRequest_TaskIds_init(kp_StreamsGroupHeartbeatRequest_TaskIds *s);
+void kp_StreamsGroupHeartbeatRequest_Endpoint_init(kp_StreamsGroupHeartbeatRequest_Endpoint *s);
+void kp_StreamsGroupHeartbeatRequest_TaskOffset_init(kp_StreamsGroupHeartbeatRequest_TaskOffset *s);
 void kp_StreamsGroupHeartbeatRequest_init(kp_StreamsGroupHeartbeatRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -188,7 +197,13 @@ typedef struct kp_StreamsGroupHeartbeatResponse {
     kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_array partitions_by_user_endpoint; /* v0+, nullable v0+, default null */
 } kp_StreamsGroupHeartbeatResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_StreamsGroupHeartbeatResponse_Status_init(kp_StreamsGroupHeartbeatResponse_Status *s);
+void kp_StreamsGroupHeartbeatResponse_TaskIds_init(kp_StreamsGroupHeartbeatResponse_TaskIds *s);
+void kp_StreamsGroupHeartbeatResponse_Endpoint_init(kp_StreamsGroupHeartbeatResponse_Endpoint *s);
+void kp_StreamsGroupHeartbeatResponse_TopicPartition_init(kp_StreamsGroupHeartbeatResponse_TopicPartition *s);
+void kp_StreamsGroupHeartbeatResponse_EndpointToPartitions_init(kp_StreamsGroupHeartbeatResponse_EndpointToPartitions *s);
 void kp_StreamsGroupHeartbeatResponse_init(kp_StreamsGroupHeartbeatResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,7 +11,7 @@
 
 /* ---- SyncGroupRequest ---- */
 
-static void kp_SyncGroupRequest_SyncGroupRequestAssignment_init(kp_SyncGroupRequest_SyncGroupRequestAssignment *s) {
+void kp_SyncGroupRequest_SyncGroupRequestAssignment_init(kp_SyncGroupRequest_SyncGroupRequestAssignment *s) {
     memset(s, 0, sizeof *s);
     s->member_id.ptr = "";
 }

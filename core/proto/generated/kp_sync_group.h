@@ -30,7 +30,9 @@ typedef struct kp_SyncGroupRequest {
     kp_SyncGroupRequest_SyncGroupRequestAssignment_array assignments; /* v0+ */
 } kp_SyncGroupRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_SyncGroupRequest_SyncGroupRequestAssignment_init(kp_SyncGroupRequest_SyncGroupRequestAssignment *s);
 void kp_SyncGroupRequest_init(kp_SyncGroupRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -54,7 +56,8 @@ typedef struct kp_SyncGroupResponse {
     kn_bytes assignment; /* v0+ */
 } kp_SyncGroupResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_SyncGroupResponse_init(kp_SyncGroupResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

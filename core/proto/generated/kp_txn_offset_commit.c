@@ -11,13 +11,13 @@
 
 /* ---- TxnOffsetCommitRequest ---- */
 
-static void kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_init(kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *s) {
+void kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_init(kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *s) {
     memset(s, 0, sizeof *s);
     s->committed_leader_epoch = -1;
     s->committed_metadata.ptr = "";
 }
 
-static void kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_init(kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *s) {
+void kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_init(kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
@@ -233,11 +233,11 @@ int kp_TxnOffsetCommitRequest_sample(kp_TxnOffsetCommitRequest *m, kn_arena *a, 
 
 /* ---- TxnOffsetCommitResponse ---- */
 
-static void kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_init(kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition *s) {
+void kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_init(kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_init(kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic *s) {
+void kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_init(kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }

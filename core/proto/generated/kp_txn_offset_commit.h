@@ -43,7 +43,10 @@ typedef struct kp_TxnOffsetCommitRequest {
     kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_array topics; /* v0+ */
 } kp_TxnOffsetCommitRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition_init(kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *s);
+void kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic_init(kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *s);
 void kp_TxnOffsetCommitRequest_init(kp_TxnOffsetCommitRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -84,7 +87,10 @@ typedef struct kp_TxnOffsetCommitResponse {
     kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_array topics; /* v0+ */
 } kp_TxnOffsetCommitResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition_init(kp_TxnOffsetCommitResponse_TxnOffsetCommitResponsePartition *s);
+void kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic_init(kp_TxnOffsetCommitResponse_TxnOffsetCommitResponseTopic *s);
 void kp_TxnOffsetCommitResponse_init(kp_TxnOffsetCommitResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

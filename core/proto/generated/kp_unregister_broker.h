@@ -14,7 +14,8 @@ typedef struct kp_UnregisterBrokerRequest {
     int32_t broker_id; /* v0+ */
 } kp_UnregisterBrokerRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_UnregisterBrokerRequest_init(kp_UnregisterBrokerRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -36,7 +37,8 @@ typedef struct kp_UnregisterBrokerResponse {
     kn_str error_message; /* v0+, nullable v0+ */
 } kp_UnregisterBrokerResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
 void kp_UnregisterBrokerResponse_init(kp_UnregisterBrokerResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

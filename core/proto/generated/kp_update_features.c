@@ -11,7 +11,7 @@
 
 /* ---- UpdateFeaturesRequest ---- */
 
-static void kp_UpdateFeaturesRequest_FeatureUpdateKey_init(kp_UpdateFeaturesRequest_FeatureUpdateKey *s) {
+void kp_UpdateFeaturesRequest_FeatureUpdateKey_init(kp_UpdateFeaturesRequest_FeatureUpdateKey *s) {
     memset(s, 0, sizeof *s);
     s->feature.ptr = "";
     s->upgrade_type = 1;
@@ -144,7 +144,7 @@ int kp_UpdateFeaturesRequest_sample(kp_UpdateFeaturesRequest *m, kn_arena *a, in
 
 /* ---- UpdateFeaturesResponse ---- */
 
-static void kp_UpdateFeaturesResponse_UpdatableFeatureResult_init(kp_UpdateFeaturesResponse_UpdatableFeatureResult *s) {
+void kp_UpdateFeaturesResponse_UpdatableFeatureResult_init(kp_UpdateFeaturesResponse_UpdatableFeatureResult *s) {
     memset(s, 0, sizeof *s);
     s->feature.ptr = "";
     s->error_message.ptr = "";

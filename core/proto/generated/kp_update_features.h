@@ -28,7 +28,9 @@ typedef struct kp_UpdateFeaturesRequest {
     bool validate_only; /* v1+, default false */
 } kp_UpdateFeaturesRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_UpdateFeaturesRequest_FeatureUpdateKey_init(kp_UpdateFeaturesRequest_FeatureUpdateKey *s);
 void kp_UpdateFeaturesRequest_init(kp_UpdateFeaturesRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -62,7 +64,9 @@ typedef struct kp_UpdateFeaturesResponse {
     kp_UpdateFeaturesResponse_UpdatableFeatureResult_array results; /* v0-1, ignorable */
 } kp_UpdateFeaturesResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_UpdateFeaturesResponse_UpdatableFeatureResult_init(kp_UpdateFeaturesResponse_UpdatableFeatureResult *s);
 void kp_UpdateFeaturesResponse_init(kp_UpdateFeaturesResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,13 +11,13 @@
 
 /* ---- UpdateRaftVoterRequest ---- */
 
-static void kp_UpdateRaftVoterRequest_Listener_init(kp_UpdateRaftVoterRequest_Listener *s) {
+void kp_UpdateRaftVoterRequest_Listener_init(kp_UpdateRaftVoterRequest_Listener *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
 }
 
-static void kp_UpdateRaftVoterRequest_KRaftVersionFeature_init(kp_UpdateRaftVoterRequest_KRaftVersionFeature *s) {
+void kp_UpdateRaftVoterRequest_KRaftVersionFeature_init(kp_UpdateRaftVoterRequest_KRaftVersionFeature *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -163,7 +163,7 @@ int kp_UpdateRaftVoterRequest_sample(kp_UpdateRaftVoterRequest *m, kn_arena *a, 
 
 /* ---- UpdateRaftVoterResponse ---- */
 
-static void kp_UpdateRaftVoterResponse_CurrentLeader_init(kp_UpdateRaftVoterResponse_CurrentLeader *s) {
+void kp_UpdateRaftVoterResponse_CurrentLeader_init(kp_UpdateRaftVoterResponse_CurrentLeader *s) {
     memset(s, 0, sizeof *s);
     s->leader_id = -1;
     s->leader_epoch = -1;

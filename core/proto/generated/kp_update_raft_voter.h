@@ -35,7 +35,10 @@ typedef struct kp_UpdateRaftVoterRequest {
     kp_UpdateRaftVoterRequest_KRaftVersionFeature k_raft_version_feature; /* v0+ */
 } kp_UpdateRaftVoterRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_UpdateRaftVoterRequest_Listener_init(kp_UpdateRaftVoterRequest_Listener *s);
+void kp_UpdateRaftVoterRequest_KRaftVersionFeature_init(kp_UpdateRaftVoterRequest_KRaftVersionFeature *s);
 void kp_UpdateRaftVoterRequest_init(kp_UpdateRaftVoterRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -64,7 +67,9 @@ typedef struct kp_UpdateRaftVoterResponse {
     kp_UpdateRaftVoterResponse_CurrentLeader current_leader; /* v0+, tag 0 v0+ */
 } kp_UpdateRaftVoterResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_UpdateRaftVoterResponse_CurrentLeader_init(kp_UpdateRaftVoterResponse_CurrentLeader *s);
 void kp_UpdateRaftVoterResponse_init(kp_UpdateRaftVoterResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

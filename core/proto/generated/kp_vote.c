@@ -11,11 +11,11 @@
 
 /* ---- VoteRequest ---- */
 
-static void kp_VoteRequest_PartitionData_init(kp_VoteRequest_PartitionData *s) {
+void kp_VoteRequest_PartitionData_init(kp_VoteRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_VoteRequest_TopicData_init(kp_VoteRequest_TopicData *s) {
+void kp_VoteRequest_TopicData_init(kp_VoteRequest_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
@@ -216,16 +216,16 @@ int kp_VoteRequest_sample(kp_VoteRequest *m, kn_arena *a, int16_t version) {
 
 /* ---- VoteResponse ---- */
 
-static void kp_VoteResponse_PartitionData_init(kp_VoteResponse_PartitionData *s) {
+void kp_VoteResponse_PartitionData_init(kp_VoteResponse_PartitionData *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_VoteResponse_TopicData_init(kp_VoteResponse_TopicData *s) {
+void kp_VoteResponse_TopicData_init(kp_VoteResponse_TopicData *s) {
     memset(s, 0, sizeof *s);
     s->topic_name.ptr = "";
 }
 
-static void kp_VoteResponse_NodeEndpoint_init(kp_VoteResponse_NodeEndpoint *s) {
+void kp_VoteResponse_NodeEndpoint_init(kp_VoteResponse_NodeEndpoint *s) {
     memset(s, 0, sizeof *s);
     s->host.ptr = "";
 }

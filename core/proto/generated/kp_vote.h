@@ -42,7 +42,10 @@ typedef struct kp_VoteRequest {
     kp_VoteRequest_TopicData_array topics; /* v0+ */
 } kp_VoteRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_VoteRequest_PartitionData_init(kp_VoteRequest_PartitionData *s);
+void kp_VoteRequest_TopicData_init(kp_VoteRequest_TopicData *s);
 void kp_VoteRequest_init(kp_VoteRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -98,7 +101,11 @@ typedef struct kp_VoteResponse {
     kp_VoteResponse_NodeEndpoint_array node_endpoints; /* v1+, tag 0 v1+ */
 } kp_VoteResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_VoteResponse_PartitionData_init(kp_VoteResponse_PartitionData *s);
+void kp_VoteResponse_TopicData_init(kp_VoteResponse_TopicData *s);
+void kp_VoteResponse_NodeEndpoint_init(kp_VoteResponse_NodeEndpoint *s);
 void kp_VoteResponse_init(kp_VoteResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

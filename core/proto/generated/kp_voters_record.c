@@ -11,17 +11,17 @@
 
 /* ---- VotersRecord ---- */
 
-static void kp_VotersRecord_Endpoint_init(kp_VotersRecord_Endpoint *s) {
+void kp_VotersRecord_Endpoint_init(kp_VotersRecord_Endpoint *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
     s->host.ptr = "";
 }
 
-static void kp_VotersRecord_KRaftVersionFeature_init(kp_VotersRecord_KRaftVersionFeature *s) {
+void kp_VotersRecord_KRaftVersionFeature_init(kp_VotersRecord_KRaftVersionFeature *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_VotersRecord_Voter_init(kp_VotersRecord_Voter *s) {
+void kp_VotersRecord_Voter_init(kp_VotersRecord_Voter *s) {
     memset(s, 0, sizeof *s);
     kp_VotersRecord_KRaftVersionFeature_init(&s->k_raft_version_feature);
 }

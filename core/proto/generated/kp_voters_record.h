@@ -43,7 +43,11 @@ typedef struct kp_VotersRecord {
     kp_VotersRecord_Voter_array voters; /* v0+ */
 } kp_VotersRecord;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_VotersRecord_Endpoint_init(kp_VotersRecord_Endpoint *s);
+void kp_VotersRecord_KRaftVersionFeature_init(kp_VotersRecord_KRaftVersionFeature *s);
+void kp_VotersRecord_Voter_init(kp_VotersRecord_Voter *s);
 void kp_VotersRecord_init(kp_VotersRecord *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

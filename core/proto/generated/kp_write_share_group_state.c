@@ -11,16 +11,16 @@
 
 /* ---- WriteShareGroupStateRequest ---- */
 
-static void kp_WriteShareGroupStateRequest_StateBatch_init(kp_WriteShareGroupStateRequest_StateBatch *s) {
+void kp_WriteShareGroupStateRequest_StateBatch_init(kp_WriteShareGroupStateRequest_StateBatch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_WriteShareGroupStateRequest_PartitionData_init(kp_WriteShareGroupStateRequest_PartitionData *s) {
+void kp_WriteShareGroupStateRequest_PartitionData_init(kp_WriteShareGroupStateRequest_PartitionData *s) {
     memset(s, 0, sizeof *s);
     s->delivery_complete_count = -1;
 }
 
-static void kp_WriteShareGroupStateRequest_WriteStateData_init(kp_WriteShareGroupStateRequest_WriteStateData *s) {
+void kp_WriteShareGroupStateRequest_WriteStateData_init(kp_WriteShareGroupStateRequest_WriteStateData *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -249,12 +249,12 @@ int kp_WriteShareGroupStateRequest_sample(kp_WriteShareGroupStateRequest *m, kn_
 
 /* ---- WriteShareGroupStateResponse ---- */
 
-static void kp_WriteShareGroupStateResponse_PartitionResult_init(kp_WriteShareGroupStateResponse_PartitionResult *s) {
+void kp_WriteShareGroupStateResponse_PartitionResult_init(kp_WriteShareGroupStateResponse_PartitionResult *s) {
     memset(s, 0, sizeof *s);
     s->error_message.len = -1;
 }
 
-static void kp_WriteShareGroupStateResponse_WriteStateResult_init(kp_WriteShareGroupStateResponse_WriteStateResult *s) {
+void kp_WriteShareGroupStateResponse_WriteStateResult_init(kp_WriteShareGroupStateResponse_WriteStateResult *s) {
     memset(s, 0, sizeof *s);
 }
 

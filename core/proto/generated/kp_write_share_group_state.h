@@ -51,7 +51,11 @@ typedef struct kp_WriteShareGroupStateRequest {
     kp_WriteShareGroupStateRequest_WriteStateData_array topics; /* v0+ */
 } kp_WriteShareGroupStateRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_WriteShareGroupStateRequest_StateBatch_init(kp_WriteShareGroupStateRequest_StateBatch *s);
+void kp_WriteShareGroupStateRequest_PartitionData_init(kp_WriteShareGroupStateRequest_PartitionData *s);
+void kp_WriteShareGroupStateRequest_WriteStateData_init(kp_WriteShareGroupStateRequest_WriteStateData *s);
 void kp_WriteShareGroupStateRequest_init(kp_WriteShareGroupStateRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -92,7 +96,10 @@ typedef struct kp_WriteShareGroupStateResponse {
     kp_WriteShareGroupStateResponse_WriteStateResult_array results; /* v0+ */
 } kp_WriteShareGroupStateResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_WriteShareGroupStateResponse_PartitionResult_init(kp_WriteShareGroupStateResponse_PartitionResult *s);
+void kp_WriteShareGroupStateResponse_WriteStateResult_init(kp_WriteShareGroupStateResponse_WriteStateResult *s);
 void kp_WriteShareGroupStateResponse_init(kp_WriteShareGroupStateResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where

@@ -11,12 +11,12 @@
 
 /* ---- WriteTxnMarkersRequest ---- */
 
-static void kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic_init(kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic *s) {
+void kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic_init(kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_WriteTxnMarkersRequest_WritableTxnMarker_init(kp_WriteTxnMarkersRequest_WritableTxnMarker *s) {
+void kp_WriteTxnMarkersRequest_WritableTxnMarker_init(kp_WriteTxnMarkersRequest_WritableTxnMarker *s) {
     memset(s, 0, sizeof *s);
 }
 
@@ -203,16 +203,16 @@ int kp_WriteTxnMarkersRequest_sample(kp_WriteTxnMarkersRequest *m, kn_arena *a, 
 
 /* ---- WriteTxnMarkersResponse ---- */
 
-static void kp_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *s) {
+void kp_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *s) {
+void kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *s) {
     memset(s, 0, sizeof *s);
     s->name.ptr = "";
 }
 
-static void kp_WriteTxnMarkersResponse_WritableTxnMarkerResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerResult *s) {
+void kp_WriteTxnMarkersResponse_WritableTxnMarkerResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerResult *s) {
     memset(s, 0, sizeof *s);
 }
 

@@ -38,7 +38,10 @@ typedef struct kp_WriteTxnMarkersRequest {
     kp_WriteTxnMarkersRequest_WritableTxnMarker_array markers; /* v0+ */
 } kp_WriteTxnMarkersRequest;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic_init(kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic *s);
+void kp_WriteTxnMarkersRequest_WritableTxnMarker_init(kp_WriteTxnMarkersRequest_WritableTxnMarker *s);
 void kp_WriteTxnMarkersRequest_init(kp_WriteTxnMarkersRequest *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
@@ -88,7 +91,11 @@ typedef struct kp_WriteTxnMarkersResponse {
     kp_WriteTxnMarkersResponse_WritableTxnMarkerResult_array markers; /* v0+ */
 } kp_WriteTxnMarkersResponse;
 
-/* Zeroes m and applies the schema defaults. */
+/* Zero + schema defaults, for the message and for each nested struct (fill
+ * array elements with these before setting fields). */
+void kp_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerPartitionResult *s);
+void kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *s);
+void kp_WriteTxnMarkersResponse_WritableTxnMarkerResult_init(kp_WriteTxnMarkersResponse_WritableTxnMarkerResult *s);
 void kp_WriteTxnMarkersResponse_init(kp_WriteTxnMarkersResponse *m);
 /* Appends the body (no header, no size prefix). Returns 0, KN_ERR__UNSUPPORTED_VERSION,
  * KN_ERR__INVALID_ARG (a field this version cannot carry holds a value, or a null where
