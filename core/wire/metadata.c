@@ -71,7 +71,8 @@ static int cmp_topic_name(const void *key, const void *elem) {
 }
 
 const knw_topic *knw_metadata_topic(const knw_metadata *md, const char *name) {
-    if (!md || !name)
+    /* bsearch on an empty (NULL) array is undefined behaviour (UBSan). */
+    if (!md || !name || md->topic_count <= 0)
         return NULL;
     return bsearch(name, md->topics, (size_t)md->topic_count, sizeof *md->topics, cmp_topic_name);
 }
