@@ -27,6 +27,7 @@
 
 #include "error.h"
 #include "kn_alloc.h"
+#include "log.h"
 #include "producer/producer_int.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_init_producer_id.h"
@@ -291,6 +292,9 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     }
     if (retriable && !acc->closing && b->attempts <= s->conf.retries && now_ms < b->deadline_ms) {
         b->retry_at_ms = now_ms + backoff_ms(s, b->attempts);
+        kn_log(NULL, KN_LOG_WARN,
+               "producer: retrying a batch of %d record(s) (sequence %d, attempt %d): %s",
+               (int)b->count, (int)b->base_seq, (int)b->attempts, buf);
         knp_acc_requeue(acc, b);
         return;
     }
@@ -305,6 +309,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     }
     if (s->conf.idempotent && b->base_seq >= 0)
         s->need_bump = true; /* a sequence gap: later batches need a new epoch */
+    kn_log(NULL, KN_LOG_WARN, "producer: %d record(s) failed: %s", (int)b->count, buf);
     knp_acc_complete(acc, b, err, -1, -1, buf);
 }
 
@@ -662,6 +667,16 @@ static void expire(knp_sender *s, int64_t now_ms, int64_t *next_ms) {
                      (long long)(now_ms - b->created_ms));
             if (s->conf.idempotent && b->base_seq >= 0)
                 s->need_bump = true;
+            knp_node *nd = pq->leader >= 0 ? sender_node(s, pq->leader) : NULL;
+            kn_log(NULL, KN_LOG_WARN,
+                   "producer: %s (queue depth %d, in flight %d on node %d, leader %d, "
+                   "stale since %lld, metadata at %lld, node requests %d, requests %d, "
+                   "pid state %d, epoch bump %d, attempts %d, sequence %d)",
+                   msg, (int)pq->depth, (int)pq->inflight, (int)pq->inflight_node,
+                   (int)pq->leader, (long long)pq->stale_before_ms,
+                   (long long)(s->md ? s->md->fetched_at_ms : -1), nd ? (int)nd->inflight : -1,
+                   (int)s->inflight_reqs, s->pid_state, (int)s->need_bump, (int)b->attempts,
+                   (int)b->base_seq);
             knp_acc_complete(acc, b, KN_ERR__MSG_TIMED_OUT, -1, -1, msg);
         }
         if (b && b->deadline_ms < *next_ms)

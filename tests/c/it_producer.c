@@ -215,9 +215,12 @@ static void produce_codec(const char *codec) {
                   (long long)st.requests_sent, (long long)st.bytes_sent);
     assert_int_equal(kn_producer_outstanding(p), 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
-    if (ctx.errors)
-        fail_msg("%lld delivery errors, first %s: %s", (long long)ctx.errors,
+    int64_t errors = ctx.errors;
+    if (errors) {
+        free(ctx.part_of);
+        fail_msg("%lld delivery errors, first %s: %s", (long long)errors,
                  kn_err_name(ctx.first_err), ctx.first_errstr);
+    }
     assert_int_equal(ctx.reports, N_RECORDS);
     assert_int_equal(ctx.order_violations, 0);
     assert_int_equal(st.records_sent, N_RECORDS);
@@ -481,6 +484,10 @@ static void test_message_too_large_split(void **s) {
 
 int main(void) {
     kn_test_bootstrap();
+    /* KN_TEST_FILTER=test_codec_zstd runs one test (cmocka pattern). */
+    const char *filter = getenv("KN_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_none),   cmocka_unit_test(test_codec_gzip),
         cmocka_unit_test(test_codec_snappy), cmocka_unit_test(test_codec_lz4),
