@@ -219,6 +219,27 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
  * group.id) or a Kafka error. */
 int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 
+/* ---- offset queries ----
+ * Live ListOffsets to each partition's leader (blocking up to
+ * timeout_ms; -1: default.api.timeout.ms). Results go into the list:
+ * offset (KN_OFFSET_INVALID when there is none), leader epoch and a
+ * per-entry error. Returns KN_OK, KN_ERR__PARTIAL (see the entries),
+ * KN_ERR__TIMED_OUT or KN_ERR__INVALID_ARG. The partitions need not be
+ * assigned. Under read_committed the end offset is the last stable
+ * offset. */
+int kn_consumer_beginning_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+int kn_consumer_end_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+/* Each entry's offset is a timestamp (ms since the epoch) on input; on
+ * output, the earliest offset whose timestamp is at or after it
+ * (KN_OFFSET_INVALID if none). */
+int kn_consumer_offsets_for_times(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+/* An assigned partition's lag from the last Fetch response, without a
+ * request: log end (the last stable offset under read_committed) minus
+ * the position. KN_ERR__NOT_FOUND before the first response (or while
+ * unpositioned), KN_ERR__STATE if not assigned. May be stale: use
+ * end_offsets for an exact answer. */
+int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_t *lag);
+
 /* ---- statistics ----
  * A consistent snapshot of counters since the consumer was created;
  * cheap (one lock, no allocation), so it can be read every poll. */

@@ -374,6 +374,39 @@ static void test_wakeup(void **state) {
     close_consumer(c);
 }
 
+static void test_offset_queries(void **state) {
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "max.poll.records", "100", NULL);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    assert_int_equal(kn_consumer_beginning_offsets(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_offset(l, 0), 0);
+    assert_int_equal(kn_consumer_end_offsets(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_offset(l, 0), 1000);
+    /* offsets_for_times: time 0 is the first record; far future none */
+    kn_topic_partition_list_set_offset(l, 0, 0);
+    assert_int_equal(kn_consumer_offsets_for_times(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_offset(l, 0), 0);
+    kn_topic_partition_list_set_offset(l, 0, (int64_t)4102444800000); /* 2100 */
+    assert_int_equal(kn_consumer_offsets_for_times(c, l, 10000), KN_OK);
+    assert_int_equal(kn_topic_partition_list_offset(l, 0), KN_OFFSET_INVALID);
+    /* an unknown partition is a per-entry error */
+    kn_topic_partition_list_add(l, known_topic, 7);
+    assert_int_equal(kn_consumer_end_offsets(c, l, 5000), KN_ERR__PARTIAL);
+    assert_int_equal(kn_topic_partition_list_err(l, 0), 0);
+    assert_int_equal(kn_topic_partition_list_offset(l, 0), 1000);
+    assert_int_equal(kn_topic_partition_list_err(l, 1), KN_ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    kn_topic_partition_list_destroy(l);
+    /* lag from the fetch responses */
+    int64_t lag;
+    assign_all(c, known_topic, 1);
+    assert_int_equal(kn_consumer_lag(c, known_topic, 0, &lag), KN_ERR__NOT_FOUND);
+    assert_int_equal(read_known(c, 0, 100, 10000), 100);
+    assert_int_equal(kn_consumer_lag(c, known_topic, 0, &lag), KN_OK);
+    assert_int_equal(lag, 900);
+    assert_int_equal(kn_consumer_lag(c, known_topic, 3, &lag), KN_ERR__STATE);
+    close_consumer(c);
+}
+
 /* ---- read_committed ---- */
 
 /* A Java transactional producer writes 10 transactions of 10 records to
@@ -605,6 +638,7 @@ int main(void) {
         cmocka_unit_test(test_poll_budget),       cmocka_unit_test(test_wakeup),
         cmocka_unit_test(test_commit_sync_roundtrip), cmocka_unit_test(test_commit_async_order),
         cmocka_unit_test(test_auto_commit),       cmocka_unit_test(test_read_committed),
+        cmocka_unit_test(test_offset_queries),
         cmocka_unit_test(test_codecs),
     };
     return cmocka_run_group_tests(tests, setup_known, NULL);
