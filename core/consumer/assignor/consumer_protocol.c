@@ -72,11 +72,13 @@ int kn_cp_subscription_encode(const kn_asg_member *sub, int16_t version, uint8_t
     kn_wr_init(&w, 64, CP_MAX_BLOB);
     if (!topics || !tstr || !owned || !groups || !pnums)
         goto done;
-    memcpy(topics, sub->topics, nt * sizeof *topics);
+    if (nt)
+        memcpy(topics, sub->topics, nt * sizeof *topics);
     qsort(topics, nt, sizeof *topics, cp_str_cmp);
     for (size_t i = 0; i < nt; i++)
         tstr[i] = kn_str_c(topics[i]);
-    memcpy(owned, sub->owned, no * sizeof *owned);
+    if (no)
+        memcpy(owned, sub->owned, no * sizeof *owned);
     qsort(owned, no, sizeof *owned, cp_tp_cmp);
     int32_t ng = 0;
     for (size_t i = 0; i < no; i++) {

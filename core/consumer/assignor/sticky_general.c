@@ -416,7 +416,8 @@ static int gen_balance(gen *G) {
         rc = KN_ERR__NOMEM;
         goto done;
     }
-    memcpy(copy, keep.v, (size_t)keep.n * sizeof *copy);
+    if (keep.n)
+        memcpy(copy, keep.v, (size_t)keep.n * sizeof *copy);
     keep.v = copy;
     rc = gen_maybe_assign(G, &keep, false, false);
     kn_free(copy);
