@@ -35,6 +35,7 @@ static knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t 
             return NULL;
         }
         for (size_t i = 0; i < n; i++) {
+            kp_MetadataRequest_MetadataRequestTopic_init(&topics[i]);
             topics[i].name.ptr = names[i];
             topics[i].name.len = (int32_t)strlen(names[i]);
         }

@@ -148,12 +148,14 @@ static int kna_create_request(kp_CreateTopicsRequest *req, void **bufp, const kn
             continue;
         const kn_new_topic *nt = spec[i];
         kp_CreateTopicsRequest_CreatableTopic *ct = &topics[t++];
+        kp_CreateTopicsRequest_CreatableTopic_init(ct);
         ct->name = kna_cstr(nt->name);
         ct->num_partitions = nt->partitions;
         ct->replication_factor = nt->replication_factor;
         ct->configs.items = configs;
         ct->configs.count = (int32_t)nt->config_count;
         for (size_t c = 0; c < nt->config_count; c++) {
+            kp_CreateTopicsRequest_CreatableTopicConfig_init(&configs[c]);
             configs[c].name = kna_cstr(nt->configs[c].key);
             configs[c].value = kna_cstr(nt->configs[c].value);
         }
@@ -161,6 +163,7 @@ static int kna_create_request(kp_CreateTopicsRequest *req, void **bufp, const kn
         ct->assignments.items = assigns;
         ct->assignments.count = (int32_t)nt->assignment_count;
         for (size_t a = 0; a < nt->assignment_count; a++) {
+            kp_CreateTopicsRequest_CreatableReplicaAssignment_init(&assigns[a]);
             assigns[a].partition_index = nt->assignments[a].partition;
             assigns[a].broker_ids.items = nt->assignments[a].broker_ids;
             assigns[a].broker_ids.count = (int32_t)nt->assignments[a].broker_count;
@@ -321,8 +324,10 @@ static int kna_delete_request(kp_DeleteTopicsRequest *req, void **bufp, const kn
             continue;
         if (legacy)
             req->topic_names.items[t++] = kna_cstr(res->items[i].name);
-        else
+        else {
+            kp_DeleteTopicsRequest_DeleteTopicState_init(&req->topics.items[t]);
             req->topics.items[t++].name = kna_cstr(res->items[i].name);
+        }
     }
     *bufp = buf;
     return 0;
