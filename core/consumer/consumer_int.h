@@ -154,6 +154,12 @@ typedef struct knc_part {
     bool err_pending;     /* an error poll has not reported yet */
     int err;
     char errstr[256];
+    /* KIP-320: the leader epoch (from metadata) the position was last
+     * checked under; a higher one makes the position suspect until
+     * OffsetForLeaderEpoch confirms it. */
+    int32_t checked_leader_epoch; /* -1: not known yet */
+    bool needs_validation;
+    bool validate_inflight;
     int64_t high_watermark; /* from the last fetch response, -1 */
     int64_t last_stable_offset;
 } knc_part;
@@ -185,8 +191,22 @@ void knc_part_fail(knc_part *p, int err, const char *fmt, ...)
 #endif
     ;
 static inline bool knc_part_fetchable(const knc_part *p) {
-    return p->state == KNC_POS_VALID && !p->paused && !p->fetched && !p->fetch_inflight;
+    return p->state == KNC_POS_VALID && !p->paused && !p->fetched && !p->fetch_inflight &&
+           !p->needs_validation;
 }
+/* KIP-320: metadata shows leader epoch md_epoch for p. Returns true if
+ * the position must now be validated (an epoch bump while the position
+ * has a known epoch); records the epoch otherwise. */
+bool knc_part_leader_epoch_seen(knc_part *p, int32_t md_epoch);
+/* The OffsetForLeaderEpoch answer for generation gen: the leader's end
+ * offset for the position's epoch (end_epoch: the largest epoch at or
+ * below it). Below the position: the log was truncated, and the
+ * position moves down to end_offset (under reset none the partition
+ * fails instead, with KN_ERR_OFFSET_OUT_OF_RANGE naming the
+ * divergence). Undefined (-1): reset per the partition's strategy.
+ * Otherwise confirmed under md_epoch. Returns true if applied. */
+bool knc_part_validated(knc_part *p, uint32_t gen, int32_t md_epoch, int64_t end_offset,
+                        int32_t end_epoch);
 static inline bool knc_part_wants_reset(const knc_part *p, int64_t now_ms) {
     return p->state == KNC_POS_NEED_RESET && !p->reset_inflight && now_ms >= p->retry_at_ms;
 }
@@ -311,6 +331,11 @@ struct kn_consumer {
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
  * partitions, then Fetch per leader). Takes c->lock itself. */
 int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque);
+/* validate.c: plans OffsetForLeaderEpoch requests (one per leader) for
+ * partitions whose position awaits KIP-320 validation (c->lock held,
+ * nothing sent); knc_validate_send sends them after the lock. */
+void *knc_validate_plan(kn_consumer *c, const knw_metadata *md, int64_t now_ms);
+void knc_validate_send(knw_client *client, void *plan);
 /* offsets.c, network side, c->lock held: plans the next coordinator,
  * OffsetFetch or OffsetCommit request (at most one of each kind in
  * flight) and sends nothing; knc_offsets_send sends the plan after the

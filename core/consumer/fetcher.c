@@ -589,6 +589,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     knc_req *reqs = NULL;
     bool refresh = false;
     knc_offsets_plan plan;
+    void *vplan = NULL;
     knw_metadata *md = knw_metadata_get(client);
 
     pthread_mutex_lock(&c->lock);
@@ -637,7 +638,10 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     }
     knc_plan(c, md, KP_API_LIST_OFFSETS, chosen, leaders, m, 0, &reqs);
 
-    /* 2. Fetches. Brokers leading buffered, unpaused partitions wait. */
+    /* 2. KIP-320: positions to validate after a leader epoch change. */
+    vplan = knc_validate_plan(c, md, now_ms);
+
+    /* 3. Fetches. Brokers leading buffered, unpaused partitions wait. */
     int32_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         knc_part *p = c->parts[i];
@@ -681,6 +685,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
 out:
     pthread_mutex_unlock(&c->lock);
     knc_offsets_send(c, client, &plan);
+    knc_validate_send(client, vplan);
     kn_free(chosen);
     kn_free(leaders);
     kn_free(gated);

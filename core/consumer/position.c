@@ -36,6 +36,7 @@ knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_re
     p->position_epoch = -1;
     p->high_watermark = -1;
     p->last_stable_offset = -1;
+    p->checked_leader_epoch = -1;
     knc_part_reset(p, reset);
     if (use_committed && p->state == KNC_POS_FAILED) {
         p->err_pending = false;
@@ -73,6 +74,7 @@ static void knc_part_drop_buffered(knc_part *p) {
 
 void knc_part_seek(knc_part *p, int64_t offset, int32_t leader_epoch) {
     knc_part_drop_buffered(p);
+    p->needs_validation = false;
     p->state = KNC_POS_VALID;
     p->position = offset;
     p->position_epoch = leader_epoch;
@@ -83,6 +85,7 @@ void knc_part_seek(knc_part *p, int64_t offset, int32_t leader_epoch) {
 
 void knc_part_reset(knc_part *p, knc_reset strategy) {
     knc_part_drop_buffered(p);
+    p->needs_validation = false;
     p->err_pending = false;
     p->err = 0;
     p->reset = strategy;
@@ -115,6 +118,46 @@ void knc_part_fail(knc_part *p, int err, const char *fmt, ...) {
     p->state = KNC_POS_FAILED;
     p->err = err;
     p->err_pending = true;
+}
+
+bool knc_part_leader_epoch_seen(knc_part *p, int32_t md_epoch) {
+    if (md_epoch < 0 || p->state != KNC_POS_VALID || p->needs_validation)
+        return false;
+    if (p->checked_leader_epoch >= 0 && md_epoch > p->checked_leader_epoch &&
+        p->position_epoch >= 0) {
+        p->needs_validation = true;
+        return true;
+    }
+    if (md_epoch > p->checked_leader_epoch)
+        p->checked_leader_epoch = md_epoch;
+    return false;
+}
+
+bool knc_part_validated(knc_part *p, uint32_t gen, int32_t md_epoch, int64_t end_offset,
+                        int32_t end_epoch) {
+    if (p->gen != gen || p->state != KNC_POS_VALID || !p->needs_validation)
+        return false;
+    p->validate_inflight = false;
+    if (end_offset < 0 || end_epoch < 0) {
+        /* The leader knows nothing at or below the position's epoch. */
+        knc_part_reset(p, p->reset);
+        return true;
+    }
+    if (end_offset < p->position) {
+        if (p->reset == KNC_RESET_NONE) {
+            knc_part_fail(p, KN_ERR_OFFSET_OUT_OF_RANGE,
+                          "%s [%d]: log truncation detected: position %lld (epoch %d) is past the "
+                          "leader's end offset %lld for epoch %d",
+                          p->topic, (int)p->partition, (long long)p->position,
+                          (int)p->position_epoch, (long long)end_offset, (int)end_epoch);
+            p->needs_validation = false;
+            return true;
+        }
+        knc_part_seek(p, end_offset, end_epoch);
+    }
+    p->needs_validation = false;
+    p->checked_leader_epoch = md_epoch;
+    return true;
 }
 
 knc_action knc_fetch_error_action(int16_t error_code) {

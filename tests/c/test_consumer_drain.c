@@ -294,6 +294,55 @@ static void test_fetch_session(void **state) {
     knc_session_reset(&s);
 }
 
+/* KIP-320: an epoch bump makes the position suspect; the leader's end
+ * offset confirms it or moves it down to the divergence. */
+static void test_validation(void **state) {
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
+    knc_part_seek(p, 100, 5);
+    assert_false(knc_part_leader_epoch_seen(p, 5)); /* first sight: recorded */
+    assert_int_equal(p->checked_leader_epoch, 5);
+    assert_false(knc_part_leader_epoch_seen(p, 5));
+    assert_true(knc_part_leader_epoch_seen(p, 6));
+    assert_true(p->needs_validation);
+    assert_false(knc_part_fetchable(p));
+    /* confirmed: the leader has epoch 5 up to 120 */
+    assert_false(knc_part_validated(p, p->gen + 1, 6, 120, 5)); /* stale */
+    assert_true(knc_part_validated(p, p->gen, 6, 120, 5));
+    assert_false(p->needs_validation);
+    assert_int_equal(p->position, 100);
+    assert_int_equal(p->checked_leader_epoch, 6);
+    assert_true(knc_part_fetchable(p));
+    /* truncated: epoch 5 ended at 90 on the new leader */
+    assert_true(knc_part_leader_epoch_seen(p, 7));
+    assert_true(knc_part_validated(p, p->gen, 7, 90, 5));
+    assert_int_equal(p->state, KNC_POS_VALID);
+    assert_int_equal(p->position, 90);
+    assert_false(p->needs_validation);
+    /* undefined: reset per the strategy */
+    p->position_epoch = 5;
+    assert_true(knc_part_leader_epoch_seen(p, 8));
+    assert_true(knc_part_validated(p, p->gen, 8, -1, -1));
+    assert_int_equal(p->state, KNC_POS_NEED_RESET);
+    knc_part_free(p);
+    /* under none, truncation is an error naming the divergence */
+    p = knc_part_new("t", 4, 2, KNC_RESET_NONE, true);
+    knc_part_seek(p, 100, 5);
+    knc_part_leader_epoch_seen(p, 5);
+    assert_true(knc_part_leader_epoch_seen(p, 6));
+    assert_true(knc_part_validated(p, p->gen, 6, 90, 5));
+    assert_int_equal(p->state, KNC_POS_FAILED);
+    assert_int_equal(p->err, KN_ERR_OFFSET_OUT_OF_RANGE);
+    assert_non_null(strstr(p->errstr, "truncation"));
+    knc_part_free(p);
+    /* a position without an epoch (a user seek) is not validated */
+    p = knc_part_new("t", 4, 3, KNC_RESET_EARLIEST, false);
+    knc_part_seek(p, 10, -1);
+    knc_part_leader_epoch_seen(p, 5);
+    assert_false(knc_part_leader_epoch_seen(p, 6));
+    assert_false(p->needs_validation);
+    knc_part_free(p);
+}
+
 static void test_error_policy(void **state) {
     assert_int_equal(knc_fetch_error_action(0), KNC_ACT_OK);
     assert_int_equal(knc_fetch_error_action(KN_ERR_OFFSET_OUT_OF_RANGE), KNC_ACT_RESET);
@@ -445,6 +494,7 @@ int main(void) {
         cmocka_unit_test(test_state_machine),
         cmocka_unit_test(test_committed_states),
         cmocka_unit_test(test_fetch_session),
+        cmocka_unit_test(test_validation),
         cmocka_unit_test(test_error_policy),
         cmocka_unit_test(test_drain_codecs),
         cmocka_unit_test(test_drain_position_and_partial),
