@@ -33,10 +33,14 @@ int kn_log_default_level(void) {
 
 const char *kn_log_level_name(int level) {
     switch (level) {
-    case KN_LOG_ERROR: return "ERROR";
-    case KN_LOG_WARN: return "WARN";
-    case KN_LOG_INFO: return "INFO";
-    default: return "DEBUG";
+    case KN_LOG_ERROR:
+        return "ERROR";
+    case KN_LOG_WARN:
+        return "WARN";
+    case KN_LOG_INFO:
+        return "INFO";
+    default:
+        return "DEBUG";
     }
 }
 
@@ -83,8 +87,8 @@ void kn_log(kn_logger *lg, int level, const char *fmt, ...) {
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     /* One fprintf per record so concurrent clients don't interleave. */
-    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ kafka-native %s %s%s%s\n",
-            tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-            ts.tv_nsec / 1000000, kn_log_level_name(level), lg && lg->prefix[0] ? lg->prefix : "",
-            lg && lg->prefix[0] ? ": " : "", msg);
+    fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ kafka-native %s %s%s%s\n", tm.tm_year + 1900,
+            tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
+            kn_log_level_name(level), lg && lg->prefix[0] ? lg->prefix : "", lg && lg->prefix[0] ? ": " : "",
+            msg);
 }

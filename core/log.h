@@ -24,8 +24,8 @@ typedef struct kn_logger {
     pthread_mutex_t lock; /* guards fn/opaque against a concurrent set */
     kn_log_fn *fn;
     void *opaque;
-    int level;          /* records above this level are dropped */
-    char prefix[64];    /* e.g. "producer-1": prepended to stderr lines */
+    int level;       /* records above this level are dropped */
+    char prefix[64]; /* e.g. "producer-1": prepended to stderr lines */
 } kn_logger;
 
 /* Initialises with no handler and the process default level. */

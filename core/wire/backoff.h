@@ -13,7 +13,7 @@
 typedef struct knw_backoff {
     int64_t initial_ms;
     int64_t max_ms;
-    double jitter; /* 0.2 in Java */
+    double jitter;  /* 0.2 in Java */
     double exp_max; /* attempts beyond this no longer grow the term */
 } knw_backoff;
 

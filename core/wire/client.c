@@ -227,14 +227,14 @@ static void route_unrouted(knw_client *c, int64_t now_ms) {
 static void expire(knw_client *c, knw_req *r, const knw_conn *conn) {
     /* A request that never left names the connection failure that kept
      * it back: the node's own, or for "any" broker the latest one. */
-    const char *why = conn && conn->connect_failures ? conn->last_err
+    const char *why = conn && conn->connect_failures                      ? conn->last_err
                       : !conn && r->node_id < 0 && c->last_connect_err[0] ? c->last_connect_err
-                                                                           : NULL;
+                                                                          : NULL;
     long long waited = (long long)((knw_now_us() - r->enqueued_us) / 1000);
     KNW_STAT_ADD(c, request_timeouts, 1);
     if (why)
-        knw_req_fail(c, r, KN_ERR__TRANSPORT, "%s request not sent within %lld ms: %s", r->api->name,
-                     waited, why);
+        knw_req_fail(c, r, KN_ERR__TRANSPORT, "%s request not sent within %lld ms: %s", r->api->name, waited,
+                     why);
     else if (r->node_id >= 0 && !conn)
         knw_req_fail(c, r, KN_ERR__TIMED_OUT,
                      "%s request not sent within %lld ms: broker %d is not in the cluster metadata",
@@ -478,7 +478,8 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&c->tick_lock, &ma);
     pthread_mutexattr_destroy(&ma);
-    knw_backoff_init(&c->reconnect_backoff, c->set.reconnect_backoff_ms, c->set.reconnect_backoff_max_ms, 0.2);
+    knw_backoff_init(&c->reconnect_backoff, c->set.reconnect_backoff_ms, c->set.reconnect_backoff_max_ms,
+                     0.2);
     knw_backoff_init(&c->retry_backoff, c->set.retry_backoff_ms, c->set.retry_backoff_max_ms, 0.2);
     knw_backoff_init(&c->setup_backoff, c->set.setup_timeout_ms, c->set.setup_timeout_max_ms, 0.2);
     c->use_bootstrap = true;
@@ -507,8 +508,7 @@ fail:
     return NULL;
 }
 
-knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *errstr,
-                           size_t errstr_size) {
+knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *errstr, size_t errstr_size) {
     if (!conf) {
         kn_errstr_set(errstr, errstr_size, "no configuration");
         return NULL;

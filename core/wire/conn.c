@@ -60,8 +60,7 @@ static void fail_inflight(knw_conn *conn, int first_err, int err, const char *wh
         int e = first && first_err ? first_err : err;
         if (r->timed_out)
             knw_req_fail(c, r, KN_ERR__TIMED_OUT, "%s v%d request to %s timed out after %lld ms",
-                         r->api->name, r->version, nb,
-                         (long long)((knw_now_us() - r->enqueued_us) / 1000));
+                         r->api->name, r->version, nb, (long long)((knw_now_us() - r->enqueued_us) / 1000));
         else if (e == KN_ERR__PROTOCOL && first)
             knw_req_fail(c, r, e, "%s (%s)", why, nb);
         else
@@ -175,8 +174,8 @@ void knw_conn_connect(knw_conn *conn, int64_t now_ms) {
 
 static void send_handshake(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
-    knw_req *r = knw_req_new(c, conn->node_id, kp_api_get(KP_API_API_VERSIONS), &conn->hs_body, -1,
-                             NULL, NULL);
+    knw_req *r =
+        knw_req_new(c, conn->node_id, kp_api_get(KP_API_API_VERSIONS), &conn->hs_body, -1, NULL, NULL);
     if (!r) {
         knw_conn_close(conn, 0, KN_ERR__TRANSPORT, "out of memory", now_ms);
         return;
@@ -282,8 +281,8 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
                 return;
             }
             knw_req_free(r);
-            snprintf(err, sizeof err, "ApiVersions: the broker supports up to v%d, we need v%d..v%d",
-                     theirs, av->min_version, av->max_stable_version);
+            snprintf(err, sizeof err, "ApiVersions: the broker supports up to v%d, we need v%d..v%d", theirs,
+                     av->min_version, av->max_stable_version);
             knw_conn_close(conn, 0, KN_ERR__UNSUPPORTED_VERSION, err, now_ms);
             return;
         }
@@ -473,7 +472,8 @@ short knw_conn_events(knw_conn *conn) {
 int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
     if (atomic_exchange(&conn->disconnect_requested, false) &&
-        (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_CONNECTING)) {
+        (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS ||
+         conn->state == KNW_CS_CONNECTING)) {
         if (conn->state == KNW_CS_CONNECTING) {
             teardown(conn);
             conn->state = KNW_CS_DOWN;

@@ -142,13 +142,12 @@ static int parse_one(const char *s, size_t n, knw_hostport *out, char *errstr, s
     out->port = (int)port;
     return out->host ? 0 : KN_ERR__NOMEM;
 bad:
-    kn_errstr_set(errstr, errstr_size,
-                  "bootstrap.servers: invalid entry \"%.*s\" (expected host:port)", (int)n, s);
+    kn_errstr_set(errstr, errstr_size, "bootstrap.servers: invalid entry \"%.*s\" (expected host:port)",
+                  (int)n, s);
     return KN_ERR__CONFIG;
 }
 
-int knw_parse_hostports(const char *list, knw_hostport **out, int *count, char *errstr,
-                        size_t errstr_size) {
+int knw_parse_hostports(const char *list, knw_hostport **out, int *count, char *errstr, size_t errstr_size) {
     *out = NULL;
     *count = 0;
     if (!list) {

@@ -44,8 +44,7 @@ typedef struct knw_hostport {
 /* Parses "h1:p1,h2:p2" (spaces ignored, "[v6]:p" accepted) into a new
  * array (caller frees with knw_hostports_free). Returns 0 or
  * KN_ERR__CONFIG naming the bad entry. */
-int knw_parse_hostports(const char *list, knw_hostport **out, int *count, char *errstr,
-                        size_t errstr_size);
+int knw_parse_hostports(const char *list, knw_hostport **out, int *count, char *errstr, size_t errstr_size);
 void knw_hostports_free(knw_hostport *hp, int count);
 /* client.dns.lookup=resolve_canonical_bootstrap_servers_only: replaces
  * each entry with the canonical names of its addresses (reverse lookup),

@@ -87,15 +87,15 @@ static int rx_consume(knw_rx *rx, const uint8_t *p, size_t n, size_t *used, knw_
     return 0;
 }
 
-int knw_rx_pump(knw_rx *rx, knw_read_fn *rd, void *rd_ctx, knw_frame_fn *on_frame,
-                void *frame_ctx, size_t *nread, char *errstr, size_t errstr_size) {
+int knw_rx_pump(knw_rx *rx, knw_read_fn *rd, void *rd_ctx, knw_frame_fn *on_frame, void *frame_ctx,
+                size_t *nread, char *errstr, size_t errstr_size) {
     /* Bounded so one busy connection cannot starve the others: poll(2)
      * is level-triggered and brings us back. */
     for (int round = 0; round < 64; round++) {
         if (rx->stage_off < rx->stage_len) {
             size_t used;
-            int rc = rx_consume(rx, rx->stage + rx->stage_off, rx->stage_len - rx->stage_off, &used,
-                                on_frame, frame_ctx, errstr, errstr_size);
+            int rc = rx_consume(rx, rx->stage + rx->stage_off, rx->stage_len - rx->stage_off, &used, on_frame,
+                                frame_ctx, errstr, errstr_size);
             rx->stage_off += used;
             if (rc)
                 return rc;

@@ -39,8 +39,8 @@ typedef struct knw_rx {
 } knw_rx;
 
 /* Results of knw_rx_pump besides 0 (would block, all consumed). */
-#define KNW_RX_EOF 1      /* peer closed the connection */
-#define KNW_RX_STOPPED 2  /* on_frame asked to stop */
+#define KNW_RX_EOF     1 /* peer closed the connection */
+#define KNW_RX_STOPPED 2 /* on_frame asked to stop */
 /* ... or KN_ERR__PROTOCOL (bad size), KN_ERR__TRANSPORT (read error),
  * KN_ERR__NOMEM. */
 
@@ -51,8 +51,8 @@ void knw_rx_reset(knw_rx *rx);
 /* Reads until the reader would block, calling on_frame per complete
  * frame; errstr says what went wrong for the error results. *nread
  * (optional) is incremented by the bytes read. */
-int knw_rx_pump(knw_rx *rx, knw_read_fn *rd, void *rd_ctx, knw_frame_fn *on_frame,
-                void *frame_ctx, size_t *nread, char *errstr, size_t errstr_size);
+int knw_rx_pump(knw_rx *rx, knw_read_fn *rd, void *rd_ctx, knw_frame_fn *on_frame, void *frame_ctx,
+                size_t *nread, char *errstr, size_t errstr_size);
 /* True when a frame is partly received (a response is arriving). */
 static inline int knw_rx_busy(const knw_rx *rx) { return rx->hdr_got > 0 || rx->stage_len > rx->stage_off; }
 

@@ -16,9 +16,9 @@
 #include <stdint.h>
 
 typedef struct knw_iftab {
-    void **slots;      /* owned array of cap entries */
-    uint32_t mask;     /* cap - 1 */
-    int limit;         /* max.in.flight.requests.per.connection */
+    void **slots;  /* owned array of cap entries */
+    uint32_t mask; /* cap - 1 */
+    int limit;     /* max.in.flight.requests.per.connection */
     int count;
     int32_t head_corr; /* correlation id of the oldest entry */
     int32_t next_corr; /* id the next push gets */

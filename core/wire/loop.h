@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 typedef struct knw_loop {
-    int wake_fd;          /* eventfd, -1 if closed */
-    struct pollfd *fds;   /* owned; fds[0] is wake_fd */
+    int wake_fd;        /* eventfd, -1 if closed */
+    struct pollfd *fds; /* owned; fds[0] is wake_fd */
     int nfds, cap;
 } knw_loop;
 

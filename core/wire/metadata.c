@@ -92,7 +92,7 @@ static int cmp_broker_id(const void *key, const void *elem) {
 }
 
 const knw_broker *knw_metadata_broker(const knw_metadata *md, int32_t node_id) {
-    if (!md)
+    if (!md || md->broker_count <= 0)
         return NULL;
     return bsearch(&node_id, md->brokers, (size_t)md->broker_count, sizeof *md->brokers, cmp_broker_id);
 }
@@ -173,8 +173,8 @@ static bool snapshot_ok(const knw_metadata *md, bool all, int64_t base, int64_t 
     return md->fetched_at_ms > base;
 }
 
-knw_metadata *knw_metadata_wait(knw_client *c, bool all_topics, int64_t min_fetched_at_ms,
-                                int timeout_ms, int *err) {
+knw_metadata *knw_metadata_wait(knw_client *c, bool all_topics, int64_t min_fetched_at_ms, int timeout_ms,
+                                int *err) {
     int dummy;
     if (!err)
         err = &dummy;

@@ -67,8 +67,8 @@ static knw_resp *resp_take(knw_req *r) {
     return resp;
 }
 
-knw_req *knw_req_new(knw_client *c, int32_t node_id, const kp_api *api, const void *body,
-                     int timeout_ms, knw_cb *cb, void *opaque) {
+knw_req *knw_req_new(knw_client *c, int32_t node_id, const kp_api *api, const void *body, int timeout_ms,
+                     knw_cb *cb, void *opaque) {
     knw_req *r = kn_calloc(1, sizeof *r);
     if (!r)
         return NULL;
@@ -140,8 +140,8 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
             char nb[128];
             knw_req_fail(c, r, KN_ERR__UNSUPPORTED_VERSION,
                          "%s: %s supports v%d..v%d, the request needs v%d..v%d", r->api->name,
-                         knw_conn_name(conn, nb, sizeof nb), conn->vmin[r->api_key],
-                         conn->vmax[r->api_key], r->min_version < 0 ? r->api->min_version : r->min_version,
+                         knw_conn_name(conn, nb, sizeof nb), conn->vmin[r->api_key], conn->vmax[r->api_key],
+                         r->min_version < 0 ? r->api->min_version : r->min_version,
                          r->max_version < 0 ? r->api->max_version : r->max_version);
             return 0;
         }
@@ -153,8 +153,7 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     kn_wr w;
     kn_wr_init(&w, 256, 0);
     size_t size_off = 0;
-    int rc = kp_request_frame_begin(&w, r->api_key, r->version, corr, kn_str_c(c->set.client_id),
-                                    &size_off);
+    int rc = kp_request_frame_begin(&w, r->api_key, r->version, corr, kn_str_c(c->set.client_id), &size_off);
     if (!rc)
         rc = r->api->req_encode(&w, r->body, r->version);
     if (!rc)
@@ -164,8 +163,7 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     if (rc) {
         kn_wr_free(&w);
         knw_req_fail(c, r, rc == KN_ERR__NOMEM ? rc : KN_ERR__INVALID_ARG,
-                     "%s v%d request could not be encoded: %s", r->api->name, r->version,
-                     kn_err_name(rc));
+                     "%s v%d request could not be encoded: %s", r->api->name, r->version, kn_err_name(rc));
         return 0;
     }
     size_t len;
@@ -193,8 +191,8 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     return 0;
 }
 
-int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *frame,
-                            size_t len, char *errstr, size_t errstr_size) {
+int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *frame, size_t len,
+                            char *errstr, size_t errstr_size) {
     knw_resp *resp = resp_take(r);
     resp->raw = frame;
     resp->raw_len = len;
@@ -224,8 +222,7 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
         kn_arena_destroy(&resp->arena);
         kn_free(resp->raw);
         r->resp = resp; /* reused by knw_req_fail */
-        knw_req_fail(c, r, KN_ERR__NOMEM, "out of memory decoding %s v%d response", r->api->name,
-                     r->version);
+        knw_req_fail(c, r, KN_ERR__NOMEM, "out of memory decoding %s v%d response", r->api->name, r->version);
         return 0;
     }
     if (rc) {
@@ -244,8 +241,8 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
     return 0;
 }
 
-int knw_send(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version,
-             int16_t max_version, const void *req, int timeout_ms, knw_cb *cb, void *opaque) {
+int knw_send(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version, int16_t max_version,
+             const void *req, int timeout_ms, knw_cb *cb, void *opaque) {
     if (!c || !req || node_id < KNW_NODE_CONTROLLER)
         return KN_ERR__INVALID_ARG;
     const kp_api *api = kp_api_get(api_key);
@@ -297,8 +294,8 @@ static knw_resp *error_resp(int16_t api_key, int32_t node_id, int err, const cha
     return resp;
 }
 
-knw_resp *knw_call(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version,
-                   int16_t max_version, const void *req, int timeout_ms) {
+knw_resp *knw_call(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version, int16_t max_version,
+                   const void *req, int timeout_ms) {
     if (c && knw_on_network_thread(c))
         return error_resp(api_key, node_id, KN_ERR__STATE,
                           "knw_call on the network thread would deadlock (use knw_send)");

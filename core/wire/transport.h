@@ -33,8 +33,8 @@ typedef struct knw_transport_ops {
     const char *name; /* "tcp", later "tls", "sasl" */
     /* Starts a non-blocking connect. Returns 0 (connected or in
      * progress: see connect_step) or -1 with errstr. */
-    int (*connect)(knw_transport *t, const knw_addr *addr, const knw_transport_opts *opts,
-                   char *errstr, size_t errstr_size);
+    int (*connect)(knw_transport *t, const knw_addr *addr, const knw_transport_opts *opts, char *errstr,
+                   size_t errstr_size);
     /* Drives a pending connect/handshake after poll reported events:
      * 1 established, 0 still in progress, -1 failed (errstr). */
     int (*connect_step)(knw_transport *t, char *errstr, size_t errstr_size);
@@ -49,9 +49,9 @@ typedef struct knw_transport_ops {
 
 struct knw_transport {
     const knw_transport_ops *ops;
-    int fd;          /* -1 when closed */
-    bool connected;  /* connect_step returned 1 */
-    void *impl;      /* layer state (NULL for TCP) */
+    int fd;         /* -1 when closed */
+    bool connected; /* connect_step returned 1 */
+    void *impl;     /* layer state (NULL for TCP) */
 };
 
 extern const knw_transport_ops knw_transport_tcp;

@@ -21,8 +21,8 @@ void knw_transport_init(knw_transport *t, const knw_transport_ops *ops) {
     t->fd = -1;
 }
 
-static int tcp_connect(knw_transport *t, const knw_addr *addr, const knw_transport_opts *opts,
-                       char *errstr, size_t errstr_size) {
+static int tcp_connect(knw_transport *t, const knw_addr *addr, const knw_transport_opts *opts, char *errstr,
+                       size_t errstr_size) {
     char as[64];
     int fd = socket(addr->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {

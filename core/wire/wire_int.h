@@ -34,14 +34,14 @@
 typedef struct knw_settings {
     knw_hostport *bootstrap; /* owned */
     int bootstrap_count;
-    char *client_id;         /* owned */
-    bool dns_canonical;      /* resolve_canonical_bootstrap_servers_only */
+    char *client_id;    /* owned */
+    bool dns_canonical; /* resolve_canonical_bootstrap_servers_only */
     int request_timeout_ms;
     int setup_timeout_ms, setup_timeout_max_ms;
     int reconnect_backoff_ms, reconnect_backoff_max_ms;
     int retry_backoff_ms, retry_backoff_max_ms;
     int64_t metadata_max_age_ms;
-    bool rebootstrap;        /* metadata.recovery.strategy=rebootstrap */
+    bool rebootstrap; /* metadata.recovery.strategy=rebootstrap */
     int64_t rebootstrap_trigger_ms;
     int max_in_flight;
     int64_t connections_max_idle_ms;
@@ -49,7 +49,7 @@ typedef struct knw_settings {
     bool keepalive;
     bool allow_auto_topic_creation;
     size_t max_response_bytes; /* cap on one response frame */
-    char kind[16];           /* "producer", "consumer", "admin" */
+    char kind[16];             /* "producer", "consumer", "admin" */
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */
@@ -75,20 +75,20 @@ typedef struct knw_req knw_req;
 
 struct knw_req {
     knw_req *next, *prev;
-    int32_t node_id;      /* as given to knw_send */
+    int32_t node_id; /* as given to knw_send */
     int16_t api_key, min_version, max_version, version;
     const kp_api *api;
-    const void *body;     /* caller's kp_<Api>Request */
+    const void *body; /* caller's kp_<Api>Request */
     int64_t enqueued_us, sent_us;
     int64_t deadline_ms;
     knw_cb *cb;
     void *opaque;
-    knw_conn *conn;       /* set once sent or queued on a connection */
-    bool handshake;       /* the connection's own ApiVersions request */
-    bool no_response;     /* Produce with acks=0: done once written */
-    bool timed_out;       /* in flight past its deadline: fails _TIMED_OUT */
-    knw_resp *resp;       /* preallocated response (owned until completion) */
-    int last_err;         /* why it has not been sent yet (connect error) */
+    knw_conn *conn;   /* set once sent or queued on a connection */
+    bool handshake;   /* the connection's own ApiVersions request */
+    bool no_response; /* Produce with acks=0: done once written */
+    bool timed_out;   /* in flight past its deadline: fails _TIMED_OUT */
+    knw_resp *resp;   /* preallocated response (owned until completion) */
+    int last_err;     /* why it has not been sent yet (connect error) */
     char last_errstr[200];
 };
 
@@ -103,8 +103,8 @@ knw_req *knw_reqq_pop(knw_reqq *q);
 
 /* A new request (min/max version unbounded); owned by the caller until
  * queued. NULL on allocation failure. */
-knw_req *knw_req_new(knw_client *c, int32_t node_id, const kp_api *api, const void *body,
-                     int timeout_ms, knw_cb *cb, void *opaque);
+knw_req *knw_req_new(knw_client *c, int32_t node_id, const kp_api *api, const void *body, int timeout_ms,
+                     knw_cb *cb, void *opaque);
 /* Frees a request that was never completed (no callback). */
 void knw_req_free(knw_req *r);
 /* Completes r: builds an error response (err != 0) or hands resp over,
@@ -119,8 +119,8 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms);
 /* Decodes one response frame for r (taken from the in-flight table).
  * Takes ownership of frame. On a decode failure returns
  * KN_ERR__PROTOCOL with errstr (r not completed); else completes r. */
-int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *frame,
-                            size_t len, char *errstr, size_t errstr_size);
+int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *frame, size_t len,
+                            char *errstr, size_t errstr_size);
 
 /* ---- connections (conn.c) ---- */
 typedef enum knw_conn_state {
@@ -128,36 +128,36 @@ typedef enum knw_conn_state {
     KNW_CS_CONNECTING,  /* TCP connect in progress */
     KNW_CS_APIVERSIONS, /* connected, ApiVersions handshake in flight */
     KNW_CS_READY,
-    KNW_CS_BACKOFF,     /* closed; may reconnect at backoff_until_ms */
+    KNW_CS_BACKOFF, /* closed; may reconnect at backoff_until_ms */
 } knw_conn_state;
 
 struct knw_conn {
     knw_client *client;
-    int32_t node_id;   /* broker id, or -1-index for bootstrap entries */
+    int32_t node_id; /* broker id, or -1-index for bootstrap entries */
     bool bootstrap;
-    bool retired;      /* not a routing candidate; closed when idle */
-    char *host;        /* owned */
+    bool retired; /* not a routing candidate; closed when idle */
+    char *host;   /* owned */
     int port;
     knw_conn_state state;
     knw_transport tp;
-    knw_addrs addrs;   /* resolved at each connect attempt */
+    knw_addrs addrs; /* resolved at each connect attempt */
     int addr_idx;
     int64_t state_deadline_ms; /* connect/setup timeout or backoff end */
     int connect_failures;      /* consecutive, reset on READY */
     knw_rx rx;
     knw_txq tx;
     knw_iftab inflight;
-    knw_reqq pending;          /* queued for this node, not yet sent */
+    knw_reqq pending;                                           /* queued for this node, not yet sent */
     int16_t vmin[KP_API_KEY_MAX + 1], vmax[KP_API_KEY_MAX + 1]; /* -1 unsupported */
-    int16_t hs_version;        /* ApiVersions version being tried */
+    int16_t hs_version;                                         /* ApiVersions version being tried */
     int64_t last_active_ms;
     int64_t ready_since_ms;
-    char last_err[200];        /* last connect/disconnect reason */
+    char last_err[200]; /* last connect/disconnect reason */
     int last_err_code;
-    int poll_idx;              /* index in the loop's pollfd set, or -1 */
-    kp_ApiVersionsRequest hs_body; /* body of the handshake request */
+    int poll_idx;                      /* index in the loop's pollfd set, or -1 */
+    kp_ApiVersionsRequest hs_body;     /* body of the handshake request */
     _Atomic bool disconnect_requested; /* knw_disconnect */
-    _Atomic int inflight_n;    /* mirror of inflight.count for other threads */
+    _Atomic int inflight_n;            /* mirror of inflight.count for other threads */
     _Atomic bool ready;
 };
 
@@ -187,13 +187,13 @@ static inline bool knw_conn_has_slot(const knw_conn *conn) {
 typedef struct knw_md_state {
     /* guarded by client->lock */
     knw_metadata *current;
-    char **topics;        /* registered topics (owned) */
+    char **topics; /* registered topics (owned) */
     int topic_count, topic_cap;
-    bool want;            /* a refresh was asked for */
-    bool want_all;        /* ... listing every topic */
+    bool want;     /* a refresh was asked for */
+    bool want_all; /* ... listing every topic */
     /* network thread only */
     bool in_flight;
-    int failures;         /* consecutive failed refreshes */
+    int failures; /* consecutive failed refreshes */
     int64_t next_allowed_ms;
     int64_t due_since_ms; /* a refresh has been due since (0: not due) */
     int64_t last_success_ms;
@@ -219,8 +219,7 @@ typedef struct knw_ticker {
 /* ---- the client (client.c) ---- */
 typedef struct knw_stats_atomic {
     _Atomic int64_t connects, connect_failures, disconnects, requests_sent, responses_received,
-        request_timeouts, metadata_refreshes, protocol_errors, rebootstraps, bytes_sent,
-        bytes_received;
+        request_timeouts, metadata_refreshes, protocol_errors, rebootstraps, bytes_sent, bytes_received;
 } knw_stats_atomic;
 
 struct knw_client {
@@ -246,7 +245,7 @@ struct knw_client {
     /* network thread (conns array also under lock for readers) */
     knw_conn **conns;
     int conn_count, conn_cap;
-    knw_reqq unrouted; /* waiting for a ready broker / metadata */
+    knw_reqq unrouted;  /* waiting for a ready broker / metadata */
     bool use_bootstrap; /* route "any" requests through the bootstrap list */
     int rr;             /* round-robin start for connection choice */
     int64_t next_timeout_check_ms;

@@ -22,7 +22,7 @@
 #include "wire/wire.h"
 
 static knw_client *new_client(const char *bootstrap, const char *kind, const char **kv) {
-    kn_conf *conf = kn_conf_new(!strcmp(kind, "admin") ? KN_CLIENT_ADMIN
+    kn_conf *conf = kn_conf_new(!strcmp(kind, "admin")      ? KN_CLIENT_ADMIN
                                 : !strcmp(kind, "consumer") ? KN_CLIENT_CONSUMER
                                                             : KN_CLIENT_PRODUCER);
     assert_non_null(conf);
@@ -289,8 +289,8 @@ static void test_broker_restart(void **state) {
 
 static void test_refused_connection(void **state) {
     (void)kn_test_bootstrap();
-    knw_client *c = new_client("127.0.0.1:1", "producer",
-                               (const char *[]){"request.timeout.ms", "1500", NULL});
+    knw_client *c =
+        new_client("127.0.0.1:1", "producer", (const char *[]){"request.timeout.ms", "1500", NULL});
     kp_ApiVersionsRequest avr;
     kp_ApiVersionsRequest_init(&avr);
     int64_t t0 = kn_test_now_ms();
@@ -311,12 +311,9 @@ static void test_refused_connection(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_apiversions_negotiated),
-        cmocka_unit_test(test_metadata_all_and_missing),
-        cmocka_unit_test(test_create_topic_and_leader),
-        cmocka_unit_test(test_pipelining_1000),
-        cmocka_unit_test(test_refused_connection),
-        cmocka_unit_test(test_broker_restart),
+        cmocka_unit_test(test_apiversions_negotiated),  cmocka_unit_test(test_metadata_all_and_missing),
+        cmocka_unit_test(test_create_topic_and_leader), cmocka_unit_test(test_pipelining_1000),
+        cmocka_unit_test(test_refused_connection),      cmocka_unit_test(test_broker_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,8 +143,8 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
         kp_MetadataResponse r;
         kp_MetadataResponse_init(&r);
         int md_port = atomic_load(&f->md_port);
-        kp_MetadataResponse_MetadataResponseBroker b = {1, kn_str_c("127.0.0.1"), md_port ? md_port : f->port,
-                                                         {NULL, -1}};
+        kp_MetadataResponse_MetadataResponseBroker b = {
+            1, kn_str_c("127.0.0.1"), md_port ? md_port : f->port, {NULL, -1}};
         r.brokers.items = &b;
         r.brokers.count = 1;
         r.cluster_id = kn_str_c("fake-cluster");
@@ -177,7 +177,8 @@ static void serve_one(fake *f, int fd, bool *closed) {
     atomic_fetch_add(&f->requests, 1);
     int16_t key = (int16_t)((req[0] << 8) | req[1]);
     int16_t ver = (int16_t)((req[2] << 8) | req[3]);
-    int32_t corr = (int32_t)(((uint32_t)req[4] << 24) | ((uint32_t)req[5] << 16) | ((uint32_t)req[6] << 8) | req[7]);
+    int32_t corr =
+        (int32_t)(((uint32_t)req[4] << 24) | ((uint32_t)req[5] << 16) | ((uint32_t)req[6] << 8) | req[7]);
     size_t len;
     uint8_t *out = answer(f, key, ver, corr, req, sz, &len);
     kn_free(req);
@@ -431,7 +432,8 @@ static void damaged(int mode, const char *needle) {
     multi m = {0};
     for (int i = 0; i < 3; i++) {
         kp_ListGroupsRequest_init(&reqs[i]);
-        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, multi_cb, &m), 0);
+        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, multi_cb, &m),
+                         0);
     }
     for (int i = 0; i < 5000 && atomic_load(&m.done) < 3; i++)
         usleep(1000);
@@ -466,7 +468,9 @@ static void damaged(int mode, const char *needle) {
 
 static void test_garbled_response(void **state) { damaged(FAKE_GARBLE, "protocol error"); }
 static void test_trailing_bytes(void **state) { damaged(FAKE_TRAILING, "trailing bytes"); }
-static void test_unexpected_correlation_id(void **state) { damaged(FAKE_BADCORR, "unexpected correlation id"); }
+static void test_unexpected_correlation_id(void **state) {
+    damaged(FAKE_BADCORR, "unexpected correlation id");
+}
 static void test_oversized_frame(void **state) { damaged(FAKE_OVERSIZE, "invalid size 2147483392"); }
 
 /* Random bodies never crash or read out of bounds (run under ASan):
@@ -687,7 +691,8 @@ static void test_destroy_fails_pending(void **state) {
     multi m = {0};
     for (int i = 0; i < 8; i++) {
         kp_ListGroupsRequest_init(&reqs[i]);
-        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 60000, multi_cb, &m), 0);
+        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 60000, multi_cb, &m),
+                         0);
     }
     usleep(100000);
     knw_client_destroy(c);

@@ -279,7 +279,8 @@ static void test_parse_hostports(void **state) {
     knw_hostport *hp;
     int n;
     char err[256];
-    assert_int_equal(knw_parse_hostports(" a:1, [::1]:9092,host.example:65535 ,", &hp, &n, err, sizeof err), 0);
+    assert_int_equal(knw_parse_hostports(" a:1, [::1]:9092,host.example:65535 ,", &hp, &n, err, sizeof err),
+                     0);
     assert_int_equal(n, 3);
     assert_string_equal(hp[0].host, "a");
     assert_int_equal(hp[0].port, 1);
@@ -363,24 +364,26 @@ static void test_settings_from_conf(void **state) {
     kn_conf_destroy(conf);
 
     /* Only PLAINTEXT for now: a clear error when the client is built. */
-    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "h:9", "security.protocol", "SSL", NULL});
+    conf = conf_with(KN_CLIENT_PRODUCER,
+                     (const char *[]){"bootstrap.servers", "h:9", "security.protocol", "SSL", NULL});
     knw_client *c = knw_client_new(conf, "producer", err, sizeof err);
     assert_null(c);
     assert_string_equal(err, "security.protocol SSL is not supported yet (only PLAINTEXT)");
     kn_conf_destroy(conf);
 
     /* Canonical bootstrap names: localhost resolves and reverse-resolves. */
-    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "localhost:9092", "client.dns.lookup",
-                                                          "resolve_canonical_bootstrap_servers_only", NULL});
+    conf = conf_with(KN_CLIENT_PRODUCER,
+                     (const char *[]){"bootstrap.servers", "localhost:9092", "client.dns.lookup",
+                                      "resolve_canonical_bootstrap_servers_only", NULL});
     assert_int_equal(knw_settings_from_conf(&s, conf, "producer", err, sizeof err), 0);
     assert_true(s.dns_canonical);
     assert_true(s.bootstrap_count >= 1);
     assert_int_equal(s.bootstrap[0].port, 9092);
     knw_settings_free(&s);
     kn_conf_destroy(conf);
-    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "no-such-host.invalid:9092",
-                                                          "client.dns.lookup",
-                                                          "resolve_canonical_bootstrap_servers_only", NULL});
+    conf = conf_with(KN_CLIENT_PRODUCER,
+                     (const char *[]){"bootstrap.servers", "no-such-host.invalid:9092", "client.dns.lookup",
+                                      "resolve_canonical_bootstrap_servers_only", NULL});
     assert_int_equal(knw_settings_from_conf(&s, conf, "producer", err, sizeof err), KN_ERR__CONFIG);
     assert_non_null(strstr(err, "No resolvable bootstrap urls"));
     kn_conf_destroy(conf);
@@ -388,14 +391,10 @@ static void test_settings_from_conf(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_backoff_curve),
-        cmocka_unit_test(test_inflight_order_and_wrap),
-        cmocka_unit_test(test_frame_partial_reads),
-        cmocka_unit_test(test_frame_bad_sizes),
-        cmocka_unit_test(test_frame_eof_mid_frame),
-        cmocka_unit_test(test_txq_short_writes),
-        cmocka_unit_test(test_parse_hostports),
-        cmocka_unit_test(test_resolve_ipv4_first),
+        cmocka_unit_test(test_backoff_curve),       cmocka_unit_test(test_inflight_order_and_wrap),
+        cmocka_unit_test(test_frame_partial_reads), cmocka_unit_test(test_frame_bad_sizes),
+        cmocka_unit_test(test_frame_eof_mid_frame), cmocka_unit_test(test_txq_short_writes),
+        cmocka_unit_test(test_parse_hostports),     cmocka_unit_test(test_resolve_ipv4_first),
         cmocka_unit_test(test_settings_from_conf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
