@@ -257,6 +257,8 @@ typedef struct kn_consumer_stats {
     int64_t buffered_partitions; /* partitions holding buffered data now */
     int64_t commits;             /* commits finished without error */
     int64_t commit_errors;       /* commits finished with an error */
+    int64_t validations;         /* positions checked after a leader epoch change (KIP-320) */
+    int64_t truncations;         /* ... of which moved down to a divergence */
 } kn_consumer_stats;
 void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 

@@ -78,9 +78,15 @@ static void knc_validate_done(knw_client *client, knw_resp *resp, void *opaque) 
                             knc_part *p = knc_vowner(c, qt, eo->partition, &v->parts[base + q]);
                             if (!p)
                                 continue;
-                            if (eo->error_code == 0)
-                                knc_part_validated(p, p->gen, v->parts[base + q].md_epoch,
-                                                   eo->end_offset, eo->leader_epoch);
+                            if (eo->error_code == 0) {
+                                int64_t before = p->position;
+                                if (knc_part_validated(p, p->gen, v->parts[base + q].md_epoch,
+                                                       eo->end_offset, eo->leader_epoch)) {
+                                    c->stats.validations++;
+                                    if (p->position != before)
+                                        c->stats.truncations++;
+                                }
+                            }
                             else if (kn_err_is_retriable(eo->error_code))
                                 refresh = true;
                             else
