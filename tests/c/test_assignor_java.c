@@ -19,8 +19,8 @@
 #include "kn_alloc.h"
 
 #define JA_MAX_MEMBERS 64
-#define JA_MAX_TOPICS 16
-#define JA_MAX_LIST 1024
+#define JA_MAX_TOPICS  16
+#define JA_MAX_LIST    1024
 
 /* ---- small parsing helpers; all memory in one arena per scenario ---- */
 
@@ -104,7 +104,8 @@ static void ja_fmt_tps(const kn_asg_tp *p, int32_t n, char *out, size_t size) {
         return;
     }
     for (int32_t i = 0; i < n; i++)
-        off += (size_t)snprintf(out + off, size - off, "%s%s:%d", i ? "," : "", p[i].topic, (int)p[i].partition);
+        off +=
+            (size_t)snprintf(out + off, size - off, "%s%s:%d", i ? "," : "", p[i].topic, (int)p[i].partition);
 }
 
 static FILE *ja_open(void) {
@@ -166,9 +167,9 @@ static void ja_parse_topic(ja_scn *s, char *line) {
 static void ja_parse_member(ja_scn *s, char *line) {
     char id[64], inst[64], rack[64], topics[512], owned[1 << 14], ud[1 << 15];
     int gen;
-    assert_int_equal(sscanf(line, "M %63s %63s %63s %511s %d %16383s %32767s", id, inst, rack, topics, &gen,
-                            owned, ud),
-                     7);
+    assert_int_equal(
+        sscanf(line, "M %63s %63s %63s %511s %d %16383s %32767s", id, inst, rack, topics, &gen, owned, ud),
+        7);
     assert_true(s->nm < JA_MAX_MEMBERS);
     kn_asg_member *m = &s->members[s->nm++];
     memset(m, 0, sizeof *m);
@@ -293,9 +294,9 @@ static int ja_tp_cmp(const void *a, const void *b) {
 static void ja_blob_sub(kn_arena *a, char *line) {
     int v, gen;
     char topics[512], owned[1 << 14], rack[64], ud[1 << 15], hex[1 << 16];
-    assert_int_equal(sscanf(line, "SUB %d %511s %16383s %d %63s %32767s %65535s", &v, topics, owned, &gen, rack,
-                            ud, hex),
-                     7);
+    assert_int_equal(
+        sscanf(line, "SUB %d %511s %16383s %d %63s %32767s %65535s", &v, topics, owned, &gen, rack, ud, hex),
+        7);
     kn_asg_member m;
     memset(&m, 0, sizeof m);
     char *tv[JA_MAX_TOPICS];
@@ -373,7 +374,8 @@ static void ja_blob_asn(kn_arena *a, char *line) {
     const uint8_t *du;
     int16_t dv;
     char err[256];
-    assert_int_equal(kn_cp_assignment_decode(jb, (size_t)jn, a, &dp, &dn, &du, &dun, &dv, err, sizeof err), 0);
+    assert_int_equal(kn_cp_assignment_decode(jb, (size_t)jn, a, &dp, &dn, &du, &dun, &dv, err, sizeof err),
+                     0);
     assert_int_equal(dv, v);
     assert_int_equal(dn, n);
     /* grouped by topic: same multiset; compare sorted */

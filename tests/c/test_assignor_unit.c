@@ -69,9 +69,7 @@ static ut_group *ut_group_new(int nm, int nt, int parts_per_topic, bool equal_su
     return g;
 }
 
-static kn_asg_input ut_input(const ut_group *g) {
-    return (kn_asg_input){g->m, g->nm, g->t, g->nt};
-}
+static kn_asg_input ut_input(const ut_group *g) { return (kn_asg_input){g->m, g->nm, g->t, g->nt}; }
 
 static bool ut_subscribes(const kn_asg_member *m, const char *topic) {
     for (int i = 0; i < m->topic_cnt; i++)
@@ -247,7 +245,8 @@ static void test_cooperative_never_steals(void **state) {
                     if (k == i)
                         continue;
                     for (int o = 0; o < g->m[k].owned_cnt; o++)
-                        if (g->owned[k][o].partition == tp.partition && strcmp(g->owned[k][o].topic, tp.topic) == 0)
+                        if (g->owned[k][o].partition == tp.partition &&
+                            strcmp(g->owned[k][o].topic, tp.topic) == 0)
                             fail_msg("iteration %d: %s:%d given to %s while %s owns it", iter, tp.topic,
                                      (int)tp.partition, g->ids[i], g->ids[k]);
                 }
@@ -323,13 +322,16 @@ static void test_custom_assignor(void **state) {
     char err[256];
     ut_custom c = {0};
     assert_int_equal(kn_asg_list_add_builtin(l, "cooperative-sticky", err, sizeof err), 0);
-    assert_int_equal(kn_asg_list_add_custom(l, "first-wins", KN_ASG_EAGER, ut_custom_assign, &c, err, sizeof err), 0);
+    assert_int_equal(
+        kn_asg_list_add_custom(l, "first-wins", KN_ASG_EAGER, ut_custom_assign, &c, err, sizeof err), 0);
     assert_int_equal(kn_asg_list_add_builtin(l, "nope", err, sizeof err), KN_ERR__INVALID_ARG);
     assert_non_null(strstr(err, "nope"));
     assert_int_equal(kn_asg_list_add_builtin(l, "cooperative-sticky", err, sizeof err), KN_ERR__INVALID_ARG);
-    assert_int_equal(kn_asg_list_add_custom(l, "first-wins", KN_ASG_EAGER, ut_custom_assign, &c, err, sizeof err),
+    assert_int_equal(
+        kn_asg_list_add_custom(l, "first-wins", KN_ASG_EAGER, ut_custom_assign, &c, err, sizeof err),
+        KN_ERR__INVALID_ARG);
+    assert_int_equal(kn_asg_list_add_custom(l, "x", 0, ut_custom_assign, &c, err, sizeof err),
                      KN_ERR__INVALID_ARG);
-    assert_int_equal(kn_asg_list_add_custom(l, "x", 0, ut_custom_assign, &c, err, sizeof err), KN_ERR__INVALID_ARG);
     assert_int_equal(kn_asg_list_count(l), 2);
     assert_string_equal(kn_asg_list_at(l, 0)->name, "cooperative-sticky");
     assert_int_equal(kn_asg_list_at(l, 0)->protocols, KN_ASG_EAGER | KN_ASG_COOPERATIVE);
@@ -366,7 +368,8 @@ static void test_invalid_input(void **state) {
     assert_int_equal(kn_asg_run(kn_asg_builtin("sticky"), &in, &out, err, sizeof err), KN_ERR__INVALID_ARG);
     g->m[2].member_id = "other";
     g->t[1].name = g->t[0].name;
-    assert_int_equal(kn_asg_run(kn_asg_builtin("roundrobin"), &in, &out, err, sizeof err), KN_ERR__INVALID_ARG);
+    assert_int_equal(kn_asg_run(kn_asg_builtin("roundrobin"), &in, &out, err, sizeof err),
+                     KN_ERR__INVALID_ARG);
     assert_non_null(strstr(err, "duplicate topic"));
     g->t[1].name = g->tnames[1];
     /* empty group and topics without metadata are fine */
@@ -392,8 +395,14 @@ static void test_invalid_input(void **state) {
 static void test_blob_edges(void **state) {
     const char *topics[] = {"b", "a"};
     kn_asg_tp owned[] = {{"b", 2}, {"a", 1}, {"b", 0}};
-    kn_asg_member m = {.topics = topics, .topic_cnt = 2, .owned = owned, .owned_cnt = 3, .generation = 7,
-                       .rack = "rack-1", .user_data = (const uint8_t *)"xy", .user_data_len = 2};
+    kn_asg_member m = {.topics = topics,
+                       .topic_cnt = 2,
+                       .owned = owned,
+                       .owned_cnt = 3,
+                       .generation = 7,
+                       .rack = "rack-1",
+                       .user_data = (const uint8_t *)"xy",
+                       .user_data_len = 2};
     uint8_t *buf;
     size_t len;
     assert_int_equal(kn_cp_subscription_encode(&m, 3, &buf, &len), 0);
@@ -426,7 +435,8 @@ static void test_blob_edges(void **state) {
     }
     assert_non_null(strstr(err, "byte"));
     fut[0] = 0xff; /* negative version */
-    assert_int_equal(kn_cp_subscription_decode(fut, len + 5, &a, &d, &v, err, sizeof err), KN_ERR__UNSUPPORTED_VERSION);
+    assert_int_equal(kn_cp_subscription_decode(fut, len + 5, &a, &d, &v, err, sizeof err),
+                     KN_ERR__UNSUPPORTED_VERSION);
     assert_int_equal(kn_cp_subscription_encode(&m, -1, &buf, &len), KN_ERR__INVALID_ARG);
     kn_free(buf);
     free(fut);
@@ -494,8 +504,10 @@ static void test_perf_1000x100(void **state) {
             ut_run(ut_names[a], g, &again);
             int64_t t3 = kn_test_now_ms();
             memcpy(g->m, saved, sizeof saved);
-            print_message("%-18s 1000 partitions x 100 members (%s subscriptions): %lld ms, again %lld ms (%d assigned)\n",
-                          ut_names[a], equal ? "equal" : "mixed", (long long)(t1 - t0), (long long)(t3 - t2), n);
+            print_message("%-18s 1000 partitions x 100 members (%s subscriptions): %lld ms, again %lld ms "
+                          "(%d assigned)\n",
+                          ut_names[a], equal ? "equal" : "mixed", (long long)(t1 - t0), (long long)(t3 - t2),
+                          n);
             kn_asg_output_free(&out);
             kn_asg_output_free(&again);
         }
@@ -536,9 +548,10 @@ static void test_perf_skewed(void **state) {
         int n = ut_check_valid(g, &out);
         int min, max;
         ut_spread(&out, &min, &max);
-        print_message("%-18s 1000 partitions x 100 members, one member owned all (%d in the sticky user data / owned): "
-                      "%lld ms (%d assigned, %d..%d per member)\n",
-                      name, k, (long long)(t1 - t0), n, min, max);
+        print_message(
+            "%-18s 1000 partitions x 100 members, one member owned all (%d in the sticky user data / owned): "
+            "%lld ms (%d assigned, %d..%d per member)\n",
+            name, k, (long long)(t1 - t0), n, min, max);
         kn_asg_output_free(&out);
         g->m[0].user_data = NULL;
         g->m[0].user_data_len = -1;

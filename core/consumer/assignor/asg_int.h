@@ -22,18 +22,18 @@ typedef struct asg_ctx {
     const kn_asg_input *in;
     int32_t nm;
     int32_t nt;
-    int32_t *t_in;        /* active topic -> index in in->topics */
-    const char **t_name;  /* borrowed from in->topics */
-    int32_t *t_cnt;       /* partition count */
-    int32_t *t_base;      /* first global partition */
-    uint32_t *t_hash;     /* Java String hash */
-    int32_t np;           /* total partitions of active topics */
-    int32_t *p_topic;     /* global partition -> active topic */
-    uint8_t *sub;         /* nm x nt: member m subscribes active topic t */
-    uint32_t *m_hash;     /* Java hash of each member id */
-    int32_t *m_jorder;    /* members in Java HashMap order (the leader's subscriptions map) */
-    int32_t *m_sorted;    /* members in MemberInfo order (instance ids first) */
-    const char **m_rack;  /* member rack, NULL when absent or empty */
+    int32_t *t_in;       /* active topic -> index in in->topics */
+    const char **t_name; /* borrowed from in->topics */
+    int32_t *t_cnt;      /* partition count */
+    int32_t *t_base;     /* first global partition */
+    uint32_t *t_hash;    /* Java String hash */
+    int32_t np;          /* total partitions of active topics */
+    int32_t *p_topic;    /* global partition -> active topic */
+    uint8_t *sub;        /* nm x nt: member m subscribes active topic t */
+    uint32_t *m_hash;    /* Java hash of each member id */
+    int32_t *m_jorder;   /* members in Java HashMap order (the leader's subscriptions map) */
+    int32_t *m_sorted;   /* members in MemberInfo order (instance ids first) */
+    const char **m_rack; /* member rack, NULL when absent or empty */
 } asg_ctx;
 
 /* Builds ctx from in; ctx owns its arrays (asg_ctx_free). */
@@ -48,9 +48,7 @@ int32_t asg_part_find(const asg_ctx *ctx, const char *topic, int32_t partition);
 static inline bool asg_subscribes(const asg_ctx *ctx, int32_t m, int32_t t) {
     return ctx->sub[(size_t)m * (size_t)ctx->nt + (size_t)t] != 0;
 }
-static inline int32_t asg_part_num(const asg_ctx *ctx, int32_t g) {
-    return g - ctx->t_base[ctx->p_topic[g]];
-}
+static inline int32_t asg_part_num(const asg_ctx *ctx, int32_t g) { return g - ctx->t_base[ctx->p_topic[g]]; }
 /* Replica racks of global partition g, NULL when the view has none. */
 const kn_asg_racks *asg_part_racks(const asg_ctx *ctx, int32_t g);
 bool asg_racks_contain(const kn_asg_racks *r, const char *rack);

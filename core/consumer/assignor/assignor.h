@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KN_ASG_EAGER 0x1u
+#define KN_ASG_EAGER       0x1u
 #define KN_ASG_COOPERATIVE 0x2u
 
 /* Java's AbstractStickyAssignor.DEFAULT_GENERATION: no generation known. */
@@ -45,8 +45,8 @@ typedef struct kn_asg_member {
     int32_t topic_cnt;
     const kn_asg_tp *owned; /* owned partitions (subscription v1+) */
     int32_t owned_cnt;
-    int32_t generation;     /* subscription v2+ generation, -1 unknown */
-    const char *rack;       /* NULL: no rack (v3+) */
+    int32_t generation; /* subscription v2+ generation, -1 unknown */
+    const char *rack;   /* NULL: no rack (v3+) */
     const uint8_t *user_data;
     int32_t user_data_len; /* -1: null user data */
 } kn_asg_member;
@@ -97,10 +97,10 @@ typedef int (*kn_asg_assign_fn)(const kn_assignor *asg, const kn_asg_input *in, 
                                 char *errstr, size_t errstr_size);
 
 struct kn_assignor {
-    const char *name;    /* "range", ... or the custom name */
-    unsigned protocols;  /* KN_ASG_EAGER | KN_ASG_COOPERATIVE */
+    const char *name;   /* "range", ... or the custom name */
+    unsigned protocols; /* KN_ASG_EAGER | KN_ASG_COOPERATIVE */
     kn_asg_assign_fn assign;
-    void *opaque;        /* custom assignors' state; NULL for built-ins */
+    void *opaque; /* custom assignors' state; NULL for built-ins */
 };
 
 /* The built-in assignor of that name, or NULL. Static storage. */

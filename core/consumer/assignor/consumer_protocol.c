@@ -141,8 +141,8 @@ static int cp_decode_fail(const kn_rd *r, int rc, char *errstr, size_t errstr_si
     return rc;
 }
 
-int kn_cp_subscription_decode(const uint8_t *buf, size_t len, kn_arena *a, kn_asg_member *sub, int16_t *version,
-                              char *errstr, size_t errstr_size) {
+int kn_cp_subscription_decode(const uint8_t *buf, size_t len, kn_arena *a, kn_asg_member *sub,
+                              int16_t *version, char *errstr, size_t errstr_size) {
     kn_rd r;
     kn_rd_init(&r, buf, len);
     int16_t use;
@@ -424,7 +424,8 @@ void kn_cp_coop_user_data_encode(int32_t generation, uint8_t out[4]) {
     kn_wr_put_u32_at(out, (uint32_t)generation);
 }
 
-void kn_cp_coop_user_data_decode(const uint8_t *data, int32_t len, bool *has_generation, int32_t *generation) {
+void kn_cp_coop_user_data_decode(const uint8_t *data, int32_t len, bool *has_generation,
+                                 int32_t *generation) {
     *has_generation = false;
     *generation = KN_ASG_NO_GENERATION;
     if (!data || len < 0)

@@ -45,8 +45,8 @@ int kn_cp_subscription_encode(const kn_asg_member *sub, int16_t version, uint8_t
  * version gets the blob's version (may be > 3). Returns 0,
  * KN_ERR__PROTOCOL (errstr names the offset), KN_ERR__UNSUPPORTED_VERSION
  * (negative version) or KN_ERR__NOMEM. */
-int kn_cp_subscription_decode(const uint8_t *buf, size_t len, kn_arena *a, kn_asg_member *sub, int16_t *version,
-                              char *errstr, size_t errstr_size);
+int kn_cp_subscription_decode(const uint8_t *buf, size_t len, kn_arena *a, kn_asg_member *sub,
+                              int16_t *version, char *errstr, size_t errstr_size);
 
 /* Encodes an Assignment (user_data_len -1: null). */
 int kn_cp_assignment_encode(const kn_asg_tp *parts, int32_t part_cnt, const uint8_t *user_data,

@@ -81,7 +81,8 @@ static int stk_member_data(stk *s, bool coop) {
                 s->md_has_gen[m] = true;
                 s->md_gen[m] = mb->generation;
             } else {
-                kn_cp_coop_user_data_decode(mb->user_data, mb->user_data_len, &s->md_has_gen[m], &s->md_gen[m]);
+                kn_cp_coop_user_data_decode(mb->user_data, mb->user_data_len, &s->md_has_gen[m],
+                                            &s->md_gen[m]);
             }
         } else {
             kn_asg_tp *dp;
@@ -246,8 +247,8 @@ static int stk_rack_info(stk *s) {
 typedef struct stk_cons {
     stk *s;
     int32_t min_quota, max_quota, expected_over, current_over;
-    stk_list under; /* unfilledMembersWithUnderMinQuotaPartitions */
-    stk_list exact; /* unfilledMembersWithExactlyMinQuotaPartitions */
+    stk_list under;         /* unfilledMembersWithUnderMinQuotaPartitions */
+    stk_list exact;         /* unfilledMembersWithExactlyMinQuotaPartitions */
     int32_t *maybe_revoked; /* per partition: member or -1 */
 } stk_cons;
 
@@ -552,7 +553,8 @@ static int stk_coop_transfers(stk *s) {
     return 0;
 }
 
-static int stk_assign(const kn_asg_input *in, kn_asg_output *out, bool coop, char *errstr, size_t errstr_size) {
+static int stk_assign(const kn_asg_input *in, kn_asg_output *out, bool coop, char *errstr,
+                      size_t errstr_size) {
     stk s;
     memset(&s, 0, sizeof s);
     kn_arena_init(&s.arena, 4096);
@@ -576,7 +578,8 @@ static int stk_assign(const kn_asg_input *in, kn_asg_output *out, bool coop, cha
         rc = 0;
         goto done;
     }
-    if ((rc = stk_member_data(&s, coop)) != 0 || (rc = stk_all_equal(&s)) != 0 || (rc = stk_rack_info(&s)) != 0)
+    if ((rc = stk_member_data(&s, coop)) != 0 || (rc = stk_all_equal(&s)) != 0 ||
+        (rc = stk_rack_info(&s)) != 0)
         goto done;
     if (s.all_equal)
         rc = stk_constrained_build(&s, errstr, errstr_size);

@@ -44,15 +44,15 @@ typedef struct mv_set {
 typedef struct gen {
     stk *s;
     const asg_ctx *c;
-    int32_t *cpc;    /* currentPartitionConsumer, -1 none */
-    bool *present;   /* member still in currentAssignment (not set aside) */
-    int32_t *ss;     /* sortedCurrentSubscriptions */
+    int32_t *cpc;  /* currentPartitionConsumer, -1 none */
+    bool *present; /* member still in currentAssignment (not set aside) */
+    int32_t *ss;   /* sortedCurrentSubscriptions */
     int32_t ss_n;
     int32_t *tcons_n; /* potential consumers per topic */
     int32_t **tcons;  /* potential consumers per topic, subscription map order */
     int32_t *maxsize; /* per member: partitions of all its topics */
     int32_t *prev_m, *prev_gen;
-    stk_list all;     /* sortedAllPartitions */
+    stk_list all; /* sortedAllPartitions */
     stk_list unassigned;
     bool revocation_required;
     /* partition movements */

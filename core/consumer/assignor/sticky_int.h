@@ -31,19 +31,19 @@ void stk_list_free(stk_list *l);
 
 typedef struct stk {
     asg_ctx ctx;
-    stk_list *owned;   /* per member: owned partitions after conflicts (consumerToOwnedPartitions) */
-    uint8_t *multi;    /* per partition: claimed by several members in one generation */
+    stk_list *owned;    /* per member: owned partitions after conflicts (consumerToOwnedPartitions) */
+    uint8_t *multi;     /* per partition: claimed by several members in one generation */
     stk_list *md_parts; /* per member: memberData partitions (active topics only) */
     bool *md_has_gen;
     int32_t *md_gen;
     int32_t max_gen;
     bool all_equal;
     /* rack info */
-    bool rack_use;        /* consumerRacks/partitionRacks non-empty */
+    bool rack_use;          /* consumerRacks/partitionRacks non-empty */
     int32_t *ncons_by_part; /* numConsumersByPartition, NULL when empty */
-    stk_list *result;     /* per member: the assignment being built */
-    int32_t *transfer;    /* constrained builder: partitionsTransferringOwnership (-1 none) */
-    kn_arena arena;       /* decoded user data */
+    stk_list *result;       /* per member: the assignment being built */
+    int32_t *transfer;      /* constrained builder: partitionsTransferringOwnership (-1 none) */
+    kn_arena arena;         /* decoded user data */
 } stk;
 
 /* Java RackInfo.racksMismatch. */
