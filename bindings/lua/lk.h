@@ -4,8 +4,9 @@
  * One file per object: lk_module.c (luaopen_kafka_native, module
  * table), lk_errors.c (the nil, message, code convention), lk_config.c
  * (Lua table or .properties path -> kn_conf), lk_admin.c (the admin
- * userdata). Later objects (consumer, producer) add their own lk_*.c
- * and a registration function here.
+ * userdata), lk_producer.c, lk_consumer.c + lk_records.c (consumer
+ * records and topic-partition lists), lk_callback.c (the pcall
+ * trampoline and the C-memory guard).
  *
  * Threads: every function here runs on the thread that owns the
  * lua_State; the library's network threads never see a lua_State.
@@ -45,6 +46,34 @@ lua_Integer lk_opt_int_field(lua_State *L, int idx, const char *key, lua_Integer
 int lk_opt_bool_field(lua_State *L, int idx, const char *key, int def);
 /* Raises unless the argument at idx is a table or none/nil. */
 void lk_check_opt_table(lua_State *L, int idx);
+
+/* ---- lk_callback.c ---- */
+
+/* Calls the function below the nargs arguments on top of the stack in
+ * protected mode with a traceback handler: the one trampoline every
+ * callback into Lua goes through. Returns LUA_OK with nresults values
+ * pushed, or an error status with the message (and traceback) on top. */
+int lk_pcall(lua_State *L, int nargs, int nresults);
+
+/* A guard userdata holding C memory while Lua values are built: its
+ * __gc calls destroy(ptr) unless released first. */
+typedef struct lk_cguard {
+    void *ptr; /* set by the caller once it owns something; NULL: nothing */
+    void (*destroy)(void *ptr);
+} lk_cguard;
+/* Pushes an empty guard (may raise on out of memory: nothing to leak
+ * yet). */
+lk_cguard *lk_cguard_push(lua_State *L, void (*destroy)(void *ptr));
+/* Frees the guarded object now (idempotent). */
+void lk_cguard_release(lk_cguard *g);
+void lk_callback_register(lua_State *L);
+
+/* Producer (lk_producer.c) and consumer (lk_consumer.c, records built
+ * by lk_records.c). */
+void lk_producer_register(lua_State *L);
+int lk_producer_new(lua_State *L);
+void lk_consumer_register(lua_State *L);
+int lk_consumer_new(lua_State *L);
 
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);

@@ -1,6 +1,6 @@
 /*
  * lk_module.c: luaopen_kafka_native, the module table: constructors
- * (admin), version strings and error_name(). Registers each object's
+ * (admin, producer, consumer), version strings and error_name(). Registers each object's
  * metatable once per lua_State.
  */
 #include "lk.h"
@@ -26,6 +26,7 @@ static int lk_error_message(lua_State *L) {
 
 static const luaL_Reg lk_module_funcs[] = {
     {"admin", lk_admin_new},
+    {"producer", lk_producer_new},
     {"error_name", lk_error_name},
     {"error_message", lk_error_message},
     {NULL, NULL},
@@ -41,6 +42,8 @@ LK_EXPORT int luaopen_kafka_native(lua_State *L);
 
 int luaopen_kafka_native(lua_State *L) {
     lk_admin_register(L);
+    lk_callback_register(L);
+    lk_producer_register(L);
     luaL_newlib(L, lk_module_funcs);
     lua_pushliteral(L, KN_VERSION_STR);
     lua_setfield(L, -2, "version");

@@ -1,0 +1,491 @@
+/*
+ * lk_producer.c: the producer userdata (kafka_native.producer(config,
+ * {on_delivery = fn})).
+ *
+ * Delivery reports: the library serves reports inside
+ * kn_producer_poll/flush/close by calling lk_producer_dr, which only
+ * links the record's lk_report (allocated at send, so the callback never
+ * allocates) onto this producer's queue. After the C call returns,
+ * lk_producer_drain runs the Lua callbacks, oldest first, each through
+ * lk_pcall. A report is unlinked just before its callback runs, so when
+ * a callback raises, the call returns nil, message, "_CALLBACK" and the
+ * reports behind it stay queued for the next poll: none is lost.
+ *
+ * Lua values the producer owns (the default on_delivery, per-record
+ * callbacks referenced with luaL_ref) live in its uservalue table, not
+ * in the registry: nothing leaks when the userdata is collected.
+ *
+ * Lifetimes as in lk_admin.c: created zeroed (closed); close(), __close
+ * and __gc share lk_producer_shutdown; __gc runs no Lua code (queued
+ * reports are freed without their callbacks).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "kafka_native.h"
+#include "kn_alloc.h"
+#include "lk.h"
+
+#define LK_PRODUCER_MT "kafka_native.producer"
+
+/* One accepted record whose Lua callback has not run yet. */
+typedef struct lk_report {
+    struct lk_report *next;
+    int ref; /* per-record callback in the uservalue table, or LUA_NOREF */
+    int err;
+    int32_t partition;
+    int64_t offset;
+    int64_t timestamp;
+    char *errstr; /* kn_malloc'd detail, NULL when none */
+    char topic[]; /* the record's topic, NUL-terminated */
+} lk_report;
+
+typedef struct lk_producer {
+    kn_producer *p;           /* NULL once closed */
+    lk_report *head, *tail;   /* served by the library, not yet by Lua */
+    int has_default_cb;       /* uservalue.on_delivery is a function */
+} lk_producer;
+
+static lk_producer *lk_producer_check(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    if (lp->p == NULL)
+        luaL_error(L, "producer is closed");
+    return lp;
+}
+
+static void lk_report_free(lk_report *r) {
+    kn_free(r->errstr);
+    kn_free(r);
+}
+
+/* Library callback (caller's thread, inside poll/flush/close): queue
+ * the report. Allocates only the error detail; without memory for it,
+ * the report keeps its code and loses the detail. */
+static void lk_producer_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
+    (void)p;
+    lk_producer *lp = (lk_producer *)opaque;
+    lk_report *r = (lk_report *)kn_delivery_opaque(d);
+    r->next = NULL;
+    r->err = kn_delivery_error(d);
+    r->partition = kn_delivery_partition(d);
+    r->offset = kn_delivery_offset(d);
+    r->timestamp = kn_delivery_timestamp(d);
+    const char *es = kn_delivery_errstr(d);
+    r->errstr = (r->err && es && *es) ? kn_strdup(es) : NULL;
+    if (lp->tail)
+        lp->tail->next = r;
+    else
+        lp->head = r;
+    lp->tail = r;
+}
+
+static void lk_set_int(lua_State *L, const char *key, lua_Integer v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, key);
+}
+
+/* Runs the Lua callbacks of queued reports, oldest first (uv: stack
+ * index of the uservalue table). Returns LUA_OK when the queue is empty,
+ * or the status of the first callback that raised with its message on
+ * top of the stack (the reports behind it stay queued). *served counts
+ * the callbacks run. */
+static int lk_producer_drain(lua_State *L, lk_producer *lp, int uv, lua_Integer *served) {
+    while (lp->head) {
+        lk_report *r = lp->head;
+        /* Function and report table first: if building them raises
+         * (out of memory), the report is still queued. */
+        if (r->ref != LUA_NOREF)
+            lua_rawgeti(L, uv, r->ref);
+        else
+            lua_getfield(L, uv, "on_delivery");
+        lua_createtable(L, 0, 6);
+        lua_pushstring(L, r->topic);
+        lua_setfield(L, -2, "topic");
+        lk_set_int(L, "partition", r->partition);
+        lk_set_int(L, "offset", (lua_Integer)r->offset);
+        lk_set_int(L, "timestamp", (lua_Integer)r->timestamp);
+        if (r->err) {
+            lua_pushstring(L, kn_err_name(r->err));
+            lua_setfield(L, -2, "error");
+            lua_pushstring(L, r->errstr ? r->errstr : kn_err_message(r->err));
+            lua_setfield(L, -2, "message");
+        }
+        lp->head = r->next;
+        if (!lp->head)
+            lp->tail = NULL;
+        if (r->ref != LUA_NOREF)
+            luaL_unref(L, uv, r->ref);
+        lk_report_free(r);
+        if (!lua_isfunction(L, -2)) {
+            lua_pop(L, 2);
+            continue;
+        }
+        (*served)++;
+        int status = lk_pcall(L, 1, 0);
+        if (status != LUA_OK)
+            return status;
+    }
+    return LUA_OK;
+}
+
+/* Frees queued reports without running Lua (for __gc). */
+static void lk_producer_discard(lk_producer *lp) {
+    while (lp->head) {
+        lk_report *r = lp->head;
+        lp->head = r->next;
+        lk_report_free(r);
+    }
+    lp->tail = NULL;
+}
+
+static int lk_timeout_arg(lua_State *L, int idx, int def) {
+    lua_Integer t = def;
+    if (!lua_isnoneornil(L, idx) && !lk_get_integer(L, idx, &t))
+        return luaL_argerror(L, idx, "timeout_ms (integer) expected");
+    if (t > 0x7fffffff)
+        t = 0x7fffffff;
+    if (t < -1)
+        t = -1;
+    return (int)t;
+}
+
+/* The one close path. run_lua: serve the remaining reports' callbacks
+ * (never from __gc). Returns the number of values pushed: 1 (true) or
+ * 3 (nil, message, code). */
+static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, int run_lua) {
+    int rc = KN_OK;
+    if (lp->p) {
+        kn_producer *p = lp->p;
+        lp->p = NULL;
+        rc = kn_producer_close(p, timeout_ms);
+    }
+    if (!run_lua) {
+        lk_producer_discard(lp);
+        return 0;
+    }
+    lua_getuservalue(L, 1);
+    int uv = lua_gettop(L);
+    int cb_failed = 0;
+    lua_Integer served = 0;
+    /* Every report is delivered; the first callback error is kept. */
+    while (lp->head) {
+        if (lk_producer_drain(L, lp, uv, &served) != LUA_OK) {
+            if (!cb_failed) {
+                cb_failed = 1;
+                lua_insert(L, uv + 1);
+            } else {
+                lua_pop(L, 1);
+            }
+        }
+    }
+    if (cb_failed)
+        return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, uv + 1));
+    if (rc)
+        return lk_push_error(L, rc, "records were still outstanding when the close timeout expired");
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* producer:close([timeout_ms]) -> true, or nil, message, code.
+ * Flushes up to timeout_ms (default: no limit, bounded by
+ * delivery.timeout.ms), fails the rest, runs every remaining callback. */
+static int lk_producer_close(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    int timeout_ms = lk_timeout_arg(L, 2, -1);
+    return lk_producer_shutdown(L, lp, timeout_ms, 1);
+}
+
+#if LUA_VERSION_NUM >= 504
+/* __close (5.4 passes the error, if any, as argument 2: ignored). */
+static int lk_producer_close_scope(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    lk_producer_shutdown(L, lp, -1, 1);
+    return 0;
+}
+#endif
+
+static int lk_producer_gc(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    lk_producer_shutdown(L, lp, -1, 0);
+    return 0;
+}
+
+static int lk_producer_tostring(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    if (lp->p)
+        lua_pushfstring(L, "kafka_native.producer (%p)", (void *)lp);
+    else
+        lua_pushliteral(L, "kafka_native.producer (closed)");
+    return 1;
+}
+
+/* kafka_native.producer(config [, {on_delivery = fn}]) */
+int lk_producer_new(lua_State *L) {
+    luaL_checkany(L, 1);
+    lk_check_opt_table(L, 2);
+    int has_cb = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        lua_getfield(L, 2, "on_delivery");
+        if (!lua_isnil(L, -1) && !lua_isfunction(L, -1))
+            return luaL_argerror(L, 2, "option 'on_delivery' must be a function");
+        has_cb = lua_isfunction(L, -1);
+        lua_pop(L, 1);
+    }
+    lk_producer *lp = (lk_producer *)lk_newuserdata(L, sizeof(*lp));
+    memset(lp, 0, sizeof(*lp));
+    luaL_getmetatable(L, LK_PRODUCER_MT);
+    lua_setmetatable(L, -2);
+    lua_createtable(L, 0, 1);
+    if (has_cb) {
+        lua_getfield(L, 2, "on_delivery");
+        lua_setfield(L, -2, "on_delivery");
+    }
+    lua_setuservalue(L, -2);
+    lp->has_default_cb = has_cb;
+
+    char errstr[512] = "";
+    int err = KN_OK;
+    kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_PRODUCER, errstr, sizeof(errstr), &err);
+    if (!conf)
+        return lk_push_error(L, err, errstr);
+    lp->p = kn_producer_new(conf, NULL, lp, errstr, sizeof(errstr));
+    kn_conf_destroy(conf);
+    if (!lp->p)
+        return lk_push_error(L, KN_ERR__CONFIG, errstr);
+    return 1;
+}
+
+/* Raises unless the value at idx is nil or a string; returns the bytes
+ * (NULL for nil). */
+static const char *lk_opt_bytes(lua_State *L, int idx, size_t *len, int argidx, const char *what) {
+    *len = 0;
+    if (lua_isnil(L, idx))
+        return NULL;
+    if (lua_type(L, idx) != LUA_TSTRING) {
+        lua_pushfstring(L, "%s must be a string or nil", what);
+        luaL_argerror(L, argidx, lua_tostring(L, -1));
+    }
+    return lua_tolstring(L, idx, len);
+}
+
+/* Reads the headers table at the top of the stack into a Lua-owned
+ * array: the array part as {key, value} pairs in order, then string
+ * keys mapped to string values. Strings stay owned by the table, which
+ * the caller's options table keeps alive. Raises on a wrong shape.
+ * Leaves the array userdata on the stack above the table. */
+static kn_header *lk_read_headers(lua_State *L, size_t *count) {
+    int t = lua_gettop(L);
+    size_t na = lua_rawlen(L, t), n = na;
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {
+        lua_Integer k;
+        int in_array = lk_get_integer(L, -2, &k) && k >= 1 && (size_t)k <= na;
+        if (!in_array) {
+            if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
+                luaL_argerror(L, 4, "'headers' must map strings to strings or be an array of {key, value}");
+            n++;
+        }
+        lua_pop(L, 1);
+    }
+    kn_header *h = (kn_header *)lua_newuserdata(L, (n ? n : 1) * sizeof(*h));
+    for (size_t i = 0; i < na; i++) {
+        lua_rawgeti(L, t, (int)(i + 1));
+        if (lua_type(L, -1) != LUA_TTABLE)
+            luaL_argerror(L, 4, "'headers' array entries must be {key, value}");
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);
+        if (lua_type(L, -2) != LUA_TSTRING || (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING))
+            luaL_argerror(L, 4, "a header is {key (string), value (string or nil)}");
+        /* The entry table (anchored by the headers table) owns both. */
+        h[i].key = lua_tostring(L, -2);
+        h[i].value = lua_isnil(L, -1) ? NULL : lua_tolstring(L, -1, &h[i].value_len);
+        if (!h[i].value)
+            h[i].value_len = 0;
+        lua_pop(L, 3);
+    }
+    size_t i = na;
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {
+        lua_Integer k;
+        if (!(lk_get_integer(L, -2, &k) && k >= 1 && (size_t)k <= na)) {
+            h[i].key = lua_tostring(L, -2);
+            h[i].value = lua_tolstring(L, -1, &h[i].value_len);
+            i++;
+        }
+        lua_pop(L, 1);
+    }
+    *count = n;
+    return h;
+}
+
+/* producer:send(topic, value [, {key=, partition=, headers=, timestamp=,
+ * on_delivery=}]) -> true, or nil, message, code. Never waits for the
+ * broker (only, like Java, up to max.block.ms for a full buffer or a
+ * topic's first metadata). */
+static int lk_producer_send(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    kn_record_out rec = KN_RECORD_OUT_INIT;
+    if (lua_type(L, 2) != LUA_TSTRING)
+        return luaL_argerror(L, 2, "topic (string) expected");
+    size_t topic_len;
+    rec.topic = lua_tolstring(L, 2, &topic_len);
+    rec.value = lk_opt_bytes(L, 3, &rec.value_len, 3, "value");
+    lk_check_opt_table(L, 4);
+    lua_settop(L, 4);
+    int per_record_cb = 0;
+    if (!lua_isnil(L, 4)) {
+        lua_getfield(L, 4, "key");
+        rec.key = lk_opt_bytes(L, -1, &rec.key_len, 4, "'key'");
+        lua_pop(L, 1); /* still anchored by the options table */
+        lua_Integer part = lk_opt_int_field(L, 4, "partition", KN_PARTITION_ANY);
+        if (part < KN_PARTITION_ANY || part > 0x7fffffff)
+            return luaL_argerror(L, 4, "'partition' out of range");
+        rec.partition = (int32_t)part;
+        rec.timestamp = (int64_t)lk_opt_int_field(L, 4, "timestamp", 0);
+        lua_getfield(L, 4, "on_delivery");
+        if (!lua_isnil(L, -1) && !lua_isfunction(L, -1))
+            return luaL_argerror(L, 4, "'on_delivery' must be a function");
+        per_record_cb = lua_isfunction(L, -1);
+        lua_pop(L, 1);
+        lua_getfield(L, 4, "headers"); /* index 5 */
+        if (!lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TTABLE)
+                return luaL_argerror(L, 4, "'headers' must be a table");
+            rec.headers = lk_read_headers(L, &rec.header_count);
+        }
+    }
+
+    lk_report *r = NULL;
+    int ref = LUA_NOREF;
+    if (per_record_cb || lp->has_default_cb) {
+        lua_getuservalue(L, 1);
+        if (per_record_cb) {
+            lua_getfield(L, 4, "on_delivery");
+            ref = luaL_ref(L, -2); /* may raise: nothing allocated yet */
+        }
+        r = (lk_report *)kn_malloc(sizeof(*r) + topic_len + 1);
+        if (!r) {
+            if (ref != LUA_NOREF)
+                luaL_unref(L, -1, ref);
+            return lk_push_error(L, KN_ERR__NOMEM, NULL);
+        }
+        memset(r, 0, sizeof(*r));
+        r->ref = ref;
+        memcpy(r->topic, rec.topic, topic_len + 1);
+        rec.dr = lk_producer_dr;
+        rec.opaque = r;
+    }
+    char errstr[512] = "";
+    int err = kn_producer_send(lp->p, &rec, errstr, sizeof(errstr));
+    if (err) {
+        if (ref != LUA_NOREF)
+            luaL_unref(L, -1, ref);
+        kn_free(r);
+        return lk_push_error(L, err, errstr);
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* producer:poll([timeout_ms]) -> number of callbacks run, or nil,
+ * message, "_CALLBACK". Waits up to timeout_ms (default 0) for a report
+ * when none is queued. */
+static int lk_producer_poll(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    int timeout_ms = lk_timeout_arg(L, 2, 0);
+    lua_settop(L, 1);
+    lua_getuservalue(L, 1);
+    lua_Integer served = 0;
+    if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
+        return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
+    if (lp->p == NULL) /* a callback closed it */
+        goto done;
+    kn_producer_poll(lp->p, served > 0 ? 0 : timeout_ms);
+    if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
+        return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
+done:
+    lua_pushinteger(L, served);
+    return 1;
+}
+
+/* producer:flush([timeout_ms]) -> true, or nil, message, code
+ * ("_TIMED_OUT" with records outstanding, "_CALLBACK"). */
+static int lk_producer_flush(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    int timeout_ms = lk_timeout_arg(L, 2, -1);
+    lua_settop(L, 1);
+    lua_getuservalue(L, 1);
+    int rc = kn_producer_flush(lp->p, timeout_ms);
+    lua_Integer served = 0;
+    if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
+        return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
+    if (rc)
+        return lk_push_error(L, rc, "records still outstanding after the flush timeout");
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* producer:fd() -> a descriptor readable while reports are queued, or
+ * nil when the platform has none. */
+static int lk_producer_fd(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    int fd = kn_producer_fd(lp->p);
+    if (fd < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, fd);
+    return 1;
+}
+
+/* producer:metrics() -> plain table of counters. */
+static int lk_producer_metrics(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    kn_producer_stats st;
+    kn_producer_get_stats(lp->p, &st);
+    lua_createtable(L, 0, 11);
+    lk_set_int(L, "records_sent", (lua_Integer)st.records_sent);
+    lk_set_int(L, "records_failed", (lua_Integer)st.records_failed);
+    lk_set_int(L, "bytes_sent", (lua_Integer)st.bytes_sent);
+    lk_set_int(L, "batches_sent", (lua_Integer)st.batches_sent);
+    lk_set_int(L, "requests_sent", (lua_Integer)st.requests_sent);
+    lk_set_int(L, "retries", (lua_Integer)st.retries);
+    lk_set_int(L, "buffer_bytes", (lua_Integer)st.buffer_bytes);
+    lk_set_int(L, "request_latency_avg_us", (lua_Integer)st.request_latency_avg_us);
+    lk_set_int(L, "request_latency_max_us", (lua_Integer)st.request_latency_max_us);
+    lk_set_int(L, "outstanding", (lua_Integer)kn_producer_outstanding(lp->p));
+    lua_Integer queued = 0;
+    for (lk_report *r = lp->head; r; r = r->next)
+        queued++;
+    lk_set_int(L, "reports_queued", queued);
+    return 1;
+}
+
+static const luaL_Reg lk_producer_methods[] = {
+    {"send", lk_producer_send},
+    {"poll", lk_producer_poll},
+    {"flush", lk_producer_flush},
+    {"fd", lk_producer_fd},
+    {"metrics", lk_producer_metrics},
+    {"close", lk_producer_close},
+    {NULL, NULL},
+};
+
+static const luaL_Reg lk_producer_meta[] = {
+    {"__gc", lk_producer_gc},
+#if LUA_VERSION_NUM >= 504
+    {"__close", lk_producer_close_scope},
+#endif
+    {"__tostring", lk_producer_tostring},
+    {NULL, NULL},
+};
+
+void lk_producer_register(lua_State *L) {
+    if (luaL_newmetatable(L, LK_PRODUCER_MT)) {
+        luaL_setfuncs(L, lk_producer_meta, 0);
+        luaL_newlib(L, lk_producer_methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushliteral(L, "kafka_native.producer");
+        lua_setfield(L, -2, "__name");
+    }
+    lua_pop(L, 1);
+}

@@ -1,0 +1,147 @@
+-- spec/producer_spec.lua: kafka_native.producer against a real broker:
+-- sending with keys, headers and nil values, delivery reports served by
+-- poll/flush, errors raised in callbacks, argument errors, and the
+-- handle's lifetime rules.
+local helper = require("spec.helper")
+local kafka = require("kafka_native")
+
+describe("kafka_native.producer", function()
+  local admin, topic
+
+  setup(function()
+    admin = assert(kafka.admin({ ["bootstrap.servers"] = helper.bootstrap() }))
+    topic = helper.topic("producer")
+    local res = assert(admin:create_topics({ { name = topic, partitions = 3 } }, { timeout_ms = 30000 }))
+    assert.is_nil(res[topic].error, res[topic].message)
+    assert(admin:wait_for_topics({ topic }, 30000))
+  end)
+
+  teardown(function()
+    admin:delete_topics({ topic })
+    admin:close()
+  end)
+
+  it("delivers 1,000 records with keys, headers and nil values", function()
+    local reports = {}
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap(), ["linger.ms"] = 5 },
+      { on_delivery = function(report) reports[#reports + 1] = report end }))
+    for i = 1, 1000 do
+      local value = (i % 10 == 0) and nil or ("value-" .. i)
+      assert(producer:send(topic, value, {
+        key = "key-" .. (i % 7),
+        headers = { { "seq", tostring(i) }, { "empty", "" }, { "null" } },
+      }))
+    end
+    assert(producer:flush(30000))
+    assert.are.equal(1000, #reports)
+    for _, r in ipairs(reports) do
+      assert.is_nil(r.error, r.message)
+      assert.are.equal(topic, r.topic)
+      assert.is_true(r.partition >= 0 and r.partition < 3)
+      assert.is_true(r.offset >= 0)
+      assert.is_true(r.timestamp > 0)
+    end
+    local m = producer:metrics()
+    assert.are.equal(1000, m.records_sent)
+    assert.are.equal(0, m.outstanding)
+    assert(producer:close())
+  end)
+
+  it("runs a per-record on_delivery instead of the producer's", function()
+    local default_calls, own = 0, nil
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() },
+      { on_delivery = function() default_calls = default_calls + 1 end }))
+    assert(producer:send(topic, "v", { partition = 1, timestamp = 1700000000000,
+      headers = { trace = "abc" }, on_delivery = function(r) own = r end }))
+    assert(producer:flush(30000))
+    assert.are.equal(0, default_calls)
+    assert.are.equal(1, own.partition)
+    assert.are.equal(1700000000000, own.timestamp)
+    producer:close()
+  end)
+
+  it("returns an error raised in on_delivery from poll and stays usable", function()
+    local seen = 0
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }, {
+      on_delivery = function(r)
+        seen = seen + 1
+        if seen == 2 then error("boom in callback") end
+      end,
+    }))
+    for i = 1, 5 do assert(producer:send(topic, "cb-" .. i, { partition = 0 })) end
+    -- flush waits for all 5 reports; the second callback raises.
+    local ok, msg, code = producer:flush(30000)
+    assert.is_nil(ok)
+    assert.are.equal("_CALLBACK", code)
+    assert.truthy(msg:find("boom in callback", 1, true))
+    assert.truthy(msg:find("traceback", 1, true))
+    assert.are.equal(2, seen)
+    -- the three reports behind it are not lost: the next poll serves them
+    assert.are.equal(3, assert(producer:poll(0)))
+    assert.are.equal(5, seen)
+    -- and the producer still sends
+    assert(producer:send(topic, "after"))
+    assert(producer:flush(30000))
+    assert.are.equal(6, seen)
+    assert(producer:close())
+  end)
+
+  it("returns nil, message, code for runtime errors and raises on wrong arguments", function()
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }))
+    local ok, msg, code = producer:send(topic, "x", { partition = 99 })
+    assert.is_nil(ok)
+    assert.is_string(msg)
+    assert.are.equal("_INVALID_ARG", code)
+    assert.has_error(function() producer:send(nil, "x") end)
+    assert.has_error(function() producer:send(topic, {}) end)
+    assert.has_error(function() producer:send(topic, "x", { key = 5 }) end)
+    assert.has_error(function() producer:send(topic, "x", { headers = { 1, 2 } }) end)
+    assert.has_error(function() producer:send(topic, "x", { on_delivery = "no" }) end)
+    assert.has_error(function() kafka.producer({}, { on_delivery = 1 }) end)
+    local p2, msg2, code2 = kafka.producer({ ["bootstrap.server"] = "x" })
+    assert.is_nil(p2)
+    assert.are.equal("_CONFIG", code2)
+    assert.is_string(msg2)
+    producer:close()
+  end)
+
+  it("is closed by close(), any number of times", function()
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }))
+    assert(producer:send(topic, "last"))
+    assert(producer:close(10000))
+    assert(producer:close())
+    assert.matches("closed", tostring(producer))
+    assert.has_error(function() producer:send(topic, "x") end, "producer is closed")
+    assert.has_error(function() producer:poll(0) end, "producer is closed")
+  end)
+
+  it("is closed by the garbage collector without running Lua", function()
+    local called = false
+    do
+      local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() },
+        { on_delivery = function() called = true end }))
+      assert(producer:send(topic, "gc"))
+    end
+    collectgarbage()
+    collectgarbage()
+    assert.is_false(called)
+  end)
+
+  if helper.abi == "5.4" then
+    it("is closed at the end of a <close> scope, serving its reports", function()
+      local chunk = assert(load([[
+        local kafka, bootstrap, topic = ...
+        local delivered
+        do
+          local producer <close> = assert(kafka.producer({ ["bootstrap.servers"] = bootstrap },
+            { on_delivery = function(r) delivered = r end }))
+          assert(producer:send(topic, "scoped"))
+        end
+        return delivered
+      ]]))
+      local delivered = chunk(kafka, helper.bootstrap(), topic)
+      assert.is_table(delivered)
+      assert.is_nil(delivered.error)
+    end)
+  end
+end)
