@@ -72,6 +72,7 @@ struct knp_partq {
     int32_t leader;         /* from the sender's latest metadata, -1 unknown */
     int64_t stale_before_ms; /* leader unusable until metadata fetched after this */
     int32_t acked_next;     /* idempotence: sequence the broker expects next */
+    bool acked_any;         /* idempotence: a batch was acknowledged in this epoch */
     uint32_t drain_gen;     /* sender: request round that last took a batch */
 };
 

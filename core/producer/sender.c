@@ -239,6 +239,14 @@ static void fail_all_queued(knp_sender *s, int err, const char *msg) {
     }
 }
 
+/* acc.lock held. True if a queued retry of pq has a sequence before seq. */
+static bool lower_seq_queued(const knp_partq *pq, int32_t seq) {
+    for (const knp_batch *q = pq->head; q && q->built; q = q->next)
+        if (q->base_seq >= 0 && (int32_t)(((uint32_t)q->base_seq - (uint32_t)seq) << 1) < 0)
+            return true;
+    return false;
+}
+
 /* acc.lock held. The outcome of one batch of a Produce request. */
 static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offset,
                          int64_t log_append_time, const char *msg, int64_t now_ms) {
@@ -253,6 +261,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
             int32_t ahead = (int32_t)(((uint32_t)end - (uint32_t)pq->acked_next) & 0x7fffffff);
             if (ahead > 0 && ahead < 0x40000000)
                 pq->acked_next = end;
+            pq->acked_any = true;
         }
         acc->batches_sent++;
         acc->bytes_sent += (int64_t)b->wire.len;
@@ -285,9 +294,11 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         pq->stale_before_ms = now_ms;
         knw_metadata_request_refresh(s->wire, false, "producer: leader error or connection lost");
     }
-    if (seq_err && b->base_seq == pq->acked_next) {
-        /* The broker lost track of us at the oldest unacknowledged batch:
-         * nothing earlier is pending, so a new epoch restarts at 0. */
+    if (seq_err && pq->inflight == 0 && !lower_seq_queued(pq, b->base_seq)) {
+        /* Refused at the oldest unacknowledged batch of the partition
+         * (nothing earlier in flight or waiting): this epoch cannot make
+         * progress (e.g. the broker took later sequences after an earlier
+         * batch failed), so a new epoch restarts sequences at 0. */
         s->need_bump = true;
     }
     if (retriable && !acc->closing && b->attempts <= s->conf.retries && now_ms < b->deadline_ms) {
@@ -399,6 +410,7 @@ static void on_init_pid(knw_client *c, knw_resp *resp, void *opaque) {
                 knp_partq *pq = acc->pqs[i];
                 pq->next_seq = 0;
                 pq->acked_next = 0;
+                pq->acked_any = false;
                 for (knp_batch *b = pq->head; b; b = b->next)
                     b->base_seq = -1;
             }
@@ -509,6 +521,9 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
                 continue; /* a retry waits for every earlier answer */
             if (pq->inflight > 0 && pq->inflight_node != pq->leader)
                 continue; /* keep one connection per partition in flight */
+            if (pq->inflight > 0 && !pq->acked_any)
+                continue; /* a broker takes any first sequence from a new
+                           * producer: pipeline only after one is acked */
         }
         if (pq->inflight >= s->conf.max_in_flight)
             continue;
