@@ -75,6 +75,28 @@ int lk_producer_new(lua_State *L);
 void lk_consumer_register(lua_State *L);
 int lk_consumer_new(lua_State *L);
 
+/* ---- lk_records.c ---- */
+
+/* Pushes an array of record tables ({topic, partition, offset,
+ * timestamp, timestamp_type, leader_epoch, key, value, headers}) built
+ * from recs (borrowed; the caller frees it, guarded). */
+void lk_records_push(lua_State *L, const kn_records *recs);
+/* An offset argument at idx: an integer >= 0, "beginning" or "end".
+ * Returns 1 with *out set, or 0 for anything else. Never raises. */
+int lk_offset_value(lua_State *L, int idx, int64_t *out);
+/* Raises unless the value at idx is an array of {topic=, partition=}
+ * tables (with with_offsets: optional offset, metadata, leader_epoch).
+ * Returns the array's length. */
+size_t lk_tpl_check(lua_State *L, int idx, int with_offsets);
+/* Appends the entries of the (checked) array at idx to list (owned and
+ * guarded by the caller). Returns KN_OK or the first error
+ * (KN_ERR__NOMEM, ...). */
+int lk_tpl_fill(lua_State *L, int idx, kn_topic_partition_list *list, int with_offsets);
+#define LK_TPL_OFFSETS 1 /* offset (nil when none), leader_epoch, metadata */
+#define LK_TPL_ERRORS 2  /* error: code name, nil when none */
+/* Pushes list (borrowed) as an array of {topic=, partition=, ...}. */
+void lk_tpl_push(lua_State *L, const kn_topic_partition_list *list, int flags);
+
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);
 /* kafka_native.admin(config) */

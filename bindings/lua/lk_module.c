@@ -27,6 +27,7 @@ static int lk_error_message(lua_State *L) {
 static const luaL_Reg lk_module_funcs[] = {
     {"admin", lk_admin_new},
     {"producer", lk_producer_new},
+    {"consumer", lk_consumer_new},
     {"error_name", lk_error_name},
     {"error_message", lk_error_message},
     {NULL, NULL},
@@ -44,6 +45,7 @@ int luaopen_kafka_native(lua_State *L) {
     lk_admin_register(L);
     lk_callback_register(L);
     lk_producer_register(L);
+    lk_consumer_register(L);
     luaL_newlib(L, lk_module_funcs);
     lua_pushliteral(L, KN_VERSION_STR);
     lua_setfield(L, -2, "version");
