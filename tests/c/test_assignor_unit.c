@@ -387,6 +387,8 @@ static void test_invalid_input(void **state) {
         kn_asg_output_free(&out);
     }
     assert_null(kn_asg_builtin("Range"));
+    assert_int_equal(kn_asg_run(NULL, &in, &out, err, sizeof err), KN_ERR__INVALID_ARG);
+    assert_null(out.members);
     free(g);
 }
 

@@ -155,8 +155,14 @@ static int asg_validate(const kn_asg_input *in, char *errstr, size_t errstr_size
 
 int kn_asg_run(const kn_assignor *asg, const kn_asg_input *in, kn_asg_output *out, char *errstr,
                size_t errstr_size) {
+    if (!out)
+        return KN_ERR__INVALID_ARG;
     out->members = NULL;
     out->member_cnt = 0;
+    if (!asg || !asg->assign || !in) {
+        kn_errstr_set(errstr, errstr_size, "no assignor or no input");
+        return KN_ERR__INVALID_ARG;
+    }
     int rc = asg_validate(in, errstr, errstr_size);
     if (rc)
         return rc;
