@@ -184,6 +184,30 @@ describe("kafka_native.consumer", function()
     loner:close()
   end)
 
+  it("returns an error raised in a commit callback from poll, losing no record", function()
+    local group = helper.topic("group-cb")
+    local consumer = new_consumer({ ["group.id"] = group, ["enable.auto.commit"] = false })
+    assert(consumer:assign({ { topic = small, partition = 0 } }))
+    assert(consumer:commit_async({ { topic = small, partition = 0, offset = 2 } },
+      function() error("commit callback failed") end))
+    local got, code, msg = {}, nil, nil
+    local deadline = os.time() + 10
+    while #got < 10 and os.time() <= deadline do
+      local recs, m, c = consumer:poll(200)
+      if recs then
+        for _, r in ipairs(recs) do got[#got + 1] = r.offset end
+      else
+        assert.is_nil(code)
+        code, msg = c, m
+      end
+    end
+    assert.are.equal("_CALLBACK", code)
+    assert.truthy(msg:find("commit callback failed", 1, true))
+    assert.are.same({ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 }, got)
+    assert.are.equal(2, assert(consumer:committed({ { topic = small, partition = 0 } }))[1].offset)
+    consumer:close()
+  end)
+
   it("filters and rewrites records in on_consume", function()
     local consumer = new_consumer({}, {
       value_deserializer = function(v) return v:upper() end,
