@@ -93,7 +93,7 @@ size_t lk_tpl_check(lua_State *L, int idx, int with_offsets);
  * (KN_ERR__NOMEM, ...). */
 int lk_tpl_fill(lua_State *L, int idx, kn_topic_partition_list *list, int with_offsets);
 #define LK_TPL_OFFSETS 1 /* offset (nil when none), leader_epoch, metadata */
-#define LK_TPL_ERRORS 2  /* error: code name, nil when none */
+#define LK_TPL_ERRORS  2 /* error: code name, nil when none */
 /* Pushes list (borrowed) as an array of {topic=, partition=, ...}. */
 void lk_tpl_push(lua_State *L, const kn_topic_partition_list *list, int flags);
 

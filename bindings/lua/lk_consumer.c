@@ -35,14 +35,14 @@ struct lk_consumer;
 typedef struct lk_commit_ev {
     struct lk_commit_ev *next;
     struct lk_consumer *lc;
-    int ref;                          /* callback in the uservalue, or LUA_NOREF */
+    int ref; /* callback in the uservalue, or LUA_NOREF */
     int err;
     kn_topic_partition_list *offsets; /* the library's result (copy), may be NULL */
 } lk_commit_ev;
 
 typedef struct lk_consumer {
-    kn_consumer *c;               /* NULL once closed */
-    lk_commit_ev *head, *tail;    /* finished commits, callbacks not run */
+    kn_consumer *c;            /* NULL once closed */
+    lk_commit_ev *head, *tail; /* finished commits, callbacks not run */
     int has_deser, has_on_consume, has_on_commit;
 } lk_consumer;
 
@@ -290,7 +290,8 @@ static void lk_consumer_rewind(lk_consumer *lc, const kn_records *recs) {
         const char *t = kn_records_topic(recs, i);
         int32_t part = kn_records_partition(recs, i);
         int first = 1;
-        if (i > 0 && kn_records_partition(recs, i - 1) == part && strcmp(kn_records_topic(recs, i - 1), t) == 0)
+        if (i > 0 && kn_records_partition(recs, i - 1) == part &&
+            strcmp(kn_records_topic(recs, i - 1), t) == 0)
             continue; /* same run */
         for (size_t j = 0; j < i && first; j++)
             first = !(kn_records_partition(recs, j) == part && strcmp(kn_records_topic(recs, j), t) == 0);
@@ -340,7 +341,7 @@ static int lk_consumer_poll(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
     int timeout_ms = lk_timeout_arg(L, 2, 0);
     lua_settop(L, 1);
-    lua_getuservalue(L, 1);                           /* 2 */
+    lua_getuservalue(L, 1);                            /* 2 */
     lk_cguard *g = lk_cguard_push(L, lk_free_records); /* 3 */
     char errstr[512] = "";
     kn_records *recs = NULL;
@@ -511,7 +512,9 @@ static int lk_consumer_tpl_call(lua_State *L, int (*fn)(kn_consumer *, const kn_
 static int lk_consumer_seek_to_beginning(lua_State *L) {
     return lk_consumer_tpl_call(L, kn_consumer_seek_to_beginning, 1);
 }
-static int lk_consumer_seek_to_end(lua_State *L) { return lk_consumer_tpl_call(L, kn_consumer_seek_to_end, 1); }
+static int lk_consumer_seek_to_end(lua_State *L) {
+    return lk_consumer_tpl_call(L, kn_consumer_seek_to_end, 1);
+}
 static int lk_consumer_pause(lua_State *L) { return lk_consumer_tpl_call(L, kn_consumer_pause, 0); }
 static int lk_consumer_resume(lua_State *L) { return lk_consumer_tpl_call(L, kn_consumer_resume, 0); }
 
@@ -560,7 +563,8 @@ static int lk_consumer_end_offsets(lua_State *L) { return lk_consumer_query(L, k
 /* Queues an asynchronous commit of list (NULL: the positions) with the
  * function at cb_idx (0: none). Returns KN_OK or an error (nothing
  * queued, no callback will run). */
-static int lk_consumer_queue_async(lua_State *L, lk_consumer *lc, const kn_topic_partition_list *list, int cb_idx) {
+static int lk_consumer_queue_async(lua_State *L, lk_consumer *lc, const kn_topic_partition_list *list,
+                                   int cb_idx) {
     int ref = LUA_NOREF;
     lua_getuservalue(L, 1);
     if (cb_idx) {

@@ -25,12 +25,8 @@ static int lk_error_message(lua_State *L) {
 }
 
 static const luaL_Reg lk_module_funcs[] = {
-    {"admin", lk_admin_new},
-    {"producer", lk_producer_new},
-    {"consumer", lk_consumer_new},
-    {"error_name", lk_error_name},
-    {"error_message", lk_error_message},
-    {NULL, NULL},
+    {"admin", lk_admin_new},       {"producer", lk_producer_new},       {"consumer", lk_consumer_new},
+    {"error_name", lk_error_name}, {"error_message", lk_error_message}, {NULL, NULL},
 };
 
 #if defined(__GNUC__)

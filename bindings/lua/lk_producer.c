@@ -41,9 +41,9 @@ typedef struct lk_report {
 } lk_report;
 
 typedef struct lk_producer {
-    kn_producer *p;           /* NULL once closed */
-    lk_report *head, *tail;   /* served by the library, not yet by Lua */
-    int has_default_cb;       /* uservalue.on_delivery is a function */
+    kn_producer *p;         /* NULL once closed */
+    lk_report *head, *tail; /* served by the library, not yet by Lua */
+    int has_default_cb;     /* uservalue.on_delivery is a function */
 } lk_producer;
 
 static lk_producer *lk_producer_check(lua_State *L) {
