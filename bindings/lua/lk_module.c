@@ -24,10 +24,16 @@ static int lk_error_message(lua_State *L) {
     return 1;
 }
 
+/* clang-format off: one constructor per line */
 static const luaL_Reg lk_module_funcs[] = {
-    {"admin", lk_admin_new},       {"producer", lk_producer_new},       {"consumer", lk_consumer_new},
-    {"error_name", lk_error_name}, {"error_message", lk_error_message}, {NULL, NULL},
+    {"admin", lk_admin_new},
+    {"producer", lk_producer_new},
+    {"consumer", lk_consumer_new},
+    {"error_name", lk_error_name},
+    {"error_message", lk_error_message},
+    {NULL, NULL},
 };
+/* clang-format on */
 
 #if defined(__GNUC__)
 #define LK_EXPORT __attribute__((visibility("default")))
