@@ -24,7 +24,8 @@ static int lk_error_message(lua_State *L) {
     return 1;
 }
 
-/* clang-format off: one constructor per line */
+/* one constructor per line */
+/* clang-format off */
 static const luaL_Reg lk_module_funcs[] = {
     {"admin", lk_admin_new},
     {"producer", lk_producer_new},
