@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
     int pv[4] = {0, 0, 0, 0};
     for (int k = 0; k < 4 && st.index > 0; k++)
         pv[k] = st.latencies[(int64_t)(pct[k] * (double)st.index)];
-    printf("%lld records sent, %.1f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max "
+    printf("%lld records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max "
            "latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.\n",
            (long long)st.count, 1000.0 * (double)st.count / (double)elapsed,
            1000.0 * (double)st.bytes / (double)elapsed / (1024.0 * 1024.0),
