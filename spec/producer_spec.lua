@@ -86,6 +86,49 @@ describe("kafka_native.producer", function()
     assert(producer:close())
   end)
 
+  it("serializes keys and values with the producer's serializers", function()
+    local report
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }, {
+      key_serializer = function(k) return "key:" .. tostring(k) end,
+      value_serializer = function(v, t)
+        assert(t == topic)
+        if v == "bad" then error("cannot serialize") end
+        if v == "wrong" then return {} end
+        return table.concat(v, ",")
+      end,
+      on_delivery = function(r) report = r end,
+    }))
+    assert(producer:send(topic, { 1, 2, 3 }, { key = 42, partition = 2 }))
+    assert(producer:send(topic, nil, { key = 7, partition = 2 })) -- nil is not serialized
+    local ok, msg, code = producer:send(topic, "bad")
+    assert.is_nil(ok)
+    assert.are.equal("_CALLBACK", code)
+    assert.truthy(msg:find("cannot serialize", 1, true))
+    ok, msg, code = producer:send(topic, "wrong")
+    assert.is_nil(ok)
+    assert.are.equal("_CALLBACK", code)
+    assert.truthy(msg:find("not a string", 1, true))
+    assert(producer:flush(30000))
+    assert.is_nil(report.error)
+    local fd = producer:fd()
+    assert.is_true(fd == nil or (math.type and math.type(fd) == "integer") or type(fd) == "number")
+    assert.are.equal(2, producer:metrics().records_sent)
+    producer:close()
+
+    local consumer = assert(kafka.consumer({ ["bootstrap.servers"] = helper.bootstrap() }))
+    assert(consumer:assign({ { topic = topic, partition = 2, offset = report.offset - 1 } }))
+    local got = {}
+    local deadline = os.time() + 10
+    while #got < 2 and os.time() <= deadline do
+      for _, r in ipairs(assert(consumer:poll(200))) do got[#got + 1] = r end
+    end
+    assert.are.equal("key:42", got[1].key)
+    assert.are.equal("1,2,3", got[1].value)
+    assert.are.equal("key:7", got[2].key)
+    assert.is_nil(got[2].value)
+    consumer:close()
+  end)
+
   it("returns nil, message, code for runtime errors and raises on wrong arguments", function()
     local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }))
     local ok, msg, code = producer:send(topic, "x", { partition = 99 })
@@ -98,6 +141,7 @@ describe("kafka_native.producer", function()
     assert.has_error(function() producer:send(topic, "x", { headers = { 1, 2 } }) end)
     assert.has_error(function() producer:send(topic, "x", { on_delivery = "no" }) end)
     assert.has_error(function() kafka.producer({}, { on_delivery = 1 }) end)
+    assert.has_error(function() kafka.producer({}, { value_serializer = "json" }) end)
     local p2, msg2, code2 = kafka.producer({ ["bootstrap.server"] = "x" })
     assert.is_nil(p2)
     assert.are.equal("_CONFIG", code2)

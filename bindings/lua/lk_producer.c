@@ -7,7 +7,8 @@
  * links the record's lk_report (allocated at send, so the callback never
  * allocates) onto this producer's queue. After the C call returns,
  * lk_producer_drain runs the Lua callbacks, oldest first, each through
- * lk_pcall. A report is unlinked just before its callback runs, so when
+ * lk_pcall (as are the optional key/value serializers, from send). A
+ * report is unlinked just before its callback runs, so when
  * a callback raises, the call returns nil, message, "_CALLBACK" and the
  * reports behind it stay queued for the next poll: none is lost.
  *
@@ -44,6 +45,7 @@ typedef struct lk_producer {
     kn_producer *p;         /* NULL once closed */
     lk_report *head, *tail; /* served by the library, not yet by Lua */
     int has_default_cb;     /* uservalue.on_delivery is a function */
+    int has_serializer;     /* uservalue.key_ or value_serializer is one */
 } lk_producer;
 
 static lk_producer *lk_producer_check(lua_State *L) {
@@ -219,29 +221,38 @@ static int lk_producer_tostring(lua_State *L) {
     return 1;
 }
 
-/* kafka_native.producer(config [, {on_delivery = fn}]) */
+static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer", "value_serializer"};
+
+/* kafka_native.producer(config [, {on_delivery=, key_serializer=,
+ * value_serializer=}]) */
 int lk_producer_new(lua_State *L) {
     luaL_checkany(L, 1);
     lk_check_opt_table(L, 2);
-    int has_cb = 0;
-    if (!lua_isnoneornil(L, 2)) {
-        lua_getfield(L, 2, "on_delivery");
-        if (!lua_isnil(L, -1) && !lua_isfunction(L, -1))
-            return luaL_argerror(L, 2, "option 'on_delivery' must be a function");
-        has_cb = lua_isfunction(L, -1);
+    lua_settop(L, 2);
+    for (int i = 0; i < 3 && !lua_isnil(L, 2); i++) {
+        lua_getfield(L, 2, lk_producer_fn_opts[i]);
+        if (!lua_isnil(L, -1) && !lua_isfunction(L, -1)) {
+            lua_pushfstring(L, "option '%s' must be a function", lk_producer_fn_opts[i]);
+            return luaL_argerror(L, 2, lua_tostring(L, -1));
+        }
         lua_pop(L, 1);
     }
     lk_producer *lp = (lk_producer *)lk_newuserdata(L, sizeof(*lp));
     memset(lp, 0, sizeof(*lp));
     luaL_getmetatable(L, LK_PRODUCER_MT);
     lua_setmetatable(L, -2);
-    lua_createtable(L, 0, 1);
-    if (has_cb) {
-        lua_getfield(L, 2, "on_delivery");
-        lua_setfield(L, -2, "on_delivery");
+    lua_createtable(L, 0, 3);
+    for (int i = 0; i < 3 && !lua_isnil(L, 2); i++) {
+        lua_getfield(L, 2, lk_producer_fn_opts[i]);
+        if (lua_isfunction(L, -1)) {
+            if (i == 0)
+                lp->has_default_cb = 1;
+            else
+                lp->has_serializer = 1;
+        }
+        lua_setfield(L, -2, lk_producer_fn_opts[i]);
     }
     lua_setuservalue(L, -2);
-    lp->has_default_cb = has_cb;
 
     char errstr[512] = "";
     int err = KN_OK;
@@ -318,8 +329,37 @@ static kn_header *lk_read_headers(lua_State *L, size_t *count) {
     return h;
 }
 
+/* Runs the serializer named `name` (in the uservalue at index 6) on the
+ * value at slot, with the topic (index 2) as second argument, replacing
+ * the value with its result. nil values are not serialized. Returns
+ * LUA_OK, or an error status with the message on top. */
+static int lk_serialize(lua_State *L, const char *name, int slot) {
+    if (lua_isnil(L, slot))
+        return LUA_OK;
+    lua_getfield(L, 6, name);
+    if (!lua_isfunction(L, -1)) {
+        lua_pop(L, 1);
+        return LUA_OK;
+    }
+    lua_pushvalue(L, slot);
+    lua_pushvalue(L, 2);
+    int status = lk_pcall(L, 2, 1);
+    if (status != LUA_OK)
+        return status;
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING) {
+        lua_pushfstring(L, "%s returned a %s, not a string or nil", name, luaL_typename(L, -1));
+        return LUA_ERRRUN;
+    }
+    lua_replace(L, slot);
+    return LUA_OK;
+}
+
 /* producer:send(topic, value [, {key=, partition=, headers=, timestamp=,
- * on_delivery=}]) -> true, or nil, message, code. Never waits for the
+ * on_delivery=}]) -> true, or nil, message, code. With the producer's
+ * key_serializer / value_serializer, key and value may be any Lua value
+ * (nil is never serialized); a serializer that raises or returns
+ * something else than a string or nil makes send return nil, message,
+ * "_CALLBACK" with nothing sent. Never waits for the
  * broker (only, like Java, up to max.block.ms for a full buffer or a
  * topic's first metadata). */
 static int lk_producer_send(lua_State *L) {
@@ -327,16 +367,26 @@ static int lk_producer_send(lua_State *L) {
     kn_record_out rec = KN_RECORD_OUT_INIT;
     if (lua_type(L, 2) != LUA_TSTRING)
         return luaL_argerror(L, 2, "topic (string) expected");
+    lk_check_opt_table(L, 4);
+    lua_settop(L, 4);
+    if (lua_isnil(L, 4))
+        lua_pushnil(L);
+    else
+        lua_getfield(L, 4, "key"); /* 5: the key, then its serialized form */
+    lua_getuservalue(L, 1);        /* 6 */
+    if (lp->has_serializer) {
+        int status = lk_serialize(L, "value_serializer", 3);
+        if (status == LUA_OK)
+            status = lk_serialize(L, "key_serializer", 5);
+        if (status != LUA_OK)
+            return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
+    }
     size_t topic_len;
     rec.topic = lua_tolstring(L, 2, &topic_len);
     rec.value = lk_opt_bytes(L, 3, &rec.value_len, 3, "value");
-    lk_check_opt_table(L, 4);
-    lua_settop(L, 4);
+    rec.key = lk_opt_bytes(L, 5, &rec.key_len, 4, "'key'");
     int per_record_cb = 0;
     if (!lua_isnil(L, 4)) {
-        lua_getfield(L, 4, "key");
-        rec.key = lk_opt_bytes(L, -1, &rec.key_len, 4, "'key'");
-        lua_pop(L, 1); /* still anchored by the options table */
         lua_Integer part = lk_opt_int_field(L, 4, "partition", KN_PARTITION_ANY);
         if (part < KN_PARTITION_ANY || part > 0x7fffffff)
             return luaL_argerror(L, 4, "'partition' out of range");
@@ -347,26 +397,25 @@ static int lk_producer_send(lua_State *L) {
             return luaL_argerror(L, 4, "'on_delivery' must be a function");
         per_record_cb = lua_isfunction(L, -1);
         lua_pop(L, 1);
-        lua_getfield(L, 4, "headers"); /* index 5 */
+        lua_getfield(L, 4, "headers"); /* 7 */
         if (!lua_isnil(L, -1)) {
             if (lua_type(L, -1) != LUA_TTABLE)
                 return luaL_argerror(L, 4, "'headers' must be a table");
-            rec.headers = lk_read_headers(L, &rec.header_count);
+            rec.headers = lk_read_headers(L, &rec.header_count); /* 8 */
         }
     }
 
     lk_report *r = NULL;
     int ref = LUA_NOREF;
     if (per_record_cb || lp->has_default_cb) {
-        lua_getuservalue(L, 1);
         if (per_record_cb) {
             lua_getfield(L, 4, "on_delivery");
-            ref = luaL_ref(L, -2); /* may raise: nothing allocated yet */
+            ref = luaL_ref(L, 6); /* may raise: nothing allocated yet */
         }
         r = (lk_report *)kn_malloc(sizeof(*r) + topic_len + 1);
         if (!r) {
             if (ref != LUA_NOREF)
-                luaL_unref(L, -1, ref);
+                luaL_unref(L, 6, ref);
             return lk_push_error(L, KN_ERR__NOMEM, NULL);
         }
         memset(r, 0, sizeof(*r));
@@ -379,7 +428,7 @@ static int lk_producer_send(lua_State *L) {
     int err = kn_producer_send(lp->p, &rec, errstr, sizeof(errstr));
     if (err) {
         if (ref != LUA_NOREF)
-            luaL_unref(L, -1, ref);
+            luaL_unref(L, 6, ref);
         kn_free(r);
         return lk_push_error(L, err, errstr);
     }

@@ -3,8 +3,8 @@
 --
 --   KAFKA_BOOTSTRAP=127.0.0.1:9092 lua5.4 examples/lua/produce_consume.lua [topic] [count]
 --
--- Values are tables serialized to JSON (lua-cjson when it is installed,
--- else the tiny encoder below). Consumer groups are not implemented yet,
+-- Values are tables serialized to JSON by the producer's value_serializer
+-- (lua-cjson when it is installed, else the tiny encoder below). Consumer groups are not implemented yet,
 -- so the consumer uses manual assignment: it asks for the topic's
 -- partitions, assigns them all from the beginning and polls until it has
 -- seen every record it produced.
@@ -53,6 +53,7 @@ admin:close()
 -- on_delivery from poll/flush/close, on this thread.
 local delivered, failed = 0, 0
 local producer = assert(kafka.producer({ ["bootstrap.servers"] = bootstrap, ["linger.ms"] = 5 }, {
+  value_serializer = encode, -- send() takes tables; nil values stay null
   on_delivery = function(report)
     if report.error then
       failed = failed + 1
@@ -65,8 +66,8 @@ local producer = assert(kafka.producer({ ["bootstrap.servers"] = bootstrap, ["li
 }))
 print(string.format("producing %d records to %s (%s)", count, topic, ok and "lua-cjson" or "built-in JSON"))
 for i = 1, count do
-  local value = encode({ n = i, word = "record-" .. i, even = (i % 2 == 0) })
-  print("  send " .. value)
+  local value = { n = i, word = "record-" .. i, even = (i % 2 == 0) }
+  print("  send " .. encode(value))
   assert(producer:send(topic, value, { key = "user-" .. (i % 4), headers = { source = "demo" } }))
   producer:poll(0) -- serve whatever reports are ready
 end
