@@ -129,6 +129,25 @@ describe("kafka_native.producer", function()
     consumer:close()
   end)
 
+  it("lets a callback call back into its producer", function()
+    local producer
+    local reports = {}
+    producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }, {
+      on_delivery = function(r)
+        reports[#reports + 1] = r
+        if #reports == 1 then
+          assert(producer:send(topic, "from the callback"))
+          assert.is_number(producer:poll(0))
+        end
+      end,
+    }))
+    assert(producer:send(topic, "first"))
+    assert(producer:flush(30000))
+    assert(producer:flush(30000))
+    assert.are.equal(2, #reports)
+    assert(producer:close())
+  end)
+
   it("returns nil, message, code for runtime errors and raises on wrong arguments", function()
     local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }))
     local ok, msg, code = producer:send(topic, "x", { partition = 99 })
