@@ -31,7 +31,7 @@ static uint32_t ut_r(uint32_t n) {
 #define UT_MAXP 8192
 typedef struct ut_group {
     char ids[UT_MAXM][32];
-    char tnames[UT_MAXT][16];
+    char tnames[UT_MAXT][24];
     const char *tptr[UT_MAXT];
     const char *subs[UT_MAXM][UT_MAXT];
     kn_asg_tp owned[UT_MAXM][UT_MAXP / 8];
