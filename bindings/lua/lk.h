@@ -34,6 +34,9 @@ kn_conf *lk_conf_from_arg(lua_State *L, int idx, int kind, char *errstr, size_t 
 /* If the value at idx is a number with an integral value (5.3+ floats
  * like 3.0 included), stores it in *out and returns 1; else returns 0. */
 int lk_get_integer(lua_State *L, int idx, lua_Integer *out);
+/* Optional timeout_ms argument at idx (def when absent), clamped to
+ * -1..INT32_MAX; raises on a non-integer. */
+int lk_timeout_arg(lua_State *L, int idx, int def);
 /* Converts the value at the top of the stack to the string Kafka would
  * read (booleans "true"/"false", integral numbers without a fraction,
  * arrays of scalars joined with ",") into buf. Returns 1, or 0 when the

@@ -141,17 +141,6 @@ static void lk_consumer_discard(lk_consumer *lc) {
     lc->tail = NULL;
 }
 
-static int lk_timeout_arg(lua_State *L, int idx, int def) {
-    lua_Integer t = def;
-    if (!lua_isnoneornil(L, idx) && !lk_get_integer(L, idx, &t))
-        return luaL_argerror(L, idx, "timeout_ms (integer) expected");
-    if (t > 0x7fffffff)
-        t = 0x7fffffff;
-    if (t < -1)
-        t = -1;
-    return (int)t;
-}
-
 /* Checks the topic-partition array at idx and pushes a guard holding
  * the list built from it; returns the list, or NULL with *err set. */
 static kn_topic_partition_list *lk_tpl_arg(lua_State *L, int idx, int with_offsets, int *err) {

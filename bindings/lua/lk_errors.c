@@ -66,3 +66,15 @@ int lk_opt_bool_field(lua_State *L, int idx, const char *key, int def) {
     lua_pop(L, 1);
     return v;
 }
+
+int lk_timeout_arg(lua_State *L, int idx, int def) {
+    lua_Integer t = def;
+    if (!lua_isnoneornil(L, idx) && !lk_get_integer(L, idx, &t))
+        return luaL_argerror(L, idx, "timeout_ms (integer) expected");
+    /* Clamp to what the C API takes: -1 (wait forever) .. INT32_MAX. */
+    if (t > 0x7fffffff)
+        t = 0x7fffffff;
+    if (t < -1)
+        t = -1;
+    return (int)t;
+}

@@ -140,17 +140,6 @@ static void lk_producer_discard(lk_producer *lp) {
     lp->tail = NULL;
 }
 
-static int lk_timeout_arg(lua_State *L, int idx, int def) {
-    lua_Integer t = def;
-    if (!lua_isnoneornil(L, idx) && !lk_get_integer(L, idx, &t))
-        return luaL_argerror(L, idx, "timeout_ms (integer) expected");
-    if (t > 0x7fffffff)
-        t = 0x7fffffff;
-    if (t < -1)
-        t = -1;
-    return (int)t;
-}
-
 /* The one close path. run_lua: serve the remaining reports' callbacks
  * (never from __gc). Returns the number of values pushed: 1 (true) or
  * 3 (nil, message, code). */
