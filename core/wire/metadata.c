@@ -482,20 +482,26 @@ int64_t knw_md_tick(knw_client *c, int64_t now_ms) {
     }
     if (now_ms < m->next_allowed_ms)
         return m->next_allowed_ms;
+    /* Take the wishes and clear them in one step, before the topic list
+     * is copied: a waiter asking for all topics (or a topic added) after
+     * this point raises them again and gets the next request, never lost. */
+    pthread_mutex_lock(&c->lock);
+    want_all = m->want_all;
+    m->want = false;
+    m->want_all = false;
+    pthread_mutex_unlock(&c->lock);
     md_req *mr = md_req_build(c, want_all);
-    if (!mr)
-        return now_ms + 100;
-    knw_req *r = knw_req_new(c, KNW_NODE_ANY, kp_api_get(KP_API_METADATA), &mr->body, -1, md_response, mr);
+    knw_req *r = mr ? knw_req_new(c, KNW_NODE_ANY, kp_api_get(KP_API_METADATA), &mr->body, -1, md_response, mr)
+                    : NULL;
     if (!r) {
         md_req_free(mr);
+        pthread_mutex_lock(&c->lock);
+        m->want = true;
+        m->want_all |= want_all;
+        pthread_mutex_unlock(&c->lock);
         return now_ms + 100;
     }
     r->min_version = KNW_MD_MIN_VERSION;
-    pthread_mutex_lock(&c->lock);
-    m->want = false;
-    if (want_all)
-        m->want_all = false;
-    pthread_mutex_unlock(&c->lock);
     m->in_flight = true;
     knw_client_enqueue(c, r);
     return INT64_MAX;
