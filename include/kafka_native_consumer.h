@@ -106,6 +106,30 @@ int kn_records_header(const kn_records *recs, size_t i, size_t h, const char **k
  * closed. */
 void kn_records_free(kn_records *recs);
 
+/* ---- group metadata ---------------------------------------------------
+ * A consumer's group identity at one moment (Java's ConsumerGroupMetadata):
+ * what a transactional producer sends with the offsets it commits
+ * (kn_producer_send_offsets_to_transaction), so the coordinator can fence
+ * a zombie member. A plain value: the strings are copied in and owned. */
+
+typedef struct kn_group_metadata kn_group_metadata;
+
+/* generation: the classic generation id, or the KIP-848 member epoch; -1
+ * when not in a group. member_id: "" when unknown (NULL reads as "").
+ * group_instance_id: NULL for a dynamic member. Returns NULL on allocation
+ * failure or a NULL/empty group_id. Owned by the caller:
+ * kn_group_metadata_destroy. */
+kn_group_metadata *kn_group_metadata_new(const char *group_id, int32_t generation,
+                                         const char *member_id,
+                                         const char *group_instance_id);
+kn_group_metadata *kn_group_metadata_copy(const kn_group_metadata *gm);
+void kn_group_metadata_destroy(kn_group_metadata *gm);
+const char *kn_group_metadata_group_id(const kn_group_metadata *gm);
+int32_t kn_group_metadata_generation(const kn_group_metadata *gm);
+const char *kn_group_metadata_member_id(const kn_group_metadata *gm);
+/* NULL for a dynamic member. */
+const char *kn_group_metadata_group_instance_id(const kn_group_metadata *gm);
+
 /* ---- consumer --------------------------------------------------------- */
 
 typedef struct kn_conf kn_conf;
