@@ -206,6 +206,42 @@ static int kna_create_absorb(kn_topic_results *res, bool *pending, const kp_Crea
     return 0;
 }
 
+/* What a per-topic controller call (create, delete) does after one round
+ * of its retry loop. */
+typedef enum kna_round { KNA_ROUND_AGAIN, KNA_ROUND_DONE, KNA_ROUND_FAIL, KNA_ROUND_NOMEM } kna_round;
+
+/* got: a response came back and was absorbed (retry / refresh say what it
+ * asked for); otherwise err / why say why the call failed. A failure on
+ * the first attempt fails the whole call; a later one (after some topics
+ * were answered) fails only the topics still pending. */
+static kna_round kna_topic_round_end(kn_admin *admin, kn_topic_results *res, bool *pending, bool got,
+                                     int attempt, int err, const char *why, bool retry, bool refresh,
+                                     int64_t deadline) {
+    if (!got) {
+        if (attempt == 0)
+            return KNA_ROUND_FAIL; /* nothing came back at all: the call failed */
+        return kna_fail_pending(res, pending, err, why) ? KNA_ROUND_NOMEM : KNA_ROUND_DONE;
+    }
+    if (!retry) {
+        /* The broker must answer for every topic; Java checks too. */
+        return kna_fail_pending(res, pending, KN_ERR_UNKNOWN_SERVER_ERROR,
+                                "The controller response did not contain a result for this topic")
+                   ? KNA_ROUND_NOMEM
+                   : KNA_ROUND_DONE;
+    }
+    kna_before_retry(admin, refresh, attempt, deadline);
+    if (kna_remaining(deadline) <= 0) {
+        /* Keep the last broker error as the message: it says why. */
+        for (size_t i = 0; i < res->count; i++)
+            if (pending[i]) {
+                pending[i] = false;
+                res->items[i].err = KN_ERR__TIMED_OUT;
+            }
+        return KNA_ROUND_DONE;
+    }
+    return KNA_ROUND_AGAIN;
+}
+
 int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count, int flags,
                            int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size) {
     if (!admin || !resultsp || (topic_count && !topics) || topic_count > 0x7fffffff) {
@@ -245,36 +281,21 @@ int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t 
         knw_resp *resp = kna_call(admin, KNW_NODE_CONTROLLER, KP_API_CREATE_TOPICS, -1, -1, &req, deadline,
                                   "CreateTopics", &err, why, sizeof(why));
         kn_free(buf);
-        if (!resp) {
-            if (attempt == 0)
-                goto fail; /* nothing came back at all: the call failed */
-            if (kna_fail_pending(res, pending, err, why))
-                goto nomem;
-            break;
-        }
         bool retry = false, refresh = false;
-        err = kna_create_absorb(res, pending, resp->body, &retry, &refresh);
-        knw_resp_free(resp);
-        if (err)
+        if (resp) {
+            err = kna_create_absorb(res, pending, resp->body, &retry, &refresh);
+            knw_resp_free(resp);
+            if (err)
+                goto fail;
+        }
+        kna_round next = kna_topic_round_end(admin, res, pending, resp != NULL, attempt, err, why, retry,
+                                             refresh, deadline);
+        if (next == KNA_ROUND_FAIL)
             goto fail;
-        if (!retry) {
-            /* The broker must answer for every topic; Java checks too. */
-            if (kna_fail_pending(res, pending, KN_ERR_UNKNOWN_SERVER_ERROR,
-                                 "The controller response did not contain a result for "
-                                 "this topic"))
-                goto nomem;
+        if (next == KNA_ROUND_NOMEM)
+            goto nomem;
+        if (next == KNA_ROUND_DONE)
             break;
-        }
-        kna_before_retry(admin, refresh, attempt, deadline);
-        if (kna_remaining(deadline) <= 0) {
-            /* Keep the last broker error as the message: it says why. */
-            for (size_t i = 0; i < res->count; i++)
-                if (pending[i]) {
-                    pending[i] = false;
-                    res->items[i].err = KN_ERR__TIMED_OUT;
-                }
-            break;
-        }
     }
     kn_free(names);
     kn_free(map);
@@ -394,34 +415,21 @@ int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t nam
             legacy = true;
             continue;
         }
-        if (!resp) {
-            if (attempt == 0)
-                goto fail;
-            if (kna_fail_pending(res, pending, err, why))
-                goto nomem;
-            break;
-        }
         bool retry = false, refresh = false;
-        err = kna_delete_absorb(res, pending, resp->body, &retry, &refresh);
-        knw_resp_free(resp);
-        if (err)
+        if (resp) {
+            err = kna_delete_absorb(res, pending, resp->body, &retry, &refresh);
+            knw_resp_free(resp);
+            if (err)
+                goto fail;
+        }
+        kna_round next = kna_topic_round_end(admin, res, pending, resp != NULL, attempt, err, why, retry,
+                                             refresh, deadline);
+        if (next == KNA_ROUND_FAIL)
             goto fail;
-        if (!retry) {
-            if (kna_fail_pending(res, pending, KN_ERR_UNKNOWN_SERVER_ERROR,
-                                 "The controller response did not contain a result for "
-                                 "this topic"))
-                goto nomem;
+        if (next == KNA_ROUND_NOMEM)
+            goto nomem;
+        if (next == KNA_ROUND_DONE)
             break;
-        }
-        kna_before_retry(admin, refresh, attempt, deadline);
-        if (kna_remaining(deadline) <= 0) {
-            for (size_t i = 0; i < res->count; i++)
-                if (pending[i]) {
-                    pending[i] = false;
-                    res->items[i].err = KN_ERR__TIMED_OUT;
-                }
-            break;
-        }
     }
     kn_free(map);
     kn_free(pending);
