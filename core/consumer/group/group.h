@@ -97,6 +97,7 @@ typedef struct kng_group {
     kn_topic_partition_list *acked; /* unused by classic */
     bool send_full;
     bool joined;                /* the coordinator knows us (epoch > 0) */
+    bool assigned_once;         /* a target was reconciled since joining */
     struct kng_target *target;  /* a target whose topic ids await metadata */
     bool target_unresolved;
     bool want_all_topics;       /* resolve unknown topic ids */

@@ -153,6 +153,17 @@ static kn_topic_partition_list *kng_target_resolve(kn_consumer *c, const kng_tar
     return l;
 }
 
+/* Whether l holds exactly the partitions the member owns now. */
+static bool kng_same_as_owned(const kn_consumer *c, const kn_topic_partition_list *l) {
+    size_t n = l ? kn_topic_partition_list_count(l) : 0;
+    if (n != c->part_count)
+        return false;
+    for (size_t i = 0; i < c->part_count; i++)
+        if (kn_topic_partition_list_find(l, c->parts[i]->topic, c->parts[i]->partition) < 0)
+            return false;
+    return true;
+}
+
 /* Tries to turn the waiting target into a pending assignment. */
 static void kng_target_apply(kn_consumer *c, const knw_metadata *md) {
     kng_group *g = c->grp;
@@ -170,6 +181,14 @@ static void kng_target_apply(kn_consumer *c, const knw_metadata *md) {
     g->target_unresolved = false;
     kng_target_free(t);
     g->target = NULL;
+    /* The coordinator repeats the assignment whenever we report our
+     * partitions: only a change (or the first one after joining, so
+     * ASSIGNED runs once per join) is reconciled. */
+    if (g->assigned_once && g->state != KNG_ASSIGNING && kng_same_as_owned(c, l)) {
+        kn_topic_partition_list_destroy(l);
+        return;
+    }
+    g->assigned_once = true;
     kn_topic_partition_list_destroy(g->pending);
     g->pending = l;
     kng_set_state(c, KNG_ASSIGNING);
@@ -210,7 +229,16 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
         for (int32_t i = 0; i < g->topic_cnt; i++)
             r->subscribed_topic_names.items[i] = kng_s(kng_adup(&h->arena, g->topics[i]));
     }
-    /* The partitions owned now, by topic id (the acknowledgement). */
+    /* The partitions owned now, by topic id (the acknowledgement), sent
+     * when they changed since the last heartbeat (null: unchanged). */
+    if (!g->send_full && g->acked && kng_same_as_owned(c, g->acked))
+        return h;
+    kn_topic_partition_list *acked = kn_topic_partition_list_new();
+    for (size_t i = 0; acked && i < c->part_count; i++)
+        kn_topic_partition_list_add(acked, c->parts[i]->topic, c->parts[i]->partition);
+    kn_topic_partition_list_destroy(g->acked);
+    g->acked = acked;
+    g->send_full = false;
     knw_metadata *md = knw_metadata_get(c->client);
     r->topic_partitions.items =
         kn_arena_calloc(&h->arena, c->part_count ? c->part_count : 1, sizeof(*r->topic_partitions.items));
@@ -271,10 +299,14 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
     if (c->closed || h->leaving || g->state == KNG_IDLE || g->state == KNG_FATAL)
         goto out;
     int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
+    if (err)
+        g->send_full = true; /* the next heartbeat repeats everything */
     if (err == KN_ERR_FENCED_MEMBER_EPOCH || err == KN_ERR_UNKNOWN_MEMBER_ID) {
         /* Fenced: everything is lost; rejoin at epoch 0, same id. */
         g->generation = 0;
         g->joined = false;
+        g->assigned_once = false;
+        g->send_full = true;
         kng_target_free(g->target);
         g->target = NULL;
         kn_topic_partition_list_destroy(g->pending);
@@ -351,6 +383,8 @@ void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *
         if (h)
             h->leaving = true;
         g->joined = false;
+        g->assigned_once = false;
+        g->send_full = true;
         g->generation = 0;
         g->poll_expired = true;
         kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
@@ -409,6 +443,8 @@ void kng_848_leave(kn_consumer *c) {
     if (g->joined && c->coord_id >= 0)
         h = kng_hb_build(c, g->instance_id ? KNG_LEAVE_STATIC_EPOCH : KNG_LEAVE_EPOCH);
     g->joined = false;
+    g->assigned_once = false;
+    g->send_full = true;
     g->generation = 0;
     kng_target_free(g->target);
     g->target = NULL;
