@@ -13,9 +13,10 @@
  *    calls it (like Java's KafkaConsumer); kn_consumer_wakeup() is the
  *    one call that is safe from any thread.
  *
- * This release supports manual assignment (kn_consumer_assign), with
- * committed offsets when group.id is set; group subscription is not
- * implemented yet. See docs/consumer.md.
+ * Partitions come either from manual assignment (kn_consumer_assign) or
+ * from a consumer group (kn_consumer_subscribe / _subscribe_pattern; the
+ * classic protocol or KIP-848 per group.protocol). The two are mutually
+ * exclusive. See docs/consumer.md and docs/groups.md.
  */
 #ifndef KAFKA_NATIVE_CONSUMER_H
 #define KAFKA_NATIVE_CONSUMER_H
@@ -208,10 +209,71 @@ int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list);
  * failure. */
 kn_topic_partition_list *kn_consumer_paused(kn_consumer *c);
 
+
+/* ---- consumer groups ----
+ * kn_consumer_subscribe joins the group named by group.id (required)
+ * with group.protocol (classic: partition.assignment.strategy decides
+ * the assignor; consumer: KIP-848, the coordinator assigns with
+ * group.remote.assignor). Group traffic (coordinator lookup, joins,
+ * heartbeats) runs on the network thread, independent of the poll
+ * cadence; rebalance steps that need the application run inside
+ * kn_consumer_poll (and close / unsubscribe). A member that does not
+ * poll within max.poll.interval.ms leaves the group (its partitions are
+ * then reported lost and it rejoins on the next poll). */
+
+typedef enum kn_rebalance_event {
+    KN_REBALANCE_ASSIGNED = 1, /* parts: the partitions newly added */
+    KN_REBALANCE_REVOKED = 2,  /* parts: the partitions handed back; still committable */
+    KN_REBALANCE_LOST = 3      /* parts: ownership may already be elsewhere: no commit */
+} kn_rebalance_event;
+
+/* The rebalance listener. Runs on the application thread inside poll
+ * (and close / unsubscribe), never concurrently with another consumer
+ * call; it may call back into the consumer (commit_sync inside REVOKED,
+ * position / seek / committed inside ASSIGNED). parts is valid only
+ * during the call. Returns 0, or an error that the call that ran it
+ * returns once the rebalance step is complete. */
+typedef int kn_rebalance_cb(kn_consumer *c, kn_rebalance_event ev,
+                            const kn_topic_partition_list *parts, void *opaque);
+
+/* Subscribes to topics (count > 0; names copied). cb may be NULL.
+ * Replaces an earlier subscription (a changed topic set rejoins).
+ * Returns KN_OK, KN_ERR__INVALID_ARG, KN_ERR__STATE (no group.id, or
+ * partitions were assigned manually: unassign with an empty
+ * kn_consumer_assign first), KN_ERR__NOMEM or KN_ERR__CLOSED. */
+int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count,
+                          kn_rebalance_cb *cb, void *opaque);
+/* Subscribes to every topic whose whole name matches regex (POSIX
+ * extended syntax; like Java's Pattern.matcher(name).matches()),
+ * re-matched against live metadata every metadata.max.age.ms; internal
+ * topics are skipped under exclude.internal.topics. Under KIP-848 the
+ * pattern is sent to the coordinator (SubscribedTopicRegex, which uses
+ * RE2/J syntax), which resolves it. KN_ERR__INVALID_ARG for a regex that
+ * does not compile. */
+int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
+                                  void *opaque);
+/* Leaves the group: runs REVOKED (or LOST) for the owned partitions,
+ * commits first under enable.auto.commit, sends LeaveGroup for a
+ * dynamic member, and clears the subscription. Returns KN_OK or the
+ * listener's error. */
+int kn_consumer_unsubscribe(kn_consumer *c);
+/* The subscribed topics (for a pattern: the topics it matches now), each
+ * with partition -1 (kn_topic_partition_list_add is bypassed for it).
+ * Owned by the caller; NULL when not subscribed or out of memory. */
+kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c);
+/* The member's group identity now (generation / member epoch, member
+ * id, group.instance.id). Owned by the caller; NULL without group.id. */
+kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c);
+/* Asks the group to rebalance (the member rejoins; reason, may be NULL,
+ * goes to the coordinator). KN_ERR__STATE when not subscribed. Under
+ * KIP-848 there is no client-triggered rebalance: KN_ERR__UNSUPPORTED,
+ * like Java's. */
+int kn_consumer_enforce_rebalance(kn_consumer *c, const char *reason);
+
 /* ---- committed offsets (need group.id) ----
- * The consumer does not join the group yet (manual assignment only):
- * commits carry no generation or member id, as Java's do for a
- * manually assigned consumer. With group.id set, a newly assigned
+ * A manually assigned consumer's commits carry no generation or member
+ * id (as Java's); a subscribed member's carry its generation (or member
+ * epoch) and member id, so a fenced member cannot commit. With group.id set, a newly assigned
  * partition starts at its committed offset, else at auto.offset.reset.
  * With enable.auto.commit (Java's default), every position is committed
  * asynchronously every auto.commit.interval.ms from poll, and
@@ -283,6 +345,12 @@ typedef struct kn_consumer_stats {
     int64_t commit_errors;       /* commits finished with an error */
     int64_t validations;         /* positions checked after a leader epoch change (KIP-320) */
     int64_t truncations;         /* ... of which moved down to a divergence */
+    int64_t rebalances;          /* group assignments applied (joins and reassignments) */
+    int64_t rebalances_failed;   /* joins that failed and were retried */
+    int64_t partitions_revoked;  /* partitions handed back in a rebalance */
+    int64_t partitions_lost;     /* partitions dropped as lost (fenced, expired) */
+    int64_t join_latency_ms_last;  /* rejoin start -> assignment applied, last rebalance */
+    int64_t join_latency_ms_total; /* ... summed over all rebalances */
 } kn_consumer_stats;
 void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 

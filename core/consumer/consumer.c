@@ -19,6 +19,7 @@
 #include "consumer/consumer_int.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "log.h"
 
 static int knc_int(const kn_conf *conf, const char *key) {
     int64_t v = kn_conf_get_int(conf, key);
@@ -68,7 +69,7 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
         c->auto_commit_interval_ms = knc_int(conf, "auto.commit.interval.ms");
         c->next_auto_commit_ms = knw_now_ms() + c->auto_commit_interval_ms;
     }
-    return 0;
+    return kng_create(c, conf, errstr, n);
 }
 
 kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
@@ -89,6 +90,7 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
         goto fail;
     }
     c->ticker_id = -1;
+    c->grp_ticker_id = -1;
     if (kn_conf_finalize(copy, errstr, errstr_size) != KN_OK)
         goto fail;
     if (knc_settings(c, copy, errstr, errstr_size) != 0)
@@ -118,6 +120,7 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
 fail:
     kn_conf_destroy(copy);
     if (c) {
+        kng_destroy(c);
         kn_free(c->rack);
         kn_free(c->group_id);
     }
@@ -136,6 +139,18 @@ static int knc_part_cmp(const void *a, const void *b) {
 int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
     if (!c)
         return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    bool subscribed = kng_subscribed(c);
+    pthread_mutex_unlock(&c->lock);
+    if (subscribed) {
+        kn_log(NULL, KN_LOG_WARN, "assign: the consumer is subscribed to a group; assign and "
+               "subscribe are mutually exclusive (unsubscribe first)");
+        return KN_ERR__STATE;
+    }
+    return knc_set_assignment(c, list);
+}
+
+int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list) {
     size_t n = kn_topic_partition_list_count(list);
     for (size_t i = 0; i < n; i++)
         if (kn_topic_partition_list_find(list, kn_topic_partition_list_topic(list, i),
@@ -310,8 +325,12 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         return KN_ERR__NOMEM;
     int rc = KN_OK;
     bool kicked = false, drained_dry = false;
+    if (errstr && errstr_size)
+        errstr[0] = '\0';
     knc_serve_commit_callbacks(c);
     pthread_mutex_lock(&c->lock);
+    c->in_poll = true;
+    kng_polled(c, knw_now_ms());
     knc_maybe_auto_commit(c, knw_now_ms());
     for (;;) {
         if (c->closed) {
@@ -319,7 +338,18 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             rc = KN_ERR__CLOSED;
             break;
         }
-        if (c->part_count == 0) {
+        if (kng_app_pending(c)) {
+            /* A rebalance step (listener included) runs here, on the
+             * caller's thread, before any record is drained: records of
+             * a partition being revoked or lost are never returned. */
+            pthread_mutex_unlock(&c->lock);
+            rc = kng_serve(c, errstr, errstr_size);
+            pthread_mutex_lock(&c->lock);
+            if (rc != 0)
+                break;
+            continue;
+        }
+        if (c->part_count == 0 && !kng_subscribed(c)) {
             kn_errstr_set(errstr, errstr_size, "no partitions are assigned");
             rc = KN_ERR__STATE;
             break;
@@ -382,6 +412,8 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         }
     }
     c->poll_deadline_ms = 0;
+    c->in_poll = false;
+    kng_polled(c, knw_now_ms());
     c->stats.polls++;
     c->stats.records += (int64_t)out->count;
     for (size_t i = 0; i < out->count; i++)
@@ -560,6 +592,8 @@ int kn_consumer_close(kn_consumer *c) {
         int timeout = c->default_api_timeout_ms < 30000 ? c->default_api_timeout_ms : 30000;
         kn_consumer_commit_sync(c, NULL, timeout);
     }
+    if (!was_closed)
+        kng_close(c); /* REVOKED, then LeaveGroup for a dynamic member */
     knc_serve_commit_callbacks(c);
     pthread_mutex_lock(&c->lock);
     c->closed = true;
@@ -570,6 +604,8 @@ int kn_consumer_close(kn_consumer *c) {
     /* The ticker stops first; destroying the client then fails what is
      * still in flight, whose callbacks see closed and only free. */
     knw_ticker_remove(c->client, c->ticker_id);
+    if (c->grp_ticker_id >= 0)
+        knw_ticker_remove(c->client, c->grp_ticker_id);
     knw_client_destroy(c->client);
     c->client = NULL;
     pthread_mutex_lock(&c->lock);
@@ -592,6 +628,7 @@ void kn_consumer_destroy(kn_consumer *c) {
     for (size_t i = 0; i < c->node_count; i++)
         knc_session_reset(&c->nodes[i].session);
     kn_free(c->nodes);
+    kng_destroy(c);
     kn_free(c->rack);
     kn_free(c->group_id);
     kn_free(c);

@@ -326,7 +326,32 @@ struct kn_consumer {
     int64_t commit_retry_at_ms;
     struct knc_commit *done_head, *done_tail; /* async commits whose callback is due */
     kn_consumer_stats stats; /* buffered_* are computed when read */
+    /* group membership (core/consumer/group/); NULL without group.id */
+    struct kng_group *grp;
+    int grp_ticker_id; /* -1 until the first subscribe */
+    bool in_poll;      /* a poll is running: max.poll.interval.ms is met */
 };
+
+/* consumer.c: replaces the assignment (c->lock NOT held); what
+ * kn_consumer_assign does, without the subscription check. */
+int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list);
+/* group/: creates c->grp when group.id is set (consumer construction). */
+int kng_create(kn_consumer *c, const kn_conf *conf, char *errstr, size_t errstr_size);
+/* group/rebalance.c, application thread, no lock: runs the parked group
+ * step if any (listener included). Returns 0 or the error poll returns. */
+int kng_serve(kn_consumer *c, char *errstr, size_t errstr_size);
+/* c->lock held: whether poll has a group step to run / the member is
+ * subscribed. */
+bool kng_app_pending(const kn_consumer *c);
+bool kng_subscribed(const kn_consumer *c);
+/* Records a poll (max.poll.interval.ms), c->lock held. */
+void kng_polled(kn_consumer *c, int64_t now_ms);
+/* close: revoke, leave (dynamic), free. No lock. */
+void kng_close(kn_consumer *c);
+void kng_destroy(kn_consumer *c);
+/* c->lock held: the generation / member id commits carry (-1 / "" when
+ * not a group member). member_id stays valid until the lock is dropped. */
+int32_t kng_commit_identity(const kn_consumer *c, const char **member_id);
 
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
  * partitions, then Fetch per leader). Takes c->lock itself. */

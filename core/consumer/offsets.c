@@ -1,7 +1,9 @@
 /*
- * offsets.c: committed offsets for a consumer with group.id (manual
- * assignment; no group membership yet, so requests carry generation -1
- * and an empty member id, as Java's do for an assigned consumer).
+ * offsets.c: committed offsets for a consumer with group.id. A manually
+ * assigned consumer's commits carry generation -1 and an empty member
+ * id (as Java's do); a subscribed member's carry its generation or
+ * member epoch and member id (group/). The coordinator found here is
+ * also the one the group protocol talks to.
  *
  * Owns three flows, all against the group coordinator (found with
  * FindCoordinator, re-found after NOT_COORDINATOR / COORDINATOR_NOT_
@@ -100,8 +102,16 @@ static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
     kp_OffsetCommitRequest *r = &cm->req;
     kp_OffsetCommitRequest_init(r);
     r->group_id = knc_s(c->group_id);
-    r->generation_id_or_member_epoch = -1;
-    r->member_id = knc_s("");
+    /* A group member's commit carries its generation (or member epoch)
+     * and member id, so the coordinator rejects a fenced member's. */
+    const char *member = "";
+    r->generation_id_or_member_epoch = kng_commit_identity(c, &member);
+    size_t mlen = strlen(member);
+    char *mcopy = kn_arena_alloc(&cm->arena, mlen + 1);
+    if (!mcopy)
+        return KN_ERR__NOMEM;
+    memcpy(mcopy, member, mlen + 1);
+    r->member_id = knc_s(mcopy);
     r->group_instance_id.ptr = NULL;
     r->group_instance_id.len = -1;
     size_t n = kn_topic_partition_list_count(cm->offsets);
@@ -496,7 +506,8 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     memset(plan, 0, sizeof(*plan));
     if (!c->group_id || c->closed)
         return;
-    bool need_coord = false;
+    /* The group (group/classic.c) needs the coordinator too. */
+    bool need_coord = kng_subscribed(c) && c->coord_id < 0;
     /* A queued commit that ran out of time before it could be sent. */
     while (c->commit_head && !c->commit_inflight && now_ms >= c->commit_head->deadline_ms)
         knc_commit_finish(c, KN_ERR__TIMED_OUT);

@@ -1,0 +1,158 @@
+/*
+ * group.h: consumer group membership (prefix kng_), shared by the files
+ * of core/consumer/group/:
+ *
+ *  - subscription.c: what the member subscribes to (topic names, or a
+ *    POSIX ERE matched against live metadata) and the cluster view the
+ *    leader hands to the assignor;
+ *  - classic.c: the classic protocol on the network thread
+ *    (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, leader assignment);
+ *  - kip848.c: the KIP-848 protocol on the network thread
+ *    (ConsumerGroupHeartbeat and reconciliation toward the target);
+ *  - rebalance.c: the application-thread half: the public subscribe /
+ *    unsubscribe / enforce calls, and the parked transitions (revoke
+ *    before an eager join, apply an assignment, drop lost partitions)
+ *    that poll, close and unsubscribe run with the listener.
+ *
+ * Threads: every field of kng_group is guarded by the consumer's lock
+ * (c->lock). The network thread never runs user code: whenever a
+ * transition needs the application (the listener, a commit before a
+ * revoke) it sets `app` and signals c->cond; poll runs the step
+ * (rebalance.c) and moves the state machine on.
+ */
+#ifndef KN_CONSUMER_GROUP_H
+#define KN_CONSUMER_GROUP_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "consumer/assignor/assignor.h"
+#include "consumer/consumer_int.h"
+
+typedef enum kng_state {
+    KNG_IDLE,      /* not subscribed */
+    KNG_UNJOINED,  /* wants to (re)join once the coordinator is known */
+    KNG_PREPARE,   /* app: revoke (eager) / commit before joining */
+    KNG_JOINING,   /* JoinGroup in flight */
+    KNG_SYNCING,   /* SyncGroup in flight */
+    KNG_ASSIGNING, /* app: apply the assignment SyncGroup (or 848) gave */
+    KNG_STABLE,    /* member of the generation, heartbeating */
+    KNG_LOST,      /* app: drop every partition as lost, then rejoin */
+    KNG_FATAL      /* stopped with an error poll reports */
+} kng_state;
+
+typedef struct kng_group {
+    bool consumer_protocol; /* group.protocol=consumer (KIP-848) */
+    kng_state state;
+    kn_rebalance_cb *cb;
+    void *opaque;
+    /* subscription: sorted topic names (for a pattern: the matches) */
+    char **topics;
+    int32_t topic_cnt;
+    bool has_pattern;
+    regex_t re;
+    char *pattern;
+    bool exclude_internal;
+    int64_t next_pattern_refresh_ms;
+    bool subscription_changed; /* the matched set moved: rejoin */
+    /* assignors (classic) */
+    kn_asg_list *asgs;
+    bool cooperative; /* every offered assignor supports COOPERATIVE */
+    char *remote_assignor;
+    /* identity */
+    char *member_id; /* "" until the coordinator (or we, 848) give one */
+    char *instance_id;
+    int32_t generation; /* classic generation / 848 member epoch; -1 none */
+    char *protocol_name;
+    char *leader_id;
+    char *rack;
+    /* timing settings */
+    int session_timeout_ms;
+    int rebalance_timeout_ms; /* max.poll.interval.ms */
+    int heartbeat_interval_ms;
+    int metadata_max_age_ms;
+    int64_t last_poll_ms;
+    int64_t next_hb_ms;
+    int64_t retry_at_ms;
+    bool inflight;    /* JoinGroup / SyncGroup / 848 heartbeat in flight */
+    bool hb_inflight; /* classic Heartbeat in flight */
+    bool rejoin;      /* rejoin requested (heartbeat error, enforce, metadata) */
+    char reason[160];
+    bool poll_expired;
+    bool prepared; /* PREPARE ran: join without another revoke */
+    int64_t md_wait_start; /* first join attempt waiting for topic metadata */
+    /* the assignment the coordinator gave, waiting for the app (ASSIGNING) */
+    kn_topic_partition_list *pending;
+    /* the last assignment applied (sticky user data) */
+    kn_topic_partition_list *last_assigned;
+    /* leader: partition counts the assignment was computed from */
+    char **asg_topics;
+    int32_t *asg_counts;
+    int32_t asg_topic_cnt;
+    /* fatal error for poll */
+    int fatal_err;
+    char fatal_msg[256];
+    /* KIP-848 */
+    kn_topic_partition_list *acked; /* unused by classic */
+    bool send_full;
+    bool joined;                /* the coordinator knows us (epoch > 0) */
+    bool assigned_once;         /* a target was reconciled since joining */
+    struct kng_target *target;  /* a target whose topic ids await metadata */
+    bool target_unresolved;
+    bool want_all_topics;       /* resolve unknown topic ids */
+    /* join latency */
+    int64_t join_started_ms;
+} kng_group;
+
+/* ---- subscription.c --------------------------------------------------- */
+
+/* Replaces the topic list (copied, sorted, deduplicated). 0 or NOMEM. */
+int kng_set_topics(kng_group *g, const char *const *topics, size_t count);
+/* Re-matches the pattern against an all-topics snapshot; true when the
+ * matched set changed (then g->topics holds the new set). */
+bool kng_match_pattern(kng_group *g, const knw_metadata *md);
+bool kng_subscribed_to(const kng_group *g, const char *topic);
+/* Whether md has an entry (maybe an error) for every subscribed topic. */
+bool kng_metadata_ready(const kng_group *g, const knw_metadata *md);
+/* Whether a subscribed topic's partition count differs from what the
+ * last assignment was computed from (leader check). */
+bool kng_counts_changed(const kng_group *g, const knw_metadata *md);
+/* Remembers the partition counts of topics (leader). */
+void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics,
+                         int32_t cnt);
+void kng_subscription_clear(kng_group *g);
+
+/* ---- classic.c (network thread, c->lock held unless said) ------------ */
+
+/* Plans the next classic request; sends nothing. The returned plan is
+ * sent by kng_classic_send after the lock is released. */
+void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms);
+void kng_classic_send(kn_consumer *c, knw_client *client, void *plan);
+/* Blocking LeaveGroup (application thread, no lock). */
+void kng_classic_leave(kn_consumer *c, const char *reason);
+
+/* ---- kip848.c --------------------------------------------------------- */
+
+void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms);
+void kng_848_send(kn_consumer *c, knw_client *client, void *plan);
+/* Blocking leave heartbeat (epoch -1, or -2 for a static member). */
+void kng_848_leave(kn_consumer *c);
+void kng_848_destroy(kng_group *g);
+
+/* ---- shared helpers (rebalance.c) ------------------------------------ */
+
+/* Moves to state s and wakes poll when s needs the application. */
+void kng_set_state(kn_consumer *c, kng_state s);
+/* Sets member id (NULL: ""). */
+void kng_set_member_id(kng_group *g, const char *id, int32_t len);
+/* Stops the group with an error poll reports. */
+void kng_fail(kn_consumer *c, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* The group's network ticker (registered by subscribe). */
+int kng_tick(knw_client *client, int64_t now_ms, void *opaque);
+
+#endif

@@ -1,0 +1,690 @@
+/*
+ * rebalance.c: the application-thread half of group membership, and
+ * the group's network ticker entry.
+ *
+ * Owns: kng_group's life (created with the consumer when group.id is
+ * set), the public subscribe / subscribe_pattern / unsubscribe /
+ * subscription / group_metadata / enforce_rebalance calls, and the
+ * parked steps the network thread leaves for poll:
+ *
+ *  - PREPARE: before a join, commit under auto-commit, then revoke
+ *    (eager: everything; cooperative: partitions of topics no longer
+ *    subscribed) with the listener's REVOKED;
+ *  - ASSIGNING: apply the assignment: revoke what moves away (commit
+ *    first under auto-commit, REVOKED), add what is new (ASSIGNED);
+ *    retained partitions keep their position and buffered data;
+ *  - LOST: drop everything with LOST (no commit), then rejoin.
+ *
+ * Each step runs the listener without c->lock, then re-takes it and
+ * moves the state machine on only if nothing changed meanwhile.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "consumer/group/group.h"
+#include "error.h"
+#include "kn_alloc.h"
+#include "log.h"
+
+/* ---- helpers shared with classic.c / kip848.c ---------------------------- */
+
+static bool kng_needs_app(kng_state s) {
+    return s == KNG_PREPARE || s == KNG_ASSIGNING || s == KNG_LOST || s == KNG_FATAL;
+}
+
+static const char *const kng_state_names[] = {"IDLE",      "UNJOINED", "PREPARE",
+                                              "JOINING",   "SYNCING",  "ASSIGNING",
+                                              "STABLE",    "LOST",     "FATAL"};
+
+void kng_set_state(kn_consumer *c, kng_state s) {
+    if (c->grp->state != s)
+        kn_log(NULL, KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->group_id,
+               c->grp->member_id ? c->grp->member_id : "", (int)c->grp->generation,
+               kng_state_names[c->grp->state], kng_state_names[s], c->grp->reason[0] ? ": " : "",
+               c->grp->reason);
+    c->grp->state = s;
+    if (kng_needs_app(s))
+        pthread_cond_broadcast(&c->cond);
+}
+
+void kng_set_member_id(kng_group *g, const char *id, int32_t len) {
+    char *m = kn_strndup(id && len > 0 ? id : "", id && len > 0 ? (size_t)len : 0);
+    if (!m)
+        return;
+    kn_free(g->member_id);
+    g->member_id = m;
+}
+
+void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
+    kng_group *g = c->grp;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->fatal_msg, sizeof g->fatal_msg, fmt, ap);
+    va_end(ap);
+    g->fatal_err = err ? err : KN_ERR__FAIL;
+    kng_set_state(c, KNG_FATAL);
+}
+
+bool kng_app_pending(const kn_consumer *c) {
+    return c->grp && kng_needs_app(c->grp->state);
+}
+
+bool kng_subscribed(const kn_consumer *c) {
+    return c->grp && c->grp->state != KNG_IDLE;
+}
+
+void kng_polled(kn_consumer *c, int64_t now_ms) {
+    kng_group *g = c->grp;
+    if (!g)
+        return;
+    g->last_poll_ms = now_ms;
+    /* A member that left after max.poll.interval.ms rejoins now. */
+    if (g->poll_expired && g->state == KNG_UNJOINED) {
+        g->poll_expired = false;
+        g->prepared = true;
+        g->retry_at_ms = 0;
+    }
+}
+
+int32_t kng_commit_identity(const kn_consumer *c, const char **member_id) {
+    const kng_group *g = c->grp;
+    if (!g || g->state == KNG_IDLE || g->generation < 0 || !g->member_id ||
+        (g->consumer_protocol && !g->joined)) {
+        *member_id = "";
+        return -1;
+    }
+    *member_id = g->member_id;
+    return g->generation;
+}
+
+/* ---- creation ---------------------------------------------------------------- */
+
+/* Java class names of the built-in assignors, and their protocol names. */
+static const char *kng_assignor_name(const char *s) {
+    static const char *const map[][2] = {
+        {"org.apache.kafka.clients.consumer.RangeAssignor", "range"},
+        {"org.apache.kafka.clients.consumer.RoundRobinAssignor", "roundrobin"},
+        {"org.apache.kafka.clients.consumer.StickyAssignor", "sticky"},
+        {"org.apache.kafka.clients.consumer.CooperativeStickyAssignor", "cooperative-sticky"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(s, map[i][0]) == 0)
+            return map[i][1];
+    return s;
+}
+
+static int kng_parse_assignors(kng_group *g, const kn_conf *conf, char *errstr, size_t n) {
+    g->asgs = kn_asg_list_new();
+    if (!g->asgs)
+        return KN_ERR__NOMEM;
+    g->cooperative = true;
+    char **items = NULL;
+    int count = 0;
+    int err = kn_conf_get_list(conf, "partition.assignment.strategy", &items, &count);
+    for (int i = 0; !err && i < count; i++) {
+        if (!items[i][0])
+            continue;
+        err = kn_asg_list_add_builtin(g->asgs, kng_assignor_name(items[i]), errstr, n);
+        if (err) {
+            char tmp[256];
+            snprintf(tmp, sizeof tmp, "partition.assignment.strategy: %s", errstr);
+            kn_errstr_set(errstr, n, "%s", tmp);
+            err = KN_ERR__CONFIG;
+            break;
+        }
+        const kn_assignor *a = kn_asg_list_at(g->asgs, kn_asg_list_count(g->asgs) - 1);
+        if (!(a->protocols & KN_ASG_COOPERATIVE))
+            g->cooperative = false;
+    }
+    kn_conf_list_free(items, count);
+    if (!err && kn_asg_list_count(g->asgs) == 0) {
+        kn_errstr_set(errstr, n, "partition.assignment.strategy is empty");
+        err = KN_ERR__CONFIG;
+    }
+    return err;
+}
+
+static int kng_int(const kn_conf *conf, const char *key) {
+    int64_t v = kn_conf_get_int(conf, key);
+    return v > 0x7fffffff ? 0x7fffffff : v < 0 ? 0 : (int)v;
+}
+
+int kng_create(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
+    c->grp_ticker_id = -1;
+    if (!c->group_id)
+        return 0;
+    kng_group *g = kn_calloc(1, sizeof(*g));
+    if (!g)
+        return KN_ERR__NOMEM;
+    c->grp = g;
+    g->generation = -1;
+    g->member_id = kn_strdup("");
+    if (!g->member_id)
+        return KN_ERR__NOMEM;
+    const char *proto = kn_conf_get_str(conf, "group.protocol");
+    g->consumer_protocol = proto && strcmp(proto, "consumer") == 0;
+    const char *inst = kn_conf_get_str(conf, "group.instance.id");
+    if (inst && *inst && !(g->instance_id = kn_strdup(inst)))
+        return KN_ERR__NOMEM;
+    const char *rack = kn_conf_get_str(conf, "client.rack");
+    if (rack && *rack && !(g->rack = kn_strdup(rack)))
+        return KN_ERR__NOMEM;
+    const char *ra = kn_conf_get_str(conf, "group.remote.assignor");
+    if (ra && *ra && !(g->remote_assignor = kn_strdup(ra)))
+        return KN_ERR__NOMEM;
+    g->exclude_internal = kn_conf_get_bool(conf, "exclude.internal.topics") != 0;
+    g->session_timeout_ms = kng_int(conf, "session.timeout.ms");
+    g->rebalance_timeout_ms = kng_int(conf, "max.poll.interval.ms");
+    g->heartbeat_interval_ms = kng_int(conf, "heartbeat.interval.ms");
+    g->metadata_max_age_ms = kng_int(conf, "metadata.max.age.ms");
+    if (!g->consumer_protocol)
+        return kng_parse_assignors(g, conf, errstr, n);
+    return 0;
+}
+
+void kng_destroy(kn_consumer *c) {
+    kng_group *g = c->grp;
+    if (!g)
+        return;
+    kng_subscription_clear(g);
+    kng_848_destroy(g);
+    kn_asg_list_destroy(g->asgs);
+    kn_free(g->remote_assignor);
+    kn_free(g->member_id);
+    kn_free(g->instance_id);
+    kn_free(g->protocol_name);
+    kn_free(g->leader_id);
+    kn_free(g->rack);
+    kn_topic_partition_list_destroy(g->pending);
+    kn_topic_partition_list_destroy(g->last_assigned);
+    kn_topic_partition_list_destroy(g->acked);
+    kn_free(g);
+    c->grp = NULL;
+}
+
+/* ---- the network ticker ------------------------------------------------------- */
+
+int kng_tick(knw_client *client, int64_t now_ms, void *opaque) {
+    kn_consumer *c = opaque;
+    knw_metadata *md = knw_metadata_get(client);
+    int next = 1000;
+    void *plan = NULL;
+    bool want_all = false;
+    pthread_mutex_lock(&c->lock);
+    kng_group *g = c->grp;
+    if (c->closed || !g || g->state == KNG_IDLE || g->state == KNG_FATAL) {
+        pthread_mutex_unlock(&c->lock);
+        if (md)
+            knw_metadata_release(md);
+        return -1;
+    }
+    /* A pattern is matched against an all-topics snapshot, refreshed
+     * every metadata.max.age.ms. */
+    if (g->want_all_topics) {
+        g->want_all_topics = false;
+        want_all = true;
+    }
+    if (g->has_pattern && now_ms >= g->next_pattern_refresh_ms) {
+        g->next_pattern_refresh_ms = now_ms + (g->metadata_max_age_ms > 0 ? g->metadata_max_age_ms : 1000);
+        want_all = true;
+    }
+    bool consumer_protocol = g->consumer_protocol;
+    if (consumer_protocol)
+        plan = kng_848_tick(c, md, now_ms, &next);
+    else
+        plan = kng_classic_tick(c, md, now_ms, &next);
+    pthread_mutex_unlock(&c->lock);
+    if (consumer_protocol)
+        kng_848_send(c, client, plan);
+    else
+        kng_classic_send(c, client, plan);
+    if (md)
+        knw_metadata_release(md);
+    if (want_all)
+        knw_metadata_request_refresh(client, true, "pattern subscription");
+    return next < 10 ? 10 : next;
+}
+
+/* ---- listener steps (application thread) -------------------------------------- */
+
+static kn_topic_partition_list *kng_owned_list(kn_consumer *c) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (size_t i = 0; l && i < c->part_count; i++)
+        if (kn_topic_partition_list_add(l, c->parts[i]->topic, c->parts[i]->partition) < 0) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+    return l;
+}
+
+/* Entries of a (not) in b. */
+static kn_topic_partition_list *kng_minus(const kn_topic_partition_list *a,
+                                          const kn_topic_partition_list *b) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (size_t i = 0; l && a && i < kn_topic_partition_list_count(a); i++) {
+        const char *t = kn_topic_partition_list_topic(a, i);
+        int32_t p = kn_topic_partition_list_partition(a, i);
+        if (b && kn_topic_partition_list_find(b, t, p) >= 0)
+            continue;
+        if (kn_topic_partition_list_add(l, t, p) < 0) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+    }
+    return l;
+}
+
+static int kng_call(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partition_list *parts) {
+    kng_group *g = c->grp;
+    if (!g->cb)
+        return 0;
+    return g->cb(c, ev, parts, g->opaque);
+}
+
+/* Commits the current positions of parts (auto-commit before a revoke). */
+static void kng_commit_positions(kn_consumer *c, const kn_topic_partition_list *parts) {
+    if (!c->auto_commit || !parts || kn_topic_partition_list_count(parts) == 0)
+        return;
+    kn_topic_partition_list *all = kn_consumer_assignment(c);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (size_t i = 0; all && l && i < kn_topic_partition_list_count(all); i++) {
+        const char *t = kn_topic_partition_list_topic(all, i);
+        int32_t p = kn_topic_partition_list_partition(all, i);
+        int64_t off = kn_topic_partition_list_offset(all, i);
+        if (off < 0 || kn_topic_partition_list_find(parts, t, p) < 0)
+            continue;
+        int at = kn_topic_partition_list_add(l, t, p);
+        if (at >= 0) {
+            kn_topic_partition_list_set_offset(l, (size_t)at, off);
+            kn_topic_partition_list_set_leader_epoch(l, (size_t)at,
+                                                     kn_topic_partition_list_leader_epoch(all, i));
+        }
+    }
+    if (l && kn_topic_partition_list_count(l) > 0)
+        kn_consumer_commit_sync(c, l, c->default_api_timeout_ms);
+    kn_topic_partition_list_destroy(l);
+    kn_topic_partition_list_destroy(all);
+}
+
+/* Revokes parts (REVOKED after an auto-commit), keeping the rest. */
+static int kng_revoke(kn_consumer *c, const kn_topic_partition_list *parts, bool lost) {
+    if (!parts || kn_topic_partition_list_count(parts) == 0)
+        return 0;
+    if (!lost)
+        kng_commit_positions(c, parts);
+    int rc = kng_call(c, lost ? KN_REBALANCE_LOST : KN_REBALANCE_REVOKED, parts);
+    pthread_mutex_lock(&c->lock);
+    kn_topic_partition_list *owned = kng_owned_list(c);
+    if (lost)
+        c->stats.partitions_lost += (int64_t)kn_topic_partition_list_count(parts);
+    else
+        c->stats.partitions_revoked += (int64_t)kn_topic_partition_list_count(parts);
+    pthread_mutex_unlock(&c->lock);
+    kn_topic_partition_list *keep = kng_minus(owned, parts);
+    if (keep)
+        knc_set_assignment(c, keep);
+    kn_topic_partition_list_destroy(keep);
+    kn_topic_partition_list_destroy(owned);
+    return rc;
+}
+
+static int kng_step_prepare(kn_consumer *c) {
+    kng_group *g = c->grp;
+    kn_topic_partition_list *owned = kng_owned_list(c);
+    kn_topic_partition_list *revoke = NULL;
+    if (!g->cooperative) {
+        revoke = owned;
+        owned = NULL;
+    } else {
+        revoke = kn_topic_partition_list_new();
+        for (size_t i = 0; revoke && owned && i < kn_topic_partition_list_count(owned); i++)
+            if (!kng_subscribed_to(g, kn_topic_partition_list_topic(owned, i)))
+                kn_topic_partition_list_add(revoke, kn_topic_partition_list_topic(owned, i),
+                                            kn_topic_partition_list_partition(owned, i));
+    }
+    pthread_mutex_unlock(&c->lock);
+    /* Java commits every consumed position before rejoining. */
+    if (c->auto_commit && owned)
+        kng_commit_positions(c, owned);
+    int rc = kng_revoke(c, revoke, false);
+    kn_topic_partition_list_destroy(owned);
+    kn_topic_partition_list_destroy(revoke);
+    pthread_mutex_lock(&c->lock);
+    if (g->state == KNG_PREPARE) {
+        g->prepared = true;
+        kng_set_state(c, KNG_UNJOINED);
+    }
+    return rc;
+}
+
+static int kng_step_assign(kn_consumer *c) {
+    kng_group *g = c->grp;
+    kn_topic_partition_list *target = g->pending;
+    g->pending = NULL;
+    kn_topic_partition_list *owned = kng_owned_list(c);
+    pthread_mutex_unlock(&c->lock);
+    int rc = 0;
+    kn_topic_partition_list *revoked = kng_minus(owned, target);
+    kn_topic_partition_list *added = kng_minus(target, owned);
+    size_t nrev = revoked ? kn_topic_partition_list_count(revoked) : 0;
+    if (nrev)
+        rc = kng_revoke(c, revoked, false);
+    if (target)
+        knc_set_assignment(c, target);
+    int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
+    if (!rc)
+        rc = rc2;
+    pthread_mutex_lock(&c->lock);
+    /* Moved on only if the network thread did not replace the target
+     * (KIP-848) or fence the member meanwhile. */
+    if (g->state == KNG_ASSIGNING && !g->pending) {
+        int64_t now = knw_now_ms();
+        c->stats.rebalances++;
+        if (g->join_started_ms) {
+            c->stats.join_latency_ms_last = now - g->join_started_ms;
+            c->stats.join_latency_ms_total += now - g->join_started_ms;
+            g->join_started_ms = 0;
+        }
+        kn_topic_partition_list_destroy(g->last_assigned);
+        g->last_assigned = target;
+        target = NULL;
+        g->poll_expired = false;
+        g->reason[0] = '\0';
+        if (nrev && g->cooperative && !g->consumer_protocol) {
+            /* KIP-429: the revoked partitions go to their new owner in
+             * the follow-up rebalance. */
+            g->rejoin = true;
+            snprintf(g->reason, sizeof g->reason, "cooperative: partitions revoked");
+        }
+        /* KIP-848: the next heartbeat, right away, acknowledges. */
+        if (g->consumer_protocol)
+            g->next_hb_ms = 0;
+        kng_set_state(c, KNG_STABLE);
+    }
+    kn_topic_partition_list_destroy(target);
+    kn_topic_partition_list_destroy(owned);
+    kn_topic_partition_list_destroy(revoked);
+    kn_topic_partition_list_destroy(added);
+    return rc;
+}
+
+static int kng_step_lost(kn_consumer *c) {
+    kng_group *g = c->grp;
+    kn_topic_partition_list *owned = kng_owned_list(c);
+    pthread_mutex_unlock(&c->lock);
+    int rc = kng_revoke(c, owned, true);
+    kn_topic_partition_list_destroy(owned);
+    pthread_mutex_lock(&c->lock);
+    if (g->state == KNG_LOST) {
+        g->prepared = true;
+        g->poll_expired = false;
+        g->retry_at_ms = 0;
+        kng_set_state(c, KNG_UNJOINED);
+    }
+    return rc;
+}
+
+int kng_serve(kn_consumer *c, char *errstr, size_t n) {
+    pthread_mutex_lock(&c->lock);
+    kng_group *g = c->grp;
+    int rc = 0;
+    if (!g) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    g->last_poll_ms = knw_now_ms();
+    switch (g->state) {
+    case KNG_PREPARE:
+        rc = kng_step_prepare(c);
+        break;
+    case KNG_ASSIGNING:
+        rc = kng_step_assign(c);
+        break;
+    case KNG_LOST:
+        rc = kng_step_lost(c);
+        break;
+    case KNG_FATAL:
+        kn_errstr_set(errstr, n, "consumer group %s: %s", c->group_id, g->fatal_msg);
+        rc = g->fatal_err;
+        break;
+    default:
+        break;
+    }
+    if (rc && rc != g->fatal_err && errstr && !errstr[0])
+        kn_errstr_set(errstr, n, "the rebalance listener returned %s", kn_err_name(rc));
+    pthread_mutex_unlock(&c->lock);
+    knw_wakeup(c->client);
+    return rc;
+}
+
+/* ---- public calls ------------------------------------------------------------------ */
+
+static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque,
+                                bool *was_idle) {
+    if (!c->grp) {
+        kn_log(NULL, KN_LOG_WARN, "subscribe needs group.id");
+        return KN_ERR__STATE;
+    }
+    if (c->closed)
+        return KN_ERR__CLOSED;
+    if (c->grp->state == KNG_IDLE && c->part_count > 0) {
+        kn_log(NULL, KN_LOG_WARN,
+               "subscribe: partitions are assigned manually; assign and subscribe are "
+               "mutually exclusive (unassign first)");
+        return KN_ERR__STATE;
+    }
+    c->grp->cb = cb;
+    c->grp->opaque = opaque;
+    *was_idle = c->grp->state == KNG_IDLE;
+    return 0;
+}
+
+/* Starts the group after the subscription changed (c->lock held). */
+static void kng_start(kn_consumer *c, bool was_idle, bool changed) {
+    kng_group *g = c->grp;
+    if (was_idle) {
+        g->last_poll_ms = knw_now_ms();
+        g->retry_at_ms = 0;
+        g->prepared = false;
+        g->send_full = true;
+        kng_set_state(c, KNG_UNJOINED);
+    } else if (changed) {
+        g->rejoin = true;
+        g->send_full = true;
+        snprintf(g->reason, sizeof g->reason, "the subscription changed");
+    }
+}
+
+static int kng_ensure_ticker(kn_consumer *c) {
+    if (c->grp_ticker_id >= 0)
+        return 0;
+    int id = knw_ticker_add(c->client, kng_tick, c);
+    if (id < 0)
+        return id;
+    pthread_mutex_lock(&c->lock);
+    c->grp_ticker_id = id;
+    pthread_mutex_unlock(&c->lock);
+    return 0;
+}
+
+int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count,
+                          kn_rebalance_cb *cb, void *opaque) {
+    if (!c || !topics || count == 0)
+        return KN_ERR__INVALID_ARG;
+    for (size_t i = 0; i < count; i++)
+        if (!topics[i] || !*topics[i])
+            return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    bool was_idle;
+    int err = kng_subscribe_common(c, cb, opaque, &was_idle);
+    if (err) {
+        pthread_mutex_unlock(&c->lock);
+        return err;
+    }
+    kng_group *g = c->grp;
+    bool changed = g->has_pattern || (size_t)g->topic_cnt != count;
+    for (size_t i = 0; !changed && i < count; i++)
+        changed = !kng_subscribed_to(g, topics[i]);
+    if (changed) {
+        kng_subscription_clear(g);
+        if ((err = kng_set_topics(g, topics, count)) != 0) {
+            pthread_mutex_unlock(&c->lock);
+            return err;
+        }
+    }
+    kng_start(c, was_idle, changed);
+    pthread_mutex_unlock(&c->lock);
+    knw_metadata_add_topics(c->client, topics, (int)count);
+    knw_metadata_request_refresh(c->client, false, "consumer subscription");
+    if ((err = kng_ensure_ticker(c)) != 0)
+        return err;
+    knw_wakeup(c->client);
+    return KN_OK;
+}
+
+int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
+                                  void *opaque) {
+    if (!c || !regex || !*regex)
+        return KN_ERR__INVALID_ARG;
+    /* Whole-name match, like Java's Pattern.matcher(name).matches(). */
+    size_t n = strlen(regex) + 5;
+    char *anchored = kn_malloc(n);
+    if (!anchored)
+        return KN_ERR__NOMEM;
+    snprintf(anchored, n, "^(%s)$", regex);
+    regex_t re;
+    int rc = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
+    kn_free(anchored);
+    if (rc != 0) {
+        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex",
+               regex);
+        return KN_ERR__INVALID_ARG;
+    }
+    pthread_mutex_lock(&c->lock);
+    bool was_idle;
+    int err = kng_subscribe_common(c, cb, opaque, &was_idle);
+    char *copy = err ? NULL : kn_strdup(regex);
+    if (err || !copy) {
+        pthread_mutex_unlock(&c->lock);
+        regfree(&re);
+        return err ? err : KN_ERR__NOMEM;
+    }
+    kng_group *g = c->grp;
+    bool changed = !g->has_pattern || strcmp(g->pattern, regex) != 0;
+    kng_subscription_clear(g);
+    g->has_pattern = true;
+    g->re = re;
+    g->pattern = copy;
+    g->next_pattern_refresh_ms = 0;
+    kng_start(c, was_idle, changed);
+    pthread_mutex_unlock(&c->lock);
+    if ((err = kng_ensure_ticker(c)) != 0)
+        return err;
+    knw_metadata_request_refresh(c->client, true, "pattern subscription");
+    knw_wakeup(c->client);
+    return KN_OK;
+}
+
+/* Revokes (or, without a valid generation, loses) everything owned and
+ * leaves the group. Used by unsubscribe and close. */
+static int kng_leave(kn_consumer *c, const char *reason) {
+    pthread_mutex_lock(&c->lock);
+    kng_group *g = c->grp;
+    if (!g || g->state == KNG_IDLE) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    bool lost = g->generation < 0 || g->state == KNG_LOST;
+    kn_topic_partition_list *owned = kng_owned_list(c);
+    pthread_mutex_unlock(&c->lock);
+    int rc = kng_revoke(c, owned, lost);
+    kn_topic_partition_list_destroy(owned);
+    pthread_mutex_lock(&c->lock);
+    bool consumer_protocol = g->consumer_protocol;
+    g->state = KNG_IDLE; /* heartbeats stop */
+    pthread_mutex_unlock(&c->lock);
+    if (consumer_protocol)
+        kng_848_leave(c);
+    else
+        kng_classic_leave(c, reason);
+    pthread_mutex_lock(&c->lock);
+    g->generation = -1;
+    g->inflight = false;
+    g->rejoin = false;
+    g->poll_expired = false;
+    kn_topic_partition_list_destroy(g->pending);
+    g->pending = NULL;
+    kn_topic_partition_list_destroy(g->acked);
+    g->acked = NULL;
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+int kn_consumer_unsubscribe(kn_consumer *c) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    if (!c->grp)
+        return KN_OK;
+    int rc = kng_leave(c, "the consumer unsubscribed from all topics");
+    pthread_mutex_lock(&c->lock);
+    kng_subscription_clear(c->grp);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+void kng_close(kn_consumer *c) {
+    if (c->grp)
+        kng_leave(c, "the consumer is being closed");
+}
+
+kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c) {
+    if (!c || !c->grp)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    kng_group *g = c->grp;
+    kn_topic_partition_list *l = NULL;
+    if (g->state != KNG_IDLE) {
+        l = kn_topic_partition_list_new();
+        for (int32_t i = 0; l && i < g->topic_cnt; i++)
+            if (kn_topic_partition_list_add(l, g->topics[i], 0) < 0) {
+                kn_topic_partition_list_destroy(l);
+                l = NULL;
+            }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return l;
+}
+
+kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c) {
+    if (!c || !c->group_id)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    const char *member = "";
+    int32_t gen = c->grp ? kng_commit_identity(c, &member) : -1;
+    kn_group_metadata *gm =
+        kn_group_metadata_new(c->group_id, gen, member, c->grp ? c->grp->instance_id : NULL);
+    pthread_mutex_unlock(&c->lock);
+    return gm;
+}
+
+int kn_consumer_enforce_rebalance(kn_consumer *c, const char *reason) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    kng_group *g = c->grp;
+    int rc = KN_OK;
+    if (!g || g->state == KNG_IDLE) {
+        rc = KN_ERR__STATE;
+    } else if (g->consumer_protocol) {
+        rc = KN_ERR__UNSUPPORTED;
+    } else {
+        g->rejoin = true;
+        snprintf(g->reason, sizeof g->reason, "%s", reason ? reason : "enforce_rebalance");
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (rc == KN_OK)
+        knw_wakeup(c->client);
+    return rc;
+}

@@ -1,0 +1,251 @@
+/*
+ * kn_group_member.c: one consumer group member as a process, for the
+ * group integration tests (it_group.c) and by hand. It subscribes (to
+ * topics or a pattern), consumes, commits, and writes one line per event
+ * to stdout (line-buffered), each with a CLOCK_REALTIME ms timestamp so
+ * the logs of several members can be merged:
+ *
+ *   <ts> <id> READY
+ *   <ts> <id> ASSIGNED|REVOKED|LOST <changed> OWN <owned after>
+ *   <ts> <id> REC <topic> <partition> <offset> <value>
+ *   <ts> <id> COMMIT <topic> <partition> <offset>
+ *   <ts> <id> STATS rebalances=<n> join_ms_last=<n>
+ *   <ts> <id> ERROR <message>
+ *   <ts> <id> CLOSED
+ *
+ * Partition lists are "topic:p,topic:p" ("-" when empty). In REVOKED /
+ * LOST the owned set is what remains once the step completes (the
+ * listener runs before the partitions are released, so the line is
+ * written while they are still held: a conservative timestamp). It runs
+ * until SIGTERM / SIGINT (a clean close: REVOKED, LeaveGroup) or
+ * --duration-ms. Options:
+ *
+ *   --bootstrap B --group G --id NAME (--topic T[,T] | --pattern RE)
+ *   [--strategy range|roundrobin|sticky|cooperative-sticky]
+ *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
+ *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
+ *   [--quiet-records]
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kafka_native.h"
+
+static volatile sig_atomic_t stop;
+static const char *id = "member";
+static kn_topic_partition_list *owned;
+
+static long long now_real_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop = 1;
+}
+
+static void print_list(const kn_topic_partition_list *l) {
+    size_t n = l ? kn_topic_partition_list_count(l) : 0;
+    if (!n) {
+        fputs("-", stdout);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        printf("%s%s:%d", i ? "," : "", kn_topic_partition_list_topic(l, i),
+               (int)kn_topic_partition_list_partition(l, i));
+}
+
+static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partition_list *parts,
+                        void *opaque) {
+    (void)c;
+    (void)opaque;
+    size_t n = kn_topic_partition_list_count(parts);
+    kn_topic_partition_list *next = kn_topic_partition_list_new();
+    if (ev == KN_REBALANCE_ASSIGNED) {
+        for (size_t i = 0; i < kn_topic_partition_list_count(owned); i++)
+            kn_topic_partition_list_add(next, kn_topic_partition_list_topic(owned, i),
+                                        kn_topic_partition_list_partition(owned, i));
+        for (size_t i = 0; i < n; i++)
+            kn_topic_partition_list_add(next, kn_topic_partition_list_topic(parts, i),
+                                        kn_topic_partition_list_partition(parts, i));
+    } else {
+        for (size_t i = 0; i < kn_topic_partition_list_count(owned); i++) {
+            const char *t = kn_topic_partition_list_topic(owned, i);
+            int32_t p = kn_topic_partition_list_partition(owned, i);
+            if (kn_topic_partition_list_find(parts, t, p) < 0)
+                kn_topic_partition_list_add(next, t, p);
+        }
+    }
+    printf("%lld %s %s ", now_real_ms(), id,
+           ev == KN_REBALANCE_ASSIGNED ? "ASSIGNED" : ev == KN_REBALANCE_REVOKED ? "REVOKED" : "LOST");
+    print_list(parts);
+    fputs(" OWN ", stdout);
+    print_list(next);
+    fputc('\n', stdout);
+    kn_topic_partition_list_destroy(owned);
+    owned = next;
+    return 0;
+}
+
+static void set(kn_conf *conf, const char *k, const char *v) {
+    char es[512];
+    if (kn_conf_set(conf, k, v, es, sizeof es) != KN_OK) {
+        printf("%lld %s ERROR conf %s\n", now_real_ms(), id, es);
+        exit(2);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *bootstrap = NULL, *group = NULL, *topic = NULL, *pattern = NULL;
+    const char *strategy = NULL, *protocol = "classic", *instance = NULL, *session = NULL;
+    const char *commit = "sync", *md_age = NULL;
+    long duration_ms = -1;
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quiet-records") == 0) {
+            quiet = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "%s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        if (strcmp(a, "--bootstrap") == 0) bootstrap = v;
+        else if (strcmp(a, "--group") == 0) group = v;
+        else if (strcmp(a, "--id") == 0) id = v;
+        else if (strcmp(a, "--topic") == 0) topic = v;
+        else if (strcmp(a, "--pattern") == 0) pattern = v;
+        else if (strcmp(a, "--strategy") == 0) strategy = v;
+        else if (strcmp(a, "--protocol") == 0) protocol = v;
+        else if (strcmp(a, "--instance") == 0) instance = v;
+        else if (strcmp(a, "--session-ms") == 0) session = v;
+        else if (strcmp(a, "--commit") == 0) commit = v;
+        else if (strcmp(a, "--metadata-age-ms") == 0) md_age = v;
+        else if (strcmp(a, "--duration-ms") == 0) duration_ms = atol(v);
+        else {
+            fprintf(stderr, "unknown option %s\n", a);
+            return 2;
+        }
+    }
+    if (!bootstrap || !group || (!topic && !pattern)) {
+        fprintf(stderr, "usage: %s --bootstrap B --group G --id NAME (--topic T | --pattern RE) ...\n",
+                argv[0]);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGTERM, on_signal);
+    signal(SIGINT, on_signal);
+    owned = kn_topic_partition_list_new();
+
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    set(conf, "bootstrap.servers", bootstrap);
+    set(conf, "group.id", group);
+    set(conf, "auto.offset.reset", "earliest");
+    set(conf, "group.protocol", protocol);
+    bool auto_commit = strcmp(commit, "auto") == 0;
+    set(conf, "enable.auto.commit", auto_commit ? "true" : "false");
+    if (auto_commit)
+        set(conf, "auto.commit.interval.ms", "200");
+    if (strategy) {
+        static const char *const map[][2] = {
+            {"range", "org.apache.kafka.clients.consumer.RangeAssignor"},
+            {"roundrobin", "org.apache.kafka.clients.consumer.RoundRobinAssignor"},
+            {"sticky", "org.apache.kafka.clients.consumer.StickyAssignor"},
+            {"cooperative-sticky", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"}};
+        for (size_t i = 0; i < 4; i++)
+            if (strcmp(strategy, map[i][0]) == 0)
+                strategy = map[i][1];
+        set(conf, "partition.assignment.strategy", strategy);
+    }
+    if (instance)
+        set(conf, "group.instance.id", instance);
+    if (session) {
+        set(conf, "session.timeout.ms", session);
+        char hb[32];
+        snprintf(hb, sizeof hb, "%ld", atol(session) / 6 > 0 ? atol(session) / 6 : 1);
+        set(conf, "heartbeat.interval.ms", hb);
+    }
+    if (md_age) {
+        set(conf, "metadata.max.age.ms", md_age);
+    }
+    char es[512];
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c) {
+        printf("%lld %s ERROR kn_consumer_new: %s\n", now_real_ms(), id, es);
+        return 1;
+    }
+    int rc;
+    if (pattern) {
+        rc = kn_consumer_subscribe_pattern(c, pattern, on_rebalance, NULL);
+    } else {
+        char *copy = strdup(topic);
+        const char *topics[16];
+        size_t n = 0;
+        for (char *t = strtok(copy, ","); t && n < 16; t = strtok(NULL, ","))
+            topics[n++] = t;
+        rc = kn_consumer_subscribe(c, topics, n, on_rebalance, NULL);
+        free(copy);
+    }
+    if (rc != KN_OK) {
+        printf("%lld %s ERROR subscribe: %s\n", now_real_ms(), id, kn_err_name(rc));
+        return 1;
+    }
+    printf("%lld %s READY\n", now_real_ms(), id);
+    long long end = duration_ms >= 0 ? now_real_ms() + duration_ms : -1;
+    int status = 0;
+    while (!stop && (end < 0 || now_real_ms() < end)) {
+        kn_records *recs = NULL;
+        rc = kn_consumer_poll(c, 100, &recs, es, sizeof es);
+        if (rc != KN_OK) {
+            printf("%lld %s ERROR poll %s: %s\n", now_real_ms(), id, kn_err_name(rc), es);
+            if (rc == KN_ERR__FATAL || rc == KN_ERR__CLOSED || rc == KN_ERR_FENCED_INSTANCE_ID) {
+                status = 1;
+                break;
+            }
+            continue;
+        }
+        size_t n = kn_records_count(recs);
+        for (size_t i = 0; i < n && !quiet; i++) {
+            size_t vlen;
+            const char *v = kn_records_value(recs, i, &vlen);
+            printf("%lld %s REC %s %d %lld %.*s\n", now_real_ms(), id, kn_records_topic(recs, i),
+                   (int)kn_records_partition(recs, i), (long long)kn_records_offset(recs, i),
+                   v ? (int)vlen : 0, v ? v : "");
+        }
+        if (n && !auto_commit) {
+            kn_topic_partition_list *pos = kn_consumer_assignment(c);
+            int crc = kn_consumer_commit_sync(c, pos, 10000);
+            if (crc == KN_OK) {
+                for (size_t i = 0; i < kn_topic_partition_list_count(pos); i++)
+                    if (kn_topic_partition_list_offset(pos, i) >= 0)
+                        printf("%lld %s COMMIT %s %d %lld\n", now_real_ms(), id,
+                               kn_topic_partition_list_topic(pos, i),
+                               (int)kn_topic_partition_list_partition(pos, i),
+                               (long long)kn_topic_partition_list_offset(pos, i));
+            } else {
+                printf("%lld %s ERROR commit %s\n", now_real_ms(), id, kn_err_name(crc));
+            }
+            kn_topic_partition_list_destroy(pos);
+        }
+        kn_records_free(recs);
+    }
+    kn_consumer_stats st;
+    kn_consumer_get_stats(c, &st);
+    printf("%lld %s STATS rebalances=%lld join_ms_last=%lld revoked=%lld lost=%lld\n", now_real_ms(),
+           id, (long long)st.rebalances, (long long)st.join_latency_ms_last,
+           (long long)st.partitions_revoked, (long long)st.partitions_lost);
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+    kn_topic_partition_list_destroy(owned);
+    printf("%lld %s CLOSED\n", now_real_ms(), id);
+    return status;
+}
