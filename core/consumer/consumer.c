@@ -333,13 +333,15 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             knc_part *p = c->parts[i];
             if (!p->fetched || p->paused)
                 continue;
+            uint32_t slices = p->slices_drained;
             int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
             if (got < 0) {
                 kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
                 rc = got;
                 break;
             }
-            if (!p->fetched) {
+            if (p->slices_drained != slices) {
+                /* a slice was used up: its buffer slot is free again */
                 drained_dry = true;
                 c->drain_next = (i + 1) % n;
             } else {
@@ -530,10 +532,9 @@ void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
     pthread_mutex_lock(&c->lock);
     *out = c->stats;
     for (size_t i = 0; i < c->part_count; i++) {
-        const knc_fetched *f = c->parts[i]->fetched;
-        if (f) {
+        if (c->parts[i]->fetched) {
             out->buffered_partitions++;
-            out->buffered_bytes += (int64_t)(f->len - f->it.off);
+            out->buffered_bytes += (int64_t)knc_part_buffered_bytes(c->parts[i]);
         }
     }
     pthread_mutex_unlock(&c->lock);

@@ -6,7 +6,7 @@
  *   NEED_COMMITTED --OffsetFetch: none committed--> NEED_RESET
  *   NEED_RESET --ListOffsets sent--> RESETTING --answer--> VALID
  *   NEED_RESET (strategy none) --> FAILED (KN_ERR__NO_OFFSET)
- *   VALID --seek--> VALID (buffered data dropped)
+ *   VALID --seek--> VALID (buffered data dropped, read-ahead too)
  *   VALID --OFFSET_OUT_OF_RANGE / seek_to_*--> NEED_RESET
  *   any --bad batch, fatal partition error--> FAILED --seek--> VALID
  *
@@ -62,13 +62,18 @@ void knc_part_free(knc_part *p) {
     if (!p)
         return;
     knc_fetched_free(p->fetched);
+    knc_fetched_free(p->ahead);
     kn_free(p->topic);
     kn_free(p);
 }
 
+/* Drops both buffered slices (the read-ahead one too) and bumps gen so
+ * a Fetch still in flight for them is dropped when it answers. */
 static void knc_part_drop_buffered(knc_part *p) {
     knc_fetched_free(p->fetched);
     p->fetched = NULL;
+    knc_fetched_free(p->ahead);
+    p->ahead = NULL;
     p->gen++;
 }
 
@@ -125,6 +130,11 @@ bool knc_part_leader_epoch_seen(knc_part *p, int32_t md_epoch) {
         return false;
     if (p->checked_leader_epoch >= 0 && md_epoch > p->checked_leader_epoch &&
         p->position_epoch >= 0) {
+        /* Buffered records (read-ahead ones above all) came from the old
+         * leader and may lie past the divergence point: drop them, as
+         * Java drops fetched data of a partition awaiting validation.
+         * The position is exact, so they are fetched again if valid. */
+        knc_part_drop_buffered(p);
         p->needs_validation = true;
         return true;
     }
