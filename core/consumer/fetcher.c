@@ -491,6 +491,9 @@ done:
         knw_resp_free(resp);
     if (refresh)
         knw_metadata_request_refresh(client, false, "consumer fetch error");
+    /* Tick again right after this round of I/O: the node is free, and
+     * the partitions just filled may already read ahead. */
+    knw_wakeup(client);
     knc_req_free(req);
 }
 
