@@ -43,10 +43,13 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
         c->reset = KNC_RESET_EARLIEST;
     } else if (strcmp(reset, "none") == 0) {
         c->reset = KNC_RESET_NONE;
+    } else if (strncmp(reset, "by_duration:", 12) == 0 &&
+               knc_parse_duration_ms(reset + 12, &c->reset_duration_ms) == 0) {
+        c->reset = KNC_RESET_BY_DURATION;
     } else {
-        kn_errstr_set(errstr, n, "auto.offset.reset=%s is not supported yet by this consumer "
-                      "(earliest, latest and none are)", reset);
-        return KN_ERR__UNSUPPORTED;
+        kn_errstr_set(errstr, n, "invalid value \"%s\" for auto.offset.reset: expected latest, "
+                      "earliest, none or by_duration:<ISO-8601 duration, e.g. PT1H>", reset);
+        return KN_ERR__CONFIG;
     }
     const char *iso = kn_conf_get_str(conf, "isolation.level");
     c->read_committed = iso && strcmp(iso, "read_committed") == 0;

@@ -139,8 +139,15 @@ typedef enum knc_pos_state {
 typedef enum knc_reset {
     KNC_RESET_EARLIEST,
     KNC_RESET_LATEST,
-    KNC_RESET_NONE
+    KNC_RESET_NONE,
+    KNC_RESET_BY_DURATION /* KIP-1106: the first offset at or after now - duration */
 } knc_reset;
+
+/* The ISO-8601 duration of auto.offset.reset=by_duration:<iso> (as the
+ * config catalog validated it: [+]P[nD][T[nH][nM][n[.n]S]], any case)
+ * in ms. Returns 0, or KN_ERR__CONFIG if it does not parse or exceeds
+ * the int64 ms range. */
+int knc_parse_duration_ms(const char *iso, int64_t *ms);
 
 typedef struct knc_part {
     char *topic; /* owned */
@@ -148,6 +155,9 @@ typedef struct knc_part {
     uint64_t id; /* unique per assignment of this partition */
     knc_pos_state state;
     knc_reset reset;
+    /* by_duration found no record at or after its timestamp: the next
+     * ListOffsets asks for the log end instead (as Java falls back). */
+    bool reset_fallback;
     int64_t position;       /* next offset to return (VALID) */
     int32_t position_epoch; /* leader epoch of the last record returned, -1 */
     uint32_t gen;           /* bumped by seeks and resets: stale replies are dropped */
@@ -338,6 +348,7 @@ struct kn_consumer {
     int request_timeout_ms;
     int default_api_timeout_ms;
     knc_reset reset;
+    int64_t reset_duration_ms; /* KNC_RESET_BY_DURATION */
     bool read_committed;
     char *rack; /* client.rack, owned */
     knc_drain_opts drain_opts;

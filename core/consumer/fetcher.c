@@ -31,6 +31,7 @@
  * a knw_send that fails (or completes) inline cannot deadlock.
  */
 #include <string.h>
+#include <time.h>
 
 #include "consumer/consumer_int.h"
 #include "error.h"
@@ -137,6 +138,19 @@ static bool knc_uuid_zero(const kn_uuid *u) {
     return true;
 }
 
+/* The ListOffsets timestamp that resolves p's reset strategy: -2
+ * earliest, -1 latest, or (by_duration) now - duration in epoch ms. */
+static int64_t knc_reset_timestamp(const kn_consumer *c, const knc_part *p) {
+    if (p->reset == KNC_RESET_EARLIEST)
+        return -2;
+    if (p->reset != KNC_RESET_BY_DURATION || p->reset_fallback)
+        return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return now > c->reset_duration_ms ? now - c->reset_duration_ms : 0;
+}
+
 /* Builds the request skeleton for chosen[0..n) (all led by node_id):
  * topics in first-seen order, partitions in chosen order within each.
  * Returns NULL on allocation failure. */
@@ -191,9 +205,8 @@ static knc_req *knc_req_build(kn_consumer *c, const knw_metadata *md, int32_t no
         rp->part_id = chosen[i]->id;
         rp->gen = chosen[i]->gen;
         /* ListOffsets carries the reset strategy as its timestamp. */
-        rp->offset = api_key == KP_API_FETCH             ? knc_part_fetch_offset(chosen[i])
-                     : chosen[i]->reset == KNC_RESET_EARLIEST ? -2
-                                                              : -1;
+        rp->offset = api_key == KP_API_FETCH ? knc_part_fetch_offset(chosen[i])
+                                             : knc_reset_timestamp(c, chosen[i]);
         rp->partition = chosen[i]->partition;
         rp->topic_idx = t;
     }
@@ -523,6 +536,13 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                 p->reset_inflight = false;
                 if (pr->error_code == 0 && pr->offset >= 0) {
                     knc_part_reset_done(p, rp->gen, pr->offset, pr->leader_epoch);
+                    p->reset_fallback = false;
+                } else if (pr->error_code == 0 && rp->offset >= 0) {
+                    /* by_duration: no record at or after the timestamp,
+                     * so reading starts at the log end (asked at once). */
+                    p->state = KNC_POS_NEED_RESET;
+                    p->reset_fallback = true;
+                    p->retry_at_ms = 0;
                 } else if (pr->error_code == 0 || kn_err_is_retriable(pr->error_code)) {
                     p->state = KNC_POS_NEED_RESET;
                     p->retry_at_ms = now + c->retry_backoff_ms;
@@ -530,7 +550,9 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                 } else {
                     knc_part_fail(p, pr->error_code, "%s [%d]: looking up the %s offset failed: %s",
                                   p->topic, (int)p->partition,
-                                  rp->offset == -2 ? "earliest" : "latest",
+                                  rp->offset == -2   ? "earliest"
+                                  : rp->offset == -1 ? "latest"
+                                                     : "by_duration",
                                   kn_err_name(pr->error_code));
                 }
             }

@@ -224,6 +224,31 @@ static void test_state_machine(void **state) {
     knc_part_free(p);
 }
 
+/* auto.offset.reset=by_duration:<ISO-8601> (KIP-1106) in ms. */
+static void test_duration(void **state) {
+    int64_t ms = -1;
+    assert_int_equal(knc_parse_duration_ms("PT1H", &ms), 0);
+    assert_int_equal(ms, 3600000);
+    assert_int_equal(knc_parse_duration_ms("P1D", &ms), 0);
+    assert_int_equal(ms, 86400000);
+    assert_int_equal(knc_parse_duration_ms("p2dt3h4m5.25s", &ms), 0);
+    assert_int_equal(ms, 2 * 86400000LL + 3 * 3600000LL + 4 * 60000LL + 5250);
+    assert_int_equal(knc_parse_duration_ms("+PT0S", &ms), 0);
+    assert_int_equal(ms, 0);
+    assert_int_equal(knc_parse_duration_ms("PT90M", &ms), 0);
+    assert_int_equal(ms, 90 * 60000LL);
+    assert_int_equal(knc_parse_duration_ms("PT0,5S", &ms), 0);
+    assert_int_equal(ms, 500);
+    static const char *bad[] = {"", "P", "PT", "1H", "PT1D", "P1H", "PT1M1H", "PT1.5M",
+                                "P1DT", "-PT1H", "PTH", "PT1X", "PT99999999999999999999S"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ms = -7;
+        if (knc_parse_duration_ms(bad[i], &ms) != KN_ERR__CONFIG)
+            fail_msg("\"%s\" parsed", bad[i]);
+        assert_int_equal(ms, -7);
+    }
+}
+
 static void test_committed_states(void **state) {
     /* With a group: the committed offset is looked up first. */
     knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_NONE, true);
@@ -610,6 +635,7 @@ int main(void) {
         cmocka_unit_test(test_tplist),
         cmocka_unit_test(test_state_machine),
         cmocka_unit_test(test_committed_states),
+        cmocka_unit_test(test_duration),
         cmocka_unit_test(test_fetch_session),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_error_policy),
