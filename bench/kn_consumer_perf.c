@@ -2,8 +2,9 @@
  * kn_consumer_perf.c: consumer throughput benchmark mirroring Java's
  * ConsumerPerformance (kafka-consumer-perf-test): the same options where
  * they apply (--bootstrap-server, --topic, --num-records/--messages,
- * --group, --fetch-size, --timeout, --from-latest, --hide-header,
- * --consumer.config/--command-config, --command-property k=v), the same
+ * --group, --fetch-size, --socket-buffer-size, --timeout, --from-latest,
+ * --hide-header, --consumer.config/--command-config, --command-property
+ * k=v), the same
  * poll(100 ms) loop counting key + value bytes, the same CSV header,
  * columns and units, then one line with peak RSS and CPU seconds
  * (getrusage) to compare with the JVM.
@@ -41,7 +42,8 @@ static void fmt_time(int64_t ms, char *buf, size_t n) {
 static void usage(void) {
     fprintf(stderr,
             "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N --assign\n"
-            "       [--group G] [--fetch-size BYTES] [--timeout MS] [--from-latest]\n"
+            "       [--group G] [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
+            "       [--timeout MS] [--from-latest]\n"
             "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n");
     exit(1);
 }
@@ -59,6 +61,7 @@ int main(int argc, char **argv) {
     int64_t num = -1, timeout_ms = 10000;
     bool assign = false, from_latest = false, hide_header = false;
     char fetch_size[32] = "1048576";
+    char socket_buffer[32] = "2097152"; /* ConsumerPerformance's default */
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char es[512];
     for (int i = 1; i < argc; i++) {
@@ -78,6 +81,9 @@ int main(int argc, char **argv) {
             i++;
         } else if (strcmp(a, "--fetch-size") == 0 && v) {
             snprintf(fetch_size, sizeof fetch_size, "%s", v);
+            i++;
+        } else if (strcmp(a, "--socket-buffer-size") == 0 && v) {
+            snprintf(socket_buffer, sizeof socket_buffer, "%s", v);
             i++;
         } else if (strcmp(a, "--timeout") == 0 && v) {
             timeout_ms = strtoll(v, NULL, 10);
@@ -120,6 +126,10 @@ int main(int argc, char **argv) {
     }
     set(conf, "bootstrap.servers", bootstrap);
     set(conf, "max.partition.fetch.bytes", fetch_size);
+    /* ConsumerPerformance sets receive.buffer.bytes from this flag (2 MiB
+     * unless given), over the consumer's 64 KiB default: with 64 KiB the
+     * TCP window, not the client, bounds large fetches on loopback. */
+    set(conf, "receive.buffer.bytes", socket_buffer);
     set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
     set(conf, "check.crcs", "false"); /* as ConsumerPerformance does */
     set(conf, "client.id", "perf-consumer-client");

@@ -44,10 +44,13 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
         c->reset = KNC_RESET_EARLIEST;
     } else if (strcmp(reset, "none") == 0) {
         c->reset = KNC_RESET_NONE;
+    } else if (strncmp(reset, "by_duration:", 12) == 0 &&
+               knc_parse_duration_ms(reset + 12, &c->reset_duration_ms) == 0) {
+        c->reset = KNC_RESET_BY_DURATION;
     } else {
-        kn_errstr_set(errstr, n, "auto.offset.reset=%s is not supported yet by this consumer "
-                      "(earliest, latest and none are)", reset);
-        return KN_ERR__UNSUPPORTED;
+        kn_errstr_set(errstr, n, "invalid value \"%s\" for auto.offset.reset: expected latest, "
+                      "earliest, none or by_duration:<ISO-8601 duration, e.g. PT1H>", reset);
+        return KN_ERR__CONFIG;
     }
     const char *iso = kn_conf_get_str(conf, "isolation.level");
     c->read_committed = iso && strcmp(iso, "read_committed") == 0;
@@ -363,13 +366,15 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             knc_part *p = c->parts[i];
             if (!p->fetched || p->paused)
                 continue;
+            uint32_t slices = p->slices_drained;
             int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
             if (got < 0) {
                 kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
                 rc = got;
                 break;
             }
-            if (!p->fetched) {
+            if (p->slices_drained != slices) {
+                /* a slice was used up: its buffer slot is free again */
                 drained_dry = true;
                 c->drain_next = (i + 1) % n;
             } else {
@@ -562,10 +567,9 @@ void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
     pthread_mutex_lock(&c->lock);
     *out = c->stats;
     for (size_t i = 0; i < c->part_count; i++) {
-        const knc_fetched *f = c->parts[i]->fetched;
-        if (f) {
+        if (c->parts[i]->fetched) {
             out->buffered_partitions++;
-            out->buffered_bytes += (int64_t)(f->len - f->it.off);
+            out->buffered_bytes += (int64_t)knc_part_buffered_bytes(c->parts[i]);
         }
     }
     pthread_mutex_unlock(&c->lock);

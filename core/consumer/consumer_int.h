@@ -7,7 +7,8 @@
  *    their records point into alive, so records survive later polls,
  *    seeks and even close.
  *  - knc_fetched: one partition's slice of one Fetch response, kept raw
- *    and decoded lazily, one batch at a time (drain.c).
+ *    and decoded lazily, one batch at a time (drain.c). A partition
+ *    holds at most two: the one being drained and one read ahead.
  *  - knc_part: the per-partition state machine (position.c): position,
  *    pause flag, buffered data, pending error.
  *  - the kn_records layout (records.c).
@@ -99,6 +100,10 @@ typedef struct knc_fetched {
     const uint8_t *records; /* the partition's records blob in buf */
     size_t len;
     int64_t fetch_offset;
+    /* Where the next fetch starts: one past the last offset of the last
+     * whole batch in records (fetch_offset when there is none). Drained
+     * to the end, the position lands exactly here (drain.c). */
+    int64_t end_offset;
     /* read_committed: the response's aborted transactions sorted by
      * first_offset, and the producers currently inside an aborted one. */
     knc_aborted *aborted;
@@ -134,8 +139,15 @@ typedef enum knc_pos_state {
 typedef enum knc_reset {
     KNC_RESET_EARLIEST,
     KNC_RESET_LATEST,
-    KNC_RESET_NONE
+    KNC_RESET_NONE,
+    KNC_RESET_BY_DURATION /* KIP-1106: the first offset at or after now - duration */
 } knc_reset;
+
+/* The ISO-8601 duration of auto.offset.reset=by_duration:<iso> (as the
+ * config catalog validated it: [+]P[nD][T[nH][nM][n[.n]S]], any case)
+ * in ms. Returns 0, or KN_ERR__CONFIG if it does not parse or exceeds
+ * the int64 ms range. */
+int knc_parse_duration_ms(const char *iso, int64_t *ms);
 
 typedef struct knc_part {
     char *topic; /* owned */
@@ -143,6 +155,9 @@ typedef struct knc_part {
     uint64_t id; /* unique per assignment of this partition */
     knc_pos_state state;
     knc_reset reset;
+    /* by_duration found no record at or after its timestamp: the next
+     * ListOffsets asks for the log end instead (as Java falls back). */
+    bool reset_fallback;
     int64_t position;       /* next offset to return (VALID) */
     int32_t position_epoch; /* leader epoch of the last record returned, -1 */
     uint32_t gen;           /* bumped by seeks and resets: stale replies are dropped */
@@ -150,7 +165,12 @@ typedef struct knc_part {
     bool fetch_inflight;
     bool reset_inflight; /* ListOffsets or OffsetFetch in flight */
     int64_t retry_at_ms; /* backoff after a retriable error */
-    knc_fetched *fetched; /* buffered data, or NULL */
+    knc_fetched *fetched; /* buffered data being drained, or NULL */
+    /* Read-ahead: the answer to the Fetch sent while fetched was still
+     * draining (at fetched->end_offset), queued behind it. Only set
+     * when fetched is. */
+    knc_fetched *ahead;
+    uint32_t slices_drained; /* counts used-up slices: poll then frees a fetch slot */
     bool err_pending;     /* an error poll has not reported yet */
     int err;
     char errstr[256];
@@ -190,10 +210,28 @@ void knc_part_fail(knc_part *p, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-static inline bool knc_part_fetchable(const knc_part *p) {
-    return p->state == KNC_POS_VALID && !p->paused && !p->fetched && !p->fetch_inflight &&
-           !p->needs_validation;
+/* The offset the next Fetch for p asks for (the "fetch position"): the
+ * end of what is buffered, or the position when nothing is. The
+ * position the application sees (p->position) stays behind it until
+ * poll returns the buffered records. */
+static inline int64_t knc_part_fetch_offset(const knc_part *p) {
+    if (p->ahead)
+        return p->ahead->end_offset;
+    if (p->fetched)
+        return p->fetched->end_offset;
+    return p->position;
 }
+/* Whether p may be fetched now: positioned, unpaused, nothing in
+ * flight, not awaiting validation, and room in its two-slot buffer
+ * (a read-ahead needs a buffered slice that ends on a whole batch). */
+static inline bool knc_part_fetchable(const knc_part *p) {
+    if (p->state != KNC_POS_VALID || p->paused || p->fetch_inflight || p->needs_validation ||
+        p->ahead)
+        return false;
+    return !p->fetched || p->fetched->end_offset > p->fetched->fetch_offset;
+}
+/* Raw bytes p still holds, undrained (fetched and ahead). */
+size_t knc_part_buffered_bytes(const knc_part *p);
 /* KIP-320: metadata shows leader epoch md_epoch for p. Returns true if
  * the position must now be validated (an epoch bump while the position
  * has a known epoch); records the epoch otherwise. */
@@ -235,7 +273,8 @@ typedef struct knc_drain_opts {
 /* Moves up to max records from p's buffered fetch into out, advancing
  * p->position past each (control records and aborted transactions are
  * skipped, and so are offsets below the position). Releases the
- * buffered data once it is used up. A batch that does not decode fails
+ * buffered data once it is used up and goes on with the read-ahead
+ * slice (p->ahead), which starts where the drained one ended. A batch that does not decode fails
  * the partition (knc_part_fail, KN_ERR__BAD_BATCH, naming topic,
  * partition and offset) after the records before it were added.
  * Returns the number of records added, or KN_ERR__NOMEM. */
@@ -309,6 +348,7 @@ struct kn_consumer {
     int request_timeout_ms;
     int default_api_timeout_ms;
     knc_reset reset;
+    int64_t reset_duration_ms; /* KNC_RESET_BY_DURATION */
     bool read_committed;
     char *rack; /* client.rack, owned */
     knc_drain_opts drain_opts;

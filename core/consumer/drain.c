@@ -4,6 +4,10 @@
  * one batch at a time: only the batch being read is ever decompressed,
  * so memory holds the raw responses plus about one decoded batch.
  *
+ * A partition holds up to two slices: the one being drained and the
+ * read-ahead one fetched from where the first ends (fetcher.c), which
+ * takes over when the first is used up.
+ *
  * Also owns read_committed filtering: the response lists the aborted
  * transactions (producer id, first offset); a producer's transactional
  * batches are dropped from its first aborted offset up to its ABORT
@@ -18,6 +22,33 @@
 static int knc_aborted_cmp(const void *a, const void *b) {
     const knc_aborted *x = a, *y = b;
     return x->first_offset < y->first_offset ? -1 : x->first_offset > y->first_offset;
+}
+
+/* One past the last offset of the last whole v2 batch in records, found
+ * from the batch headers alone (no CRC, no decompression), so the
+ * read-ahead fetch can start there before anything is decoded. A
+ * trailing partial batch, or anything that is not a plain v2 batch
+ * (the drain reports those), ends the walk. */
+static int64_t knc_records_end(const uint8_t *records, size_t len, int64_t fetch_offset) {
+    int64_t end = fetch_offset;
+    size_t off = 0;
+    while (len - off >= KN_RB_HEADER_SIZE) {
+        kn_rd r;
+        kn_rd_init(&r, records + off, len - off);
+        int64_t base = kn_rd_i64(&r);
+        int32_t blen = kn_rd_i32(&r);
+        kn_rd_skip(&r, 4); /* partitionLeaderEpoch */
+        int8_t magic = kn_rd_i8(&r);
+        kn_rd_skip(&r, 4 + 2); /* crc, attributes */
+        int32_t last_delta = kn_rd_i32(&r);
+        if (magic != 2 || blen < KN_RB_HEADER_SIZE - KN_RB_LOG_OVERHEAD ||
+            (size_t)blen > len - off - KN_RB_LOG_OVERHEAD || last_delta < 0)
+            break;
+        if (base + last_delta + 1 > end)
+            end = base + last_delta + 1;
+        off += KN_RB_LOG_OVERHEAD + (size_t)blen;
+    }
+    return end;
 }
 
 knc_fetched *knc_fetched_new(knc_buf *buf, const uint8_t *records, size_t len,
@@ -40,6 +71,7 @@ knc_fetched *knc_fetched_new(knc_buf *buf, const uint8_t *records, size_t len,
     f->records = records;
     f->len = len;
     f->fetch_offset = fetch_offset;
+    f->end_offset = knc_records_end(records, len, fetch_offset);
     kn_records_iter_init(&f->it, records, len);
     return f;
 }
@@ -52,6 +84,15 @@ void knc_fetched_free(knc_fetched *f) {
     kn_free(f->aborted);
     kn_free(f->aborting_pids);
     kn_free(f);
+}
+
+size_t knc_part_buffered_bytes(const knc_part *p) {
+    size_t n = 0;
+    if (p->fetched)
+        n += p->fetched->len - p->fetched->it.off;
+    if (p->ahead)
+        n += p->ahead->len;
+    return n;
 }
 
 static bool knc_aborting_has(const knc_fetched *f, int64_t pid) {
@@ -168,6 +209,25 @@ static int knc_batch_open(knc_part *p, knc_fetched *f, const knc_drain_opts *opt
     return 0;
 }
 
+/* The drained slice is used up: the read-ahead one takes its place if
+ * it starts where the position now is (it was fetched at the drained
+ * slice's end_offset, and draining to the end lands exactly there;
+ * anything else would skip records, so it is dropped and re-fetched).
+ * A failed partition keeps nothing. Returns the next slice or NULL. */
+static knc_fetched *knc_next_slice(knc_part *p) {
+    knc_fetched_free(p->fetched);
+    p->fetched = NULL;
+    p->slices_drained++;
+    knc_fetched *next = p->ahead;
+    p->ahead = NULL;
+    if (next && (p->state != KNC_POS_VALID || next->fetch_offset > p->position)) {
+        knc_fetched_free(next);
+        next = NULL;
+    }
+    p->fetched = next;
+    return next;
+}
+
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts) {
     knc_fetched *f = p->fetched;
     int n = 0;
@@ -222,10 +282,10 @@ int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts)
         if (f->batch.h.partition_leader_epoch >= 0)
             p->position_epoch = f->batch.h.partition_leader_epoch;
         n++;
+        continue;
+    dry:
+        if (!(f = knc_next_slice(p)))
+            break;
     }
-    return n;
-dry:
-    knc_fetched_free(f);
-    p->fetched = NULL;
     return n;
 }

@@ -4,17 +4,26 @@
  *
  *  1. partitions without a position get one ListOffsets per leader
  *     (earliest or latest, per their reset strategy);
- *  2. fetchable partitions (positioned, unpaused, nothing buffered,
- *     nothing in flight) get one Fetch per leader, with at most one
- *     Fetch in flight per broker, and no Fetch at all to a broker that
- *     still leads a partition with buffered records (the buffered-node
- *     gate: fetching its dry partitions alone would long-poll while the
- *     buffer drains). The partition that leads the request rotates so
+ *  2. fetchable partitions (positioned, unpaused, nothing in flight,
+ *     a free slot in their two-slice buffer) get one Fetch per leader,
+ *     with at most one Fetch in flight per broker. A partition that is
+ *     still draining one slice is fetched again from where that slice
+ *     ends (read-ahead, its "fetch position"; the position poll
+ *     reports stays behind), so the next answer is on its way while
+ *     poll drains, instead of one round trip per buffer. Read-ahead
+ *     stops while the consumer buffers fetch.max.bytes or more. No
+ *     Fetch at all goes to a broker that leads a partition whose buffer
+ *     is full (the buffered-node gate: fetching its other partitions
+ *     alone could long-poll while that buffer drains and its refill
+ *     waits behind). The partition that leads the request rotates so
  *     none is starved of fetch.max.bytes.
  *
  * Answers arrive on the same thread (knw_cb) and are matched back to the
- * partition by (id, gen, position): anything requested for a position
- * the application has since moved is dropped. A Fetch response is kept
+ * partition by (id, gen, fetch position): anything requested for a
+ * position the application has since moved is dropped. An error
+ * answered to a read-ahead fetch is only a reason to back off: it is
+ * acted on (reset, failure) when the partition fetches at its position
+ * again, after the records before it were delivered. A Fetch response is kept
  * raw; each partition's records blob stays in it, referenced, until
  * poll drains it (drain.c).
  *
@@ -22,6 +31,7 @@
  * a knw_send that fails (or completes) inline cannot deadlock.
  */
 #include <string.h>
+#include <time.h>
 
 #include "consumer/consumer_int.h"
 #include "error.h"
@@ -128,6 +138,19 @@ static bool knc_uuid_zero(const kn_uuid *u) {
     return true;
 }
 
+/* The ListOffsets timestamp that resolves p's reset strategy: -2
+ * earliest, -1 latest, or (by_duration) now - duration in epoch ms. */
+static int64_t knc_reset_timestamp(const kn_consumer *c, const knc_part *p) {
+    if (p->reset == KNC_RESET_EARLIEST)
+        return -2;
+    if (p->reset != KNC_RESET_BY_DURATION || p->reset_fallback)
+        return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return now > c->reset_duration_ms ? now - c->reset_duration_ms : 0;
+}
+
 /* Builds the request skeleton for chosen[0..n) (all led by node_id):
  * topics in first-seen order, partitions in chosen order within each.
  * Returns NULL on allocation failure. */
@@ -182,9 +205,8 @@ static knc_req *knc_req_build(kn_consumer *c, const knw_metadata *md, int32_t no
         rp->part_id = chosen[i]->id;
         rp->gen = chosen[i]->gen;
         /* ListOffsets carries the reset strategy as its timestamp. */
-        rp->offset = api_key == KP_API_FETCH             ? chosen[i]->position
-                     : chosen[i]->reset == KNC_RESET_EARLIEST ? -2
-                                                              : -1;
+        rp->offset = api_key == KP_API_FETCH ? knc_part_fetch_offset(chosen[i])
+                                             : knc_reset_timestamp(c, chosen[i]);
         rp->partition = chosen[i]->partition;
         rp->topic_idx = t;
     }
@@ -407,14 +429,21 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 const kp_FetchResponse_PartitionData *pd = &tr->partitions.items[pi];
                 const knc_req_part *rp = knc_req_find(req, t, pd->partition_index);
                 knc_part *p = rp ? knc_req_owner(c, req, rp) : NULL;
-                if (!p || p->gen != rp->gen || p->state != KNC_POS_VALID ||
-                    p->position != rp->offset || p->fetched)
+                if (!p || p->gen != rp->gen || p->state != KNC_POS_VALID || p->needs_validation ||
+                    p->ahead || knc_part_fetch_offset(p) != rp->offset)
                     continue;
                 if (pd->high_watermark >= 0)
                     p->high_watermark = pd->high_watermark;
                 if (pd->last_stable_offset >= 0)
                     p->last_stable_offset = pd->last_stable_offset;
-                switch (knc_fetch_error_action(pd->error_code)) {
+                knc_action act = knc_fetch_error_action(pd->error_code);
+                if (p->fetched && act != KNC_ACT_OK) {
+                    /* Read-ahead: the buffered records come first. */
+                    refresh |= act == KNC_ACT_REFRESH_METADATA;
+                    p->retry_at_ms = now + c->retry_backoff_ms;
+                    continue;
+                }
+                switch (act) {
                 case KNC_ACT_OK:
                     if (pd->records.len <= 0)
                         break;
@@ -432,8 +461,12 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                         ab[k].producer_id = pd->aborted_transactions.items[k].producer_id;
                         ab[k].first_offset = pd->aborted_transactions.items[k].first_offset;
                     }
-                    p->fetched = knc_fetched_new(buf, pd->records.ptr, (size_t)pd->records.len,
-                                                 rp->offset, ab, nab);
+                    knc_fetched *f = knc_fetched_new(buf, pd->records.ptr,
+                                                     (size_t)pd->records.len, rp->offset, ab, nab);
+                    if (p->fetched)
+                        p->ahead = f;
+                    else
+                        p->fetched = f;
                     if (ab != stack)
                         kn_free(ab);
                     break;
@@ -471,6 +504,9 @@ done:
         knw_resp_free(resp);
     if (refresh)
         knw_metadata_request_refresh(client, false, "consumer fetch error");
+    /* Tick again right after this round of I/O: the node is free, and
+     * the partitions just filled may already read ahead. */
+    knw_wakeup(client);
     knc_req_free(req);
 }
 
@@ -500,6 +536,13 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                 p->reset_inflight = false;
                 if (pr->error_code == 0 && pr->offset >= 0) {
                     knc_part_reset_done(p, rp->gen, pr->offset, pr->leader_epoch);
+                    p->reset_fallback = false;
+                } else if (pr->error_code == 0 && rp->offset >= 0) {
+                    /* by_duration: no record at or after the timestamp,
+                     * so reading starts at the log end (asked at once). */
+                    p->state = KNC_POS_NEED_RESET;
+                    p->reset_fallback = true;
+                    p->retry_at_ms = 0;
                 } else if (pr->error_code == 0 || kn_err_is_retriable(pr->error_code)) {
                     p->state = KNC_POS_NEED_RESET;
                     p->retry_at_ms = now + c->retry_backoff_ms;
@@ -507,7 +550,9 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                 } else {
                     knc_part_fail(p, pr->error_code, "%s [%d]: looking up the %s offset failed: %s",
                                   p->topic, (int)p->partition,
-                                  rp->offset == -2 ? "earliest" : "latest",
+                                  rp->offset == -2   ? "earliest"
+                                  : rp->offset == -1 ? "latest"
+                                                     : "by_duration",
                                   kn_err_name(pr->error_code));
                 }
             }
@@ -641,11 +686,19 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     /* 2. KIP-320: positions to validate after a leader epoch change. */
     vplan = knc_validate_plan(c, md, now_ms);
 
-    /* 3. Fetches. Brokers leading buffered, unpaused partitions wait. */
+    /* 3. Fetches. Read-ahead only while the consumer buffers less than
+     * fetch.max.bytes, so memory stays near twice that at most (the
+     * budget, plus one more response). Brokers leading an unpaused
+     * partition whose buffer cannot take more wait (the gate). */
+    size_t buffered = 0;
+    for (size_t i = 0; i < n; i++)
+        buffered += knc_part_buffered_bytes(c->parts[i]);
+    bool ahead_ok = buffered < (size_t)c->fetch_max_bytes;
     int32_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         knc_part *p = c->parts[i];
-        if (p->fetched && !p->paused && p->state == KNC_POS_VALID) {
+        if (p->fetched && !p->paused && p->state == KNC_POS_VALID &&
+            !(ahead_ok && knc_part_fetchable(p)) && !p->fetch_inflight) {
             int32_t epoch;
             int32_t leader = knc_leader(md, p, &epoch, NULL);
             if (leader >= 0 && !knc_node_gated(gated, ng, leader))
@@ -656,7 +709,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     size_t start = c->fetch_next % n;
     for (size_t k = 0; k < n; k++) {
         knc_part *p = c->parts[(start + k) % n];
-        if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms)
+        if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms || (p->fetched && !ahead_ok))
             continue;
         int32_t epoch;
         int32_t leader = knc_leader(md, p, &epoch, NULL);

@@ -6,7 +6,7 @@
  *   NEED_COMMITTED --OffsetFetch: none committed--> NEED_RESET
  *   NEED_RESET --ListOffsets sent--> RESETTING --answer--> VALID
  *   NEED_RESET (strategy none) --> FAILED (KN_ERR__NO_OFFSET)
- *   VALID --seek--> VALID (buffered data dropped)
+ *   VALID --seek--> VALID (buffered data dropped, read-ahead too)
  *   VALID --OFFSET_OUT_OF_RANGE / seek_to_*--> NEED_RESET
  *   any --bad batch, fatal partition error--> FAILED --seek--> VALID
  *
@@ -62,13 +62,18 @@ void knc_part_free(knc_part *p) {
     if (!p)
         return;
     knc_fetched_free(p->fetched);
+    knc_fetched_free(p->ahead);
     kn_free(p->topic);
     kn_free(p);
 }
 
+/* Drops both buffered slices (the read-ahead one too) and bumps gen so
+ * a Fetch still in flight for them is dropped when it answers. */
 static void knc_part_drop_buffered(knc_part *p) {
     knc_fetched_free(p->fetched);
     p->fetched = NULL;
+    knc_fetched_free(p->ahead);
+    p->ahead = NULL;
     p->gen++;
 }
 
@@ -89,6 +94,7 @@ void knc_part_reset(knc_part *p, knc_reset strategy) {
     p->err_pending = false;
     p->err = 0;
     p->reset = strategy;
+    p->reset_fallback = false;
     p->position = -1;
     p->position_epoch = -1;
     p->retry_at_ms = 0;
@@ -125,6 +131,11 @@ bool knc_part_leader_epoch_seen(knc_part *p, int32_t md_epoch) {
         return false;
     if (p->checked_leader_epoch >= 0 && md_epoch > p->checked_leader_epoch &&
         p->position_epoch >= 0) {
+        /* Buffered records (read-ahead ones above all) came from the old
+         * leader and may lie past the divergence point: drop them, as
+         * Java drops fetched data of a partition awaiting validation.
+         * The position is exact, so they are fetched again if valid. */
+        knc_part_drop_buffered(p);
         p->needs_validation = true;
         return true;
     }
@@ -158,6 +169,67 @@ bool knc_part_validated(knc_part *p, uint32_t gen, int32_t md_epoch, int64_t end
     p->needs_validation = false;
     p->checked_leader_epoch = md_epoch;
     return true;
+}
+
+int knc_parse_duration_ms(const char *iso, int64_t *ms) {
+    /* Units in the order ISO-8601 allows them, with their ms. */
+    static const struct {
+        char unit;
+        bool in_time;
+        int64_t ms;
+    } units[] = {{'D', false, 86400000}, {'H', true, 3600000}, {'M', true, 60000}, {'S', true, 1000}};
+    const char *s = iso;
+    int64_t total = 0;
+    size_t next_unit = 0;
+    bool in_time = false, any = false;
+    if (*s == '+')
+        s++;
+    if (*s != 'P' && *s != 'p')
+        return KN_ERR__CONFIG;
+    s++;
+    while (*s) {
+        if ((*s == 'T' || *s == 't') && !in_time) {
+            in_time = true;
+            s++;
+            if (!*s)
+                return KN_ERR__CONFIG;
+            continue;
+        }
+        int64_t whole = 0, frac_ms = 0;
+        const char *start = s;
+        for (; *s >= '0' && *s <= '9'; s++) {
+            if (whole > (INT64_MAX - 9) / 10)
+                return KN_ERR__CONFIG;
+            whole = whole * 10 + (*s - '0');
+        }
+        bool frac = false;
+        if (*s == '.' || *s == ',') {
+            /* fractions only on seconds; below a millisecond is dropped */
+            frac = true;
+            s++;
+            int64_t scale = 100;
+            for (; *s >= '0' && *s <= '9'; s++, scale /= 10)
+                frac_ms += (*s - '0') * scale;
+        }
+        if (s == start || !*s)
+            return KN_ERR__CONFIG;
+        char u = (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s);
+        size_t k = next_unit;
+        while (k < 4 && units[k].unit != u)
+            k++;
+        if (k == 4 || units[k].in_time != in_time || (frac && u != 'S'))
+            return KN_ERR__CONFIG;
+        if (whole > (INT64_MAX - total) / units[k].ms - 1)
+            return KN_ERR__CONFIG;
+        total += whole * units[k].ms + frac_ms;
+        next_unit = k + 1;
+        any = true;
+        s++;
+    }
+    if (!any)
+        return KN_ERR__CONFIG;
+    *ms = total;
+    return 0;
 }
 
 knc_action knc_fetch_error_action(int16_t error_code) {

@@ -87,6 +87,19 @@ static void buffer_blob(knc_part *p, kn_wr *blob, const knc_aborted *ab, int nab
     knc_buf_release(buf);
 }
 
+/* Like buffer_blob, for the read-ahead slot: the slice fetched at
+ * fetch_offset while p->fetched is still draining. */
+static void buffer_ahead(knc_part *p, kn_wr *blob, int64_t fetch_offset) {
+    size_t len;
+    uint8_t *mem = kn_wr_detach(blob, &len);
+    knc_buf *buf = knc_buf_from_mem(mem);
+    assert_non_null(buf);
+    assert_null(p->ahead);
+    p->ahead = knc_fetched_new(buf, mem, len, fetch_offset, NULL, 0);
+    assert_non_null(p->ahead);
+    knc_buf_release(buf);
+}
+
 static void check_record(const kn_records *r, size_t i, int64_t off) {
     char k[32], v[32];
     size_t len;
@@ -183,7 +196,10 @@ static void test_state_machine(void **state) {
     add_batch(&blob, 10, 3, KN_CODEC_NONE, 0, false);
     buffer_blob(p, &blob, NULL, 0);
     kn_wr_free(&blob);
-    assert_false(knc_part_fetchable(p));
+    /* Still fetchable: the read-ahead starts where the buffer ends. */
+    assert_true(knc_part_fetchable(p));
+    assert_int_equal(knc_part_fetch_offset(p), 13);
+    assert_int_equal(p->position, 10);
     g = p->gen;
     knc_part_seek(p, 42, -1);
     assert_null(p->fetched);
@@ -206,6 +222,31 @@ static void test_state_machine(void **state) {
     assert_int_equal(p->state, KNC_POS_NEED_RESET);
     assert_int_equal(p->reset, KNC_RESET_LATEST);
     knc_part_free(p);
+}
+
+/* auto.offset.reset=by_duration:<ISO-8601> (KIP-1106) in ms. */
+static void test_duration(void **state) {
+    int64_t ms = -1;
+    assert_int_equal(knc_parse_duration_ms("PT1H", &ms), 0);
+    assert_int_equal(ms, 3600000);
+    assert_int_equal(knc_parse_duration_ms("P1D", &ms), 0);
+    assert_int_equal(ms, 86400000);
+    assert_int_equal(knc_parse_duration_ms("p2dt3h4m5.25s", &ms), 0);
+    assert_int_equal(ms, 2 * 86400000LL + 3 * 3600000LL + 4 * 60000LL + 5250);
+    assert_int_equal(knc_parse_duration_ms("+PT0S", &ms), 0);
+    assert_int_equal(ms, 0);
+    assert_int_equal(knc_parse_duration_ms("PT90M", &ms), 0);
+    assert_int_equal(ms, 90 * 60000LL);
+    assert_int_equal(knc_parse_duration_ms("PT0,5S", &ms), 0);
+    assert_int_equal(ms, 500);
+    static const char *bad[] = {"", "P", "PT", "1H", "PT1D", "P1H", "PT1M1H", "PT1.5M",
+                                "P1DT", "-PT1H", "PTH", "PT1X", "PT99999999999999999999S"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ms = -7;
+        if (knc_parse_duration_ms(bad[i], &ms) != KN_ERR__CONFIG)
+            fail_msg("\"%s\" parsed", bad[i]);
+        assert_int_equal(ms, -7);
+    }
 }
 
 static void test_committed_states(void **state) {
@@ -425,6 +466,107 @@ static void test_drain_position_and_partial(void **state) {
     knc_part_free(p);
 }
 
+/* Read-ahead: the second slice, fetched at the first one's end while it
+ * drains, takes over exactly where the first ends: every record once,
+ * in order, across polls of any size. */
+static void test_read_ahead(void **state) {
+    knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
+    knc_part_seek(p, 10, -1);
+    kn_wr blob;
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 10, 3, KN_CODEC_LZ4, 0, false);
+    add_batch(&blob, 13, 3, KN_CODEC_NONE, 0, false);
+    size_t whole = blob.len;
+    add_batch(&blob, 16, 4, KN_CODEC_NONE, 0, false);
+    blob.len = whole + 40; /* the third batch is cut short: fetched again */
+    buffer_blob(p, &blob, NULL, 0);
+    kn_wr_free(&blob);
+    assert_int_equal(p->fetched->end_offset, 16);
+    assert_true(knc_part_fetchable(p));
+    assert_int_equal(knc_part_fetch_offset(p), 16);
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 16, 4, KN_CODEC_ZSTD, 0, false);
+    add_batch(&blob, 20, 2, KN_CODEC_NONE, 0, false);
+    buffer_ahead(p, &blob, 16);
+    kn_wr_free(&blob);
+    /* The buffer is full: no more fetches until a slice is used up. */
+    assert_false(knc_part_fetchable(p));
+    assert_int_equal(knc_part_fetch_offset(p), 22);
+    assert_int_equal(p->position, 10);
+    kn_records *r = knc_records_new(100);
+    int64_t next = 10;
+    for (int polls = 0; polls < 20 && p->fetched; polls++) {
+        int got = knc_drain(p, r, 4, &opts_plain);
+        assert_true(got >= 0 && got <= 4);
+    }
+    assert_int_equal(kn_records_count(r), 12);
+    for (size_t i = 0; i < 12; i++)
+        check_record(r, i, next++);
+    assert_int_equal(p->position, 22);
+    assert_int_equal(p->slices_drained, 2);
+    assert_null(p->fetched);
+    assert_null(p->ahead);
+    assert_int_equal(knc_part_fetch_offset(p), 22);
+    kn_records_free(r);
+
+    /* A read-ahead slice that would leave a gap is dropped, not used. */
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 22, 2, KN_CODEC_NONE, 0, false);
+    buffer_blob(p, &blob, NULL, 0);
+    kn_wr_free(&blob);
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 30, 2, KN_CODEC_NONE, 0, false);
+    buffer_ahead(p, &blob, 30);
+    kn_wr_free(&blob);
+    r = knc_records_new(100);
+    assert_int_equal(knc_drain(p, r, 100, &opts_plain), 2);
+    assert_int_equal(p->position, 24);
+    assert_null(p->fetched);
+    assert_null(p->ahead);
+    kn_records_free(r);
+
+    /* Seek, and a leader epoch change (KIP-320), drop both slices and
+     * move gen so the in-flight read-ahead is dropped too. */
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 24, 2, KN_CODEC_NONE, 0, false);
+    buffer_blob(p, &blob, NULL, 0);
+    kn_wr_free(&blob);
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 26, 2, KN_CODEC_NONE, 0, false);
+    buffer_ahead(p, &blob, 26);
+    kn_wr_free(&blob);
+    p->position_epoch = 3;
+    assert_false(knc_part_leader_epoch_seen(p, 3));
+    uint32_t g = p->gen;
+    assert_true(knc_part_leader_epoch_seen(p, 4));
+    assert_int_not_equal(p->gen, g);
+    assert_null(p->fetched);
+    assert_null(p->ahead);
+    assert_int_equal(knc_part_fetch_offset(p), 24);
+    assert_true(knc_part_validated(p, p->gen, 4, 30, 3));
+
+    /* A corrupt batch in the first slice fails the partition; the
+     * read-ahead behind it is dropped and nothing past it comes out. */
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 24, 2, KN_CODEC_NONE, 0, false);
+    add_batch(&blob, 26, 2, KN_CODEC_GZIP, 0, false);
+    blob.buf[blob.len - 3] ^= 0x55;
+    buffer_blob(p, &blob, NULL, 0);
+    kn_wr_free(&blob);
+    kn_wr_init(&blob, 0, 0);
+    add_batch(&blob, 28, 2, KN_CODEC_NONE, 0, false);
+    buffer_ahead(p, &blob, 28);
+    kn_wr_free(&blob);
+    r = knc_records_new(100);
+    assert_int_equal(knc_drain(p, r, 100, &opts_plain), 2);
+    assert_int_equal(p->state, KNC_POS_FAILED);
+    assert_int_equal(p->position, 26);
+    assert_null(p->fetched);
+    assert_null(p->ahead);
+    kn_records_free(r);
+    knc_part_free(p);
+}
+
 /* Control batches are skipped but move the position; read_committed
  * drops the aborted producer's records up to its ABORT marker. */
 static void test_drain_transactions(void **state) {
@@ -493,11 +635,13 @@ int main(void) {
         cmocka_unit_test(test_tplist),
         cmocka_unit_test(test_state_machine),
         cmocka_unit_test(test_committed_states),
+        cmocka_unit_test(test_duration),
         cmocka_unit_test(test_fetch_session),
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_error_policy),
         cmocka_unit_test(test_drain_codecs),
         cmocka_unit_test(test_drain_position_and_partial),
+        cmocka_unit_test(test_read_ahead),
         cmocka_unit_test(test_drain_transactions),
         cmocka_unit_test(test_drain_corrupt),
     };
