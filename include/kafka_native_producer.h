@@ -78,6 +78,61 @@ typedef struct kn_record_out {
 kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
                              char *errstr, size_t errstr_size);
 
+/* ---- hooks: custom partitioner and interceptors ----------------------
+ *
+ * Java's Partitioner and ProducerInterceptor, as C function pointers set
+ * once at creation (kn_producer_new_with_hooks). All of them run on the
+ * application thread, inside the kn_producer_* call named, never on a
+ * library thread and never under a library lock: they may call
+ * kn_producer_outstanding or kn_producer_get_stats, but not send, poll,
+ * flush or close on the same producer. */
+
+/* Chooses the partition of a record sent with KN_PARTITION_ANY (an
+ * explicit partition is kept, as in Java): called inside
+ * kn_producer_send with the record as it stands after the interceptors.
+ * key NULL is a null key (distinct from key_len 0), likewise value.
+ * partition_count is the topic's current count. Returns a partition in
+ * [0, partition_count); anything else makes the send fail with
+ * KN_ERR__INVALID_ARG naming the value (Java throws
+ * IllegalArgumentException). */
+typedef int32_t kn_partitioner_cb(const char *topic, const void *key, size_t key_len,
+                                  const void *value, size_t value_len,
+                                  int32_t partition_count, void *opaque);
+
+/* A producer interceptor. Either function may be NULL.
+ * on_send: called first thing in kn_producer_send, in interceptor order,
+ *   each with the record as the previous one left it. *out starts as a
+ *   copy of *in; the interceptor may change any field of *out (pointers
+ *   it sets must stay valid until kn_producer_send returns). Returning
+ *   non-zero is an error the interceptor keeps to itself, as Java's
+ *   ProducerInterceptors do with an exception: it is logged, *out is
+ *   discarded, and the record goes on as it was.
+ * on_acknowledgement: called for every record's outcome before its
+ *   delivery callback (inside poll/flush/close), and at once from
+ *   kn_producer_send when the send fails after on_send ran (partition -1
+ *   if none was chosen yet). It only observes. */
+typedef struct kn_producer_interceptor {
+    int (*on_send)(kn_producer *p, const kn_record_out *in, kn_record_out *out, void *opaque);
+    void (*on_acknowledgement)(kn_producer *p, const kn_delivery *d, void *opaque);
+    void *opaque;
+} kn_producer_interceptor;
+
+/* Hooks given at creation; zero-initialise (later fields may be added
+ * at the end). The interceptor array is copied. */
+typedef struct kn_producer_hooks {
+    kn_partitioner_cb *partitioner; /* NULL: partitioner.class / built-in */
+    void *partitioner_opaque;
+    const kn_producer_interceptor *interceptors;
+    size_t interceptor_count;
+} kn_producer_hooks;
+
+/* kn_producer_new with hooks (may be NULL: none). A custom partitioner
+ * replaces the built-in one (partitioner.ignore.keys and adaptive
+ * partitioning then do not apply), as a Java Partitioner instance does. */
+kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
+                                        void *dr_opaque, const kn_producer_hooks *hooks,
+                                        char *errstr, size_t errstr_size);
+
 /* Appends a record (copied) to its partition's open batch. Returns 0
  * when accepted: exactly one delivery report will follow. Otherwise an
  * error with errstr filled, and no report:

@@ -61,6 +61,11 @@ struct kn_producer {
     int efd;                   /* readiness eventfd, -1 if none */
     int64_t max_block_ms;
     bool closed;
+    /* hooks (kn_producer_new_with_hooks), fixed at creation */
+    kn_partitioner_cb *partitioner;
+    void *partitioner_opaque;
+    kn_producer_interceptor *interceptors; /* owned copy */
+    size_t ninterceptors;
 };
 
 struct kn_delivery {
