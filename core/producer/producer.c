@@ -44,9 +44,14 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
     const kn_conf *c = p->conf;
     memset(ac, 0, sizeof *ac);
     memset(sc, 0, sizeof *sc);
-    if (kn_conf_is_set(c, "transactional.id")) {
-        kn_errstr_set(errstr, n, "transactional.id: transactions are not implemented yet");
-        return KN_ERR__UNSUPPORTED;
+    const char *tid = kn_conf_get_str(c, "transactional.id");
+    if (tid && *tid) {
+        /* kn_conf_finalize already refused it without idempotence. */
+        p->transactional = true;
+        p->txs.id = tid;
+        p->txs.coord = -1;
+        ac->transactional = true;
+        sc->txn = &p->txs;
     }
     ac->batch_size = (int32_t)kn_conf_get_int(c, "batch.size");
     if (ac->batch_size < 1)
@@ -279,6 +284,11 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
         kn_errstr_set(errstr, errstr_size, "the producer is closed");
         return KN_ERR__CLOSED;
     }
+    if (p->transactional) {
+        int trc = knp_txn_check_send(p, errstr, errstr_size);
+        if (trc)
+            return trc;
+    }
     /* Header array for the batch encoder; small counts on the stack. */
     kn_rb_kv hstack[16];
     kn_rb_kv *hdrs = hstack;
@@ -410,6 +420,8 @@ static int64_t serve(kn_producer *p, knp_batch *b) {
         d.partition = b->pq->partition;
         d.err = b->err;
         d.errstr = b->errstr;
+        if (p->transactional)
+            knp_txn_on_report(p, b->err, b->errstr, b->count);
         for (int32_t i = 0; i < b->count; i++) {
             const knp_rec_meta *m = &b->meta[i];
             kn_delivery_cb *cb = m->dr ? m->dr : p->dr;
