@@ -40,20 +40,27 @@
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_txn_offset_commit.h"
 
-#define KNT_FIND_COORDINATOR_MAX 3 /* one key per request */
-#define KNT_END_TXN_MAX 4          /* v5: transaction version 2 */
-#define KNT_ADD_OFFSETS_MAX 4
+#define KNT_FIND_COORDINATOR_MAX  3 /* one key per request */
+#define KNT_END_TXN_MAX           4 /* v5: transaction version 2 */
+#define KNT_ADD_OFFSETS_MAX       4
 #define KNT_TXN_OFFSET_COMMIT_MAX 5
 
 static const char *state_name(int st) {
     switch (st) {
-    case KNP_TXN_UNINIT: return "UNINITIALIZED";
-    case KNP_TXN_READY: return "READY";
-    case KNP_TXN_IN_TXN: return "IN_TRANSACTION";
-    case KNP_TXN_COMMITTING: return "COMMITTING_TRANSACTION";
-    case KNP_TXN_ABORTING: return "ABORTING_TRANSACTION";
-    case KNP_TXN_ABORTABLE: return "ABORTABLE_ERROR";
-    default: return "FATAL_ERROR";
+    case KNP_TXN_UNINIT:
+        return "UNINITIALIZED";
+    case KNP_TXN_READY:
+        return "READY";
+    case KNP_TXN_IN_TXN:
+        return "IN_TRANSACTION";
+    case KNP_TXN_COMMITTING:
+        return "COMMITTING_TRANSACTION";
+    case KNP_TXN_ABORTING:
+        return "ABORTING_TRANSACTION";
+    case KNP_TXN_ABORTABLE:
+        return "ABORTABLE_ERROR";
+    default:
+        return "FATAL_ERROR";
     }
 }
 
@@ -95,8 +102,7 @@ static int enter(kn_producer *p, const char *what, char *errstr, size_t n) {
 }
 
 static int wrong_state(kn_producer *p, const char *what, char *errstr, size_t n) {
-    kn_errstr_set(errstr, n, "%s: invalid transition in state %s", what,
-                  state_name(p->txn_state));
+    kn_errstr_set(errstr, n, "%s: invalid transition in state %s", what, state_name(p->txn_state));
     return KN_ERR__STATE;
 }
 
@@ -111,15 +117,15 @@ static bool is_fatal_txn_err(int err) {
 
 static bool is_coordinator_err(int err) {
     return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT ||
-           err == KN_ERR__ALL_BROKERS_DOWN || err == KN_ERR__RESOLVE;
+           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
+           err == KN_ERR__RESOLVE;
 }
 
 /* ---- blocking coordinator calls ---------------------------------------- */
 
 /* FindCoordinator for key (key_type 0 group, 1 transaction), one try. */
-static int find_coordinator(kn_producer *p, int8_t key_type, const char *key, int64_t deadline,
-                            int32_t *node, char *errstr, size_t n) {
+static int find_coordinator(kn_producer *p, int8_t key_type, const char *key, int64_t deadline, int32_t *node,
+                            char *errstr, size_t n) {
     kp_FindCoordinatorRequest req;
     kp_FindCoordinatorRequest_init(&req);
     req.key = kn_str_c(key);
@@ -127,16 +133,15 @@ static int find_coordinator(kn_producer *p, int8_t key_type, const char *key, in
     int64_t left = deadline - knw_now_ms();
     if (left <= 0)
         return KN_ERR__TIMED_OUT;
-    knw_resp *r = knw_call(p->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1,
-                           KNT_FIND_COORDINATOR_MAX, &req, (int)left);
+    knw_resp *r = knw_call(p->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNT_FIND_COORDINATOR_MAX, &req,
+                           (int)left);
     const kp_FindCoordinatorResponse *fr = r->body;
     int err = r->err ? r->err : fr ? fr->error_code : KN_ERR__PROTOCOL;
     if (!err && fr->node_id < 0)
         err = KN_ERR_COORDINATOR_NOT_AVAILABLE;
     if (err)
-        kn_errstr_set(errstr, n, "FindCoordinator(%s %s): %s%s%s",
-                      key_type ? "transaction" : "group", key, kn_err_name(err),
-                      r->err ? ": " : "", r->err ? r->errstr : "");
+        kn_errstr_set(errstr, n, "FindCoordinator(%s %s): %s%s%s", key_type ? "transaction" : "group", key,
+                      kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
     else
         *node = fr->node_id;
     knw_resp_free(r);
@@ -146,13 +151,9 @@ static int find_coordinator(kn_producer *p, int8_t key_type, const char *key, in
 /* The first error of a response body (top level or per item). */
 typedef int knt_err_fn(const void *body);
 
-static int err_init_pid(const void *b) {
-    return ((const kp_InitProducerIdResponse *)b)->error_code;
-}
+static int err_init_pid(const void *b) { return ((const kp_InitProducerIdResponse *)b)->error_code; }
 static int err_end_txn(const void *b) { return ((const kp_EndTxnResponse *)b)->error_code; }
-static int err_add_offsets(const void *b) {
-    return ((const kp_AddOffsetsToTxnResponse *)b)->error_code;
-}
+static int err_add_offsets(const void *b) { return ((const kp_AddOffsetsToTxnResponse *)b)->error_code; }
 static int err_txn_offset_commit(const void *b) {
     const kp_TxnOffsetCommitResponse *r = b;
     for (int32_t t = 0; t < r->topics.count; t++)
@@ -165,9 +166,9 @@ static int err_txn_offset_commit(const void *b) {
 /* Sends req to the coordinator of (key_type, key), cached in *coord,
  * until it answers without a retriable error or deadline passes.
  * Returns 0 with *out (caller frees), or the error with errstr. */
-static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const char *key,
-                      int16_t api, int16_t max_version, const void *req, knt_err_fn *errof,
-                      int64_t deadline, knw_resp **out, char *errstr, size_t n) {
+static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const char *key, int16_t api,
+                      int16_t max_version, const void *req, knt_err_fn *errof, int64_t deadline,
+                      knw_resp **out, char *errstr, size_t n) {
     int attempts = 0;
     char last[300] = "no answer";
     for (;;) {
@@ -198,9 +199,8 @@ static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const cha
             return 0;
         }
         const kp_api *ap = kp_api_get(api);
-        kn_errstr_set(last, sizeof last, "%s from node %d: %s%s%s", ap ? ap->name : "?",
-                      (int)*coord, kn_err_name(err), r->err ? ": " : "",
-                      r->err ? r->errstr : "");
+        kn_errstr_set(last, sizeof last, "%s from node %d: %s%s%s", ap ? ap->name : "?", (int)*coord,
+                      kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
         knw_resp_free(r);
         if (is_coordinator_err(err)) {
             *coord = -1;
@@ -267,8 +267,8 @@ static int init_pid(kn_producer *p, int64_t deadline, bool bump, char *errstr, s
     }
     int32_t coord = txn_coord(p);
     knw_resp *r = NULL;
-    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_INIT_PRODUCER_ID, -1, &req, err_init_pid,
-                        deadline, &r, errstr, n);
+    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_INIT_PRODUCER_ID, -1, &req, err_init_pid, deadline,
+                        &r, errstr, n);
     set_txn_coord(p, coord);
     if (rc)
         return rc;
@@ -323,8 +323,8 @@ static int end_txn(kn_producer *p, bool commit, int64_t deadline, char *errstr, 
     req.committed = commit;
     int32_t coord = txn_coord(p);
     knw_resp *r = NULL;
-    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_END_TXN, KNT_END_TXN_MAX, &req,
-                        err_end_txn, deadline, &r, errstr, n);
+    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_END_TXN, KNT_END_TXN_MAX, &req, err_end_txn, deadline,
+                        &r, errstr, n);
     set_txn_coord(p, coord);
     knw_resp_free(r);
     return rc;
@@ -360,16 +360,16 @@ int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t n) {
     return 0;
 }
 
-int kn_producer_send_offsets_to_transaction(kn_producer *p,
-                                            const kn_topic_partition_list *offsets,
-                                            const kn_group_metadata *gm, int timeout_ms,
-                                            char *errstr, size_t n) {
+int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
+                                            size_t n) {
     int rc = enter(p, "send_offsets_to_transaction", errstr, n);
     if (rc)
         return rc;
     if (!offsets || !gm) {
-        kn_errstr_set(errstr, n, "send_offsets_to_transaction: offsets and group metadata "
-                                 "are required");
+        kn_errstr_set(errstr, n,
+                      "send_offsets_to_transaction: offsets and group metadata "
+                      "are required");
         return KN_ERR__INVALID_ARG;
     }
     if (p->txn_state != KNP_TXN_IN_TXN)
@@ -379,8 +379,7 @@ int kn_producer_send_offsets_to_transaction(kn_producer *p,
         return 0; /* Java: nothing to commit, nothing sent */
     for (size_t i = 0; i < count; i++)
         if (kn_topic_partition_list_offset(offsets, i) < 0) {
-            kn_errstr_set(errstr, n,
-                          "send_offsets_to_transaction: %s-%d has no offset (%lld)",
+            kn_errstr_set(errstr, n, "send_offsets_to_transaction: %s-%d has no offset (%lld)",
                           kn_topic_partition_list_topic(offsets, i),
                           (int)kn_topic_partition_list_partition(offsets, i),
                           (long long)kn_topic_partition_list_offset(offsets, i));
@@ -403,8 +402,8 @@ int kn_producer_send_offsets_to_transaction(kn_producer *p,
     areq.group_id = kn_str_c(group);
     int32_t coord = txn_coord(p);
     knw_resp *r = NULL;
-    rc = coord_call(p, &coord, 1, p->txs.id, KP_API_ADD_OFFSETS_TO_TXN, KNT_ADD_OFFSETS_MAX,
-                    &areq, err_add_offsets, deadline, &r, errstr, n);
+    rc = coord_call(p, &coord, 1, p->txs.id, KP_API_ADD_OFFSETS_TO_TXN, KNT_ADD_OFFSETS_MAX, &areq,
+                    err_add_offsets, deadline, &r, errstr, n);
     set_txn_coord(p, coord);
     knw_resp_free(r);
     if (rc)
@@ -415,10 +414,8 @@ int kn_producer_send_offsets_to_transaction(kn_producer *p,
 
     /* 2. The group coordinator stages the offsets until EndTxn. One
      * topic entry per list entry (the broker accepts repeated names). */
-    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *topics =
-        kn_calloc(count, sizeof *topics);
-    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *parts =
-        kn_calloc(count, sizeof *parts);
+    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *topics = kn_calloc(count, sizeof *topics);
+    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *parts = kn_calloc(count, sizeof *parts);
     if (!topics || !parts) {
         kn_free(topics);
         kn_free(parts);
@@ -450,8 +447,8 @@ int kn_producer_send_offsets_to_transaction(kn_producer *p,
     creq.topics.count = (int32_t)count;
     int32_t gcoord = -1;
     r = NULL;
-    rc = coord_call(p, &gcoord, 0, group, KP_API_TXN_OFFSET_COMMIT, KNT_TXN_OFFSET_COMMIT_MAX,
-                    &creq, err_txn_offset_commit, deadline, &r, errstr, n);
+    rc = coord_call(p, &gcoord, 0, group, KP_API_TXN_OFFSET_COMMIT, KNT_TXN_OFFSET_COMMIT_MAX, &creq,
+                    err_txn_offset_commit, deadline, &r, errstr, n);
     knw_resp_free(r);
     kn_free(topics);
     kn_free(parts);
@@ -466,8 +463,7 @@ int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
         return rc;
     if (p->txn_state == KNP_TXN_ABORTABLE) {
         pthread_mutex_lock(&p->acc.lock);
-        kn_errstr_set(errstr, n,
-                      "commit_transaction: the transaction must be aborted: %s",
+        kn_errstr_set(errstr, n, "commit_transaction: the transaction must be aborted: %s",
                       p->txs.abortable_errstr);
         pthread_mutex_unlock(&p->acc.lock);
         return KN_ERR_TRANSACTION_ABORTABLE;
@@ -479,8 +475,9 @@ int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
         /* Every record of the transaction must be acknowledged first. */
         int64_t left = deadline - knw_now_ms();
         if (kn_producer_flush(p, left > 0 ? (int)left : 0)) {
-            kn_errstr_set(errstr, n, "commit_transaction: records still unacknowledged after "
-                                     "the timeout (call commit again, or abort)");
+            kn_errstr_set(errstr, n,
+                          "commit_transaction: records still unacknowledged after "
+                          "the timeout (call commit again, or abort)");
             return KN_ERR__TIMED_OUT;
         }
         rc = check_fatal(p, errstr, n);
@@ -550,8 +547,9 @@ int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, 
     }
     int64_t left = deadline - knw_now_ms();
     if (kn_producer_flush(p, left > 0 ? (int)left : 0) || wait_adds(p, deadline)) {
-        kn_errstr_set(errstr, n, "abort_transaction: in-flight records still unanswered after "
-                                 "the timeout (call abort again)");
+        kn_errstr_set(errstr, n,
+                      "abort_transaction: in-flight records still unanswered after "
+                      "the timeout (call abort again)");
         return KN_ERR__TIMED_OUT;
     }
     rc = check_fatal(p, errstr, n);
@@ -594,8 +592,7 @@ int knp_txn_check_send(kn_producer *p, char *errstr, size_t n) {
         pthread_mutex_lock(&p->acc.lock);
         int aerr = p->txs.abortable_err;
         if (aerr)
-            kn_errstr_set(errstr, n, "send: the transaction must be aborted: %s",
-                          p->txs.abortable_errstr);
+            kn_errstr_set(errstr, n, "send: the transaction must be aborted: %s", p->txs.abortable_errstr);
         pthread_mutex_unlock(&p->acc.lock);
         if (aerr) {
             p->txn_state = KNP_TXN_ABORTABLE;
@@ -604,13 +601,13 @@ int knp_txn_check_send(kn_producer *p, char *errstr, size_t n) {
         return 0;
     }
     if (p->txn_state == KNP_TXN_ABORTABLE) {
-        kn_errstr_set(errstr, n, "send: the transaction must be aborted: %s",
-                      p->txs.abortable_errstr);
+        kn_errstr_set(errstr, n, "send: the transaction must be aborted: %s", p->txs.abortable_errstr);
         return KN_ERR_TRANSACTION_ABORTABLE;
     }
     if (p->txn_state == KNP_TXN_UNINIT) {
-        kn_errstr_set(errstr, n, "send: a transactional producer needs "
-                                 "kn_producer_init_transactions first");
+        kn_errstr_set(errstr, n,
+                      "send: a transactional producer needs "
+                      "kn_producer_init_transactions first");
         return KN_ERR__STATE;
     }
     return wrong_state(p, "send (call kn_producer_begin_transaction first)", errstr, n);
@@ -623,7 +620,7 @@ void knp_txn_on_report(kn_producer *p, int err, const char *errstr, int64_t reco
     p->txn_failed += records;
     if (before == 0) {
         p->txn_first_err = err;
-        kn_errstr_set(p->txn_first_errstr, sizeof p->txn_first_errstr, "%s: %s",
-                      kn_err_name(err), errstr ? errstr : "");
+        kn_errstr_set(p->txn_first_errstr, sizeof p->txn_first_errstr, "%s: %s", kn_err_name(err),
+                      errstr ? errstr : "");
     }
 }

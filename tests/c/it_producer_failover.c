@@ -31,7 +31,9 @@
 #include "kn_test.h"
 
 #define N_PARTS 6
-#define KILL_NODE 2
+/* The node to kill: 2, or KN_TEST_KILL_NODE (1..3) for manual runs. */
+static int kill_node = 2;
+#define KILL_NODE kill_node
 
 static int64_t n_records = 500000;
 
@@ -61,8 +63,8 @@ static bool node_killed;
 
 static void broker_node(const char *verb, int node) {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s %d %s --dir %s", kn_test_source_path("tools/kafka/broker"),
-             verb, node, strcmp(verb, "stop-node") == 0 ? "--kill" : "", broker_dir());
+    snprintf(cmd, sizeof cmd, "%s %s %d %s --dir %s", kn_test_source_path("tools/kafka/broker"), verb, node,
+             strcmp(verb, "stop-node") == 0 ? "--kill" : "", broker_dir());
     run(cmd);
 }
 
@@ -71,8 +73,8 @@ static int restart_node(void **s) {
     (void)s;
     if (node_killed) {
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, "%s start-node %d --dir %s",
-                 kn_test_source_path("tools/kafka/broker"), KILL_NODE, broker_dir());
+        snprintf(cmd, sizeof cmd, "%s start-node %d --dir %s", kn_test_source_path("tools/kafka/broker"),
+                 KILL_NODE, broker_dir());
         if (sh(cmd) != 0) {
             fprintf(stderr, "it_producer_failover: could not restart node %d\n", KILL_NODE);
             return -1;
@@ -144,9 +146,8 @@ static void produce_burst(const char *topic, fo_ctx *ctx) {
             kill_at = kn_test_now_ms() - t0;
             broker_node("stop-node", KILL_NODE);
             node_killed = true;
-            print_message("killed node %d after %lld reports, %lld sent, at %lld ms\n",
-                          KILL_NODE, (long long)ctx->reports, (long long)(i + 1),
-                          (long long)kill_at);
+            print_message("killed node %d after %lld reports, %lld sent, at %lld ms\n", KILL_NODE,
+                          (long long)ctx->reports, (long long)(i + 1), (long long)kill_at);
         }
     }
     int frc = kn_producer_flush(p, 180000);
@@ -156,14 +157,13 @@ static void produce_burst(const char *topic, fo_ctx *ctx) {
     print_message("%lld records in %lld ms: %lld batches, %lld requests, %lld retries, "
                   "%lld failed\n",
                   (long long)n_records, (long long)took, (long long)st.batches_sent,
-                  (long long)st.requests_sent, (long long)st.retries,
-                  (long long)st.records_failed);
+                  (long long)st.requests_sent, (long long)st.retries, (long long)st.records_failed);
     assert_int_equal(frc, 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
     assert_true(node_killed);
     if (ctx->errors)
-        fail_msg("%lld delivery errors, first %s: %s", (long long)ctx->errors,
-                 kn_err_name(ctx->first_err), ctx->first_errstr);
+        fail_msg("%lld delivery errors, first %s: %s", (long long)ctx->errors, kn_err_name(ctx->first_err),
+                 ctx->first_errstr);
     assert_int_equal(ctx->reports, n_records);
     assert_int_equal(ctx->dup_reports, 0);
     assert_int_equal(st.records_sent, n_records);
@@ -180,8 +180,8 @@ static void check_reports(const fo_ctx *ctx) {
         if (p < 0 || p >= N_PARTS)
             fail_msg("record %lld: no successful report (partition %d)", (long long)i, (int)p);
         if (ctx->off[i] <= last[p])
-            fail_msg("record %lld: partition %d offset %lld after %lld (out of order)",
-                     (long long)i, (int)p, (long long)ctx->off[i], (long long)last[p]);
+            fail_msg("record %lld: partition %d offset %lld after %lld (out of order)", (long long)i, (int)p,
+                     (long long)ctx->off[i], (long long)last[p]);
         last[p] = ctx->off[i];
     }
 }
@@ -312,6 +312,14 @@ int main(void) {
         n_records = strtoll(n, NULL, 10);
     if (n_records < 3000)
         n_records = 3000;
+    const char *k = getenv("KN_TEST_KILL_NODE");
+    if (k && *k) {
+        kill_node = atoi(k);
+        if (kill_node < 1 || kill_node > 3) {
+            fprintf(stderr, "KN_TEST_KILL_NODE=%s: expected 1, 2 or 3\n", k);
+            return 1;
+        }
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_kill_broker_mid_burst, restart_node),
     };

@@ -22,7 +22,7 @@
 #include "kn_test.h"
 
 #define N_PARTS 4
-#define N_RECS 1000
+#define N_RECS  1000
 
 static void set(kn_conf *conf, const char *k, const char *v) {
     char err[512];
@@ -35,8 +35,7 @@ static void create_topic(const char *topic, int partitions) {
     snprintf(cmd, sizeof cmd,
              "%s topics --bootstrap-server %s --create --topic %s --partitions %d "
              ">/dev/null 2>&1",
-             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic,
-             partitions);
+             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, partitions);
     if (system(cmd) != 0)
         fail_msg("cannot create topic %s", topic);
 }
@@ -48,9 +47,8 @@ typedef struct part_ctx {
 } part_ctx;
 
 /* Partition = the value's first digit modulo the count. */
-static int32_t my_partitioner(const char *topic, const void *key, size_t key_len,
-                              const void *value, size_t value_len, int32_t partition_count,
-                              void *opaque) {
+static int32_t my_partitioner(const char *topic, const void *key, size_t key_len, const void *value,
+                              size_t value_len, int32_t partition_count, void *opaque) {
     part_ctx *c = opaque;
     (void)topic;
     (void)key;
@@ -84,8 +82,7 @@ static void on_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
     if (c->last_ack_opaque != kn_delivery_opaque(d))
         c->ack_not_before_dr++;
     intptr_t idx = (intptr_t)kn_delivery_opaque(d) - 1;
-    if (idx >= 0 && idx < N_RECS && c->want_part[idx] >= 0 &&
-        c->want_part[idx] != kn_delivery_partition(d))
+    if (idx >= 0 && idx < N_RECS && c->want_part[idx] >= 0 && c->want_part[idx] != kn_delivery_partition(d))
         c->wrong_partition++;
 }
 
@@ -101,8 +98,7 @@ static void on_ack(kn_producer *p, const kn_delivery *d, void *opaque) {
 }
 
 static kn_consumer *read_all(const char *topic, int partitions, int want,
-                             void (*each)(int32_t part, const char *value, size_t len,
-                                          void *opaque),
+                             void (*each)(int32_t part, const char *value, size_t len, void *opaque),
                              void *opaque) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     set(conf, "bootstrap.servers", kn_test_bootstrap());

@@ -35,8 +35,7 @@ static void create_topic(const char *topic, int partitions) {
     snprintf(cmd, sizeof cmd,
              "%s topics --bootstrap-server %s --create --topic %s --partitions %d "
              ">/dev/null 2>&1",
-             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic,
-             partitions);
+             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, partitions);
     if (system(cmd) != 0)
         fail_msg("cannot create topic %s", topic);
 }
@@ -108,8 +107,8 @@ static kn_consumer *consumer(const char *isolation, const char *group) {
 /* Reads partitions 0..n-1 until `want` records came and 1.5 s passed
  * without more (to see records that should not be there). Counts values
  * starting with "C" (committed) and "A" (aborted). */
-static void read_counts(const char *isolation, const char *topic, int parts, int want,
-                        int *committed, int *aborted) {
+static void read_counts(const char *isolation, const char *topic, int parts, int want, int *committed,
+                        int *aborted) {
     kn_consumer *c = consumer(isolation, NULL);
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     for (int i = 0; i < parts; i++)
@@ -221,8 +220,7 @@ static void test_fencing(void **st) {
     must(kn_producer_init_transactions(p2, 60000, err, sizeof err), "init p2", err);
     int rc = kn_producer_commit_transaction(p1, 30000, err, sizeof err);
     print_message("p1 commit after fencing: %s: %s\n", kn_err_name(rc), err);
-    assert_true(rc == KN_ERR_PRODUCER_FENCED || rc == KN_ERR_INVALID_PRODUCER_EPOCH ||
-                rc == KN_ERR__FATAL);
+    assert_true(rc == KN_ERR_PRODUCER_FENCED || rc == KN_ERR_INVALID_PRODUCER_EPOCH || rc == KN_ERR__FATAL);
     kn_record_out r = KN_RECORD_OUT_INIT;
     r.topic = topic;
     r.value = "A-late";
@@ -278,8 +276,7 @@ static void test_send_offsets(void **st) {
     send_values(p, topic, "C", 0, 10);
     kn_topic_partition_list_set_offset(offs, 0, 42);
     kn_topic_partition_list_set_offset(offs, 1, 7);
-    must(kn_producer_send_offsets_to_transaction(p, offs, gm, 30000, err, sizeof err),
-         "send_offsets", err);
+    must(kn_producer_send_offsets_to_transaction(p, offs, gm, 30000, err, sizeof err), "send_offsets", err);
     must(kn_producer_commit_transaction(p, 30000, err, sizeof err), "commit", err);
     assert_int_equal(committed_offset(group, topic, 0), 42);
     assert_int_equal(committed_offset(group, topic, 1), 7);
@@ -288,8 +285,7 @@ static void test_send_offsets(void **st) {
     must(kn_producer_begin_transaction(p, err, sizeof err), "begin", err);
     kn_topic_partition_list_set_offset(offs, 0, 99);
     kn_topic_partition_list_set_offset(offs, 1, 98);
-    must(kn_producer_send_offsets_to_transaction(p, offs, gm, 30000, err, sizeof err),
-         "send_offsets 2", err);
+    must(kn_producer_send_offsets_to_transaction(p, offs, gm, 30000, err, sizeof err), "send_offsets 2", err);
     must(kn_producer_abort_transaction(p, 30000, err, sizeof err), "abort", err);
     assert_int_equal(committed_offset(group, topic, 0), 42);
     assert_int_equal(committed_offset(group, topic, 1), 7);
@@ -298,8 +294,7 @@ static void test_send_offsets(void **st) {
     must(kn_producer_begin_transaction(p, err, sizeof err), "begin", err);
     kn_topic_partition_list_set_offset(offs, 0, 50);
     kn_topic_partition_list_set_offset(offs, 1, 51);
-    must(kn_producer_send_offsets_to_transaction(p, offs, gm, 30000, err, sizeof err),
-         "send_offsets 3", err);
+    must(kn_producer_send_offsets_to_transaction(p, offs, gm, 30000, err, sizeof err), "send_offsets 3", err);
     must(kn_producer_commit_transaction(p, 30000, err, sizeof err), "commit 3", err);
     assert_int_equal(committed_offset(group, topic, 0), 50);
     assert_int_equal(committed_offset(group, topic, 1), 51);
