@@ -27,6 +27,9 @@ extern "C" {
 #endif
 
 typedef struct kn_producer kn_producer;
+/* From kafka_native_consumer.h (used by send_offsets_to_transaction). */
+typedef struct kn_topic_partition_list kn_topic_partition_list;
+typedef struct kn_group_metadata kn_group_metadata;
 /* One record's outcome; only valid during the delivery callback. */
 typedef struct kn_delivery kn_delivery;
 
@@ -78,6 +81,61 @@ typedef struct kn_record_out {
 kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
                              char *errstr, size_t errstr_size);
 
+/* ---- hooks: custom partitioner and interceptors ----------------------
+ *
+ * Java's Partitioner and ProducerInterceptor, as C function pointers set
+ * once at creation (kn_producer_new_with_hooks). All of them run on the
+ * application thread, inside the kn_producer_* call named, never on a
+ * library thread and never under a library lock: they may call
+ * kn_producer_outstanding or kn_producer_get_stats, but not send, poll,
+ * flush or close on the same producer. */
+
+/* Chooses the partition of a record sent with KN_PARTITION_ANY (an
+ * explicit partition is kept, as in Java): called inside
+ * kn_producer_send with the record as it stands after the interceptors.
+ * key NULL is a null key (distinct from key_len 0), likewise value.
+ * partition_count is the topic's current count. Returns a partition in
+ * [0, partition_count); anything else makes the send fail with
+ * KN_ERR__INVALID_ARG naming the value (Java throws
+ * IllegalArgumentException). */
+typedef int32_t kn_partitioner_cb(const char *topic, const void *key, size_t key_len,
+                                  const void *value, size_t value_len,
+                                  int32_t partition_count, void *opaque);
+
+/* A producer interceptor. Either function may be NULL.
+ * on_send: called first thing in kn_producer_send, in interceptor order,
+ *   each with the record as the previous one left it. *out starts as a
+ *   copy of *in; the interceptor may change any field of *out (pointers
+ *   it sets must stay valid until kn_producer_send returns). Returning
+ *   non-zero is an error the interceptor keeps to itself, as Java's
+ *   ProducerInterceptors do with an exception: it is logged, *out is
+ *   discarded, and the record goes on as it was.
+ * on_acknowledgement: called for every record's outcome before its
+ *   delivery callback (inside poll/flush/close), and at once from
+ *   kn_producer_send when the send fails after on_send ran (partition -1
+ *   if none was chosen yet). It only observes. */
+typedef struct kn_producer_interceptor {
+    int (*on_send)(kn_producer *p, const kn_record_out *in, kn_record_out *out, void *opaque);
+    void (*on_acknowledgement)(kn_producer *p, const kn_delivery *d, void *opaque);
+    void *opaque;
+} kn_producer_interceptor;
+
+/* Hooks given at creation; zero-initialise (later fields may be added
+ * at the end). The interceptor array is copied. */
+typedef struct kn_producer_hooks {
+    kn_partitioner_cb *partitioner; /* NULL: partitioner.class / built-in */
+    void *partitioner_opaque;
+    const kn_producer_interceptor *interceptors;
+    size_t interceptor_count;
+} kn_producer_hooks;
+
+/* kn_producer_new with hooks (may be NULL: none). A custom partitioner
+ * replaces the built-in one (partitioner.ignore.keys and adaptive
+ * partitioning then do not apply), as a Java Partitioner instance does. */
+kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
+                                        void *dr_opaque, const kn_producer_hooks *hooks,
+                                        char *errstr, size_t errstr_size);
+
 /* Appends a record (copied) to its partition's open batch. Returns 0
  * when accepted: exactly one delivery report will follow. Otherwise an
  * error with errstr filled, and no report:
@@ -115,6 +173,56 @@ int kn_producer_fd(kn_producer *p);
  * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
  * be failed. NULL is a no-op. */
 int kn_producer_close(kn_producer *p, int timeout_ms);
+
+/* ---- transactions (transactional.id set) --------------------------------
+ *
+ * Java's KafkaProducer transaction calls, with its state machine: call
+ * init_transactions once, then for each transaction begin_transaction,
+ * any number of send (and send_offsets_to_transaction), then
+ * commit_transaction or abort_transaction. A send outside a transaction
+ * fails with KN_ERR__STATE. Each call returns 0, or an error with errstr
+ * filled:
+ *  KN_ERR__STATE       not transactional, or the call is invalid in the
+ *                      current state (errstr names the state);
+ *  KN_ERR__TIMED_OUT   timeout_ms (-1: max.block.ms) passed: the same
+ *                      call may be repeated;
+ *  KN_ERR_TRANSACTION_ABORTABLE (or the Kafka error that caused it): a
+ *                      record or offset of this transaction failed; only
+ *                      abort_transaction is allowed now;
+ *  KN_ERR__FATAL / KN_ERR_PRODUCER_FENCED / KN_ERR_INVALID_PRODUCER_EPOCH
+ *  / KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED: fatal (e.g. another
+ *                      producer with the same transactional.id fenced
+ *                      this one): close the producer.
+ * Uses transaction version 1 of KIP-890 (partitions added explicitly by
+ * AddPartitionsToTxn before their first batch), which Kafka 4.x brokers
+ * serve to clients. */
+
+/* Gets the producer id and epoch for transactional.id from its
+ * transaction coordinator, fencing older producers with the same id and
+ * completing (aborting) a transaction they left open. */
+int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr,
+                                  size_t errstr_size);
+/* Starts a transaction (local only; the coordinator hears of it with the
+ * first partition or offsets). */
+int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_size);
+/* Adds consumer offsets to the transaction: committed to the group of gm
+ * (its generation, member id and instance id are checked by the group
+ * coordinator) only if the transaction commits. offsets: topic,
+ * partition and the offset to commit (the next record to read), with
+ * optional leader epoch and metadata; borrowed for the call. */
+int kn_producer_send_offsets_to_transaction(kn_producer *p,
+                                            const kn_topic_partition_list *offsets,
+                                            const kn_group_metadata *gm, int timeout_ms,
+                                            char *errstr, size_t errstr_size);
+/* Flushes every record of the transaction, then commits it (EndTxn). A
+ * failed record makes it fail with KN_ERR_TRANSACTION_ABORTABLE. */
+int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
+                                   size_t errstr_size);
+/* Aborts the transaction: records not sent yet fail (KN_ERR__STATE,
+ * "aborted"), records already sent are awaited and then marked aborted
+ * for read_committed readers (EndTxn). */
+int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr,
+                                  size_t errstr_size);
 
 /* Counters since creation (a consistent copy). */
 typedef struct kn_producer_stats {

@@ -203,6 +203,7 @@ static knp_batch *batch_new(knp_acc *acc, knp_partq *pq, int64_t now_ms) {
     kn_rb_builder_conf_init(&bc);
     bc.codec = acc->conf.codec;
     bc.level = acc->conf.level;
+    bc.transactional = acc->conf.transactional;
     /* A single record may exceed batch.size (it then travels alone), up
      * to max.request.size. */
     kn_rb_builder_init(&b->b, &bc, (size_t)acc->conf.max_request_size);

@@ -73,6 +73,8 @@ struct knp_partq {
     int64_t stale_before_ms; /* leader unusable until metadata fetched after this */
     int32_t acked_next;     /* idempotence: sequence the broker expects next */
     bool acked_any;         /* idempotence: a batch was acknowledged in this epoch */
+    bool txn_added;         /* transactions: AddPartitionsToTxn done for this one */
+    bool txn_adding;        /* transactions: in the AddPartitionsToTxn in flight */
     uint32_t drain_gen;     /* sender: request round that last took a batch */
 };
 
@@ -100,6 +102,7 @@ typedef struct knp_acc_conf {
     bool round_robin;
     bool adaptive;
     bool has_global_dr; /* reports must be queued even without per-record dr */
+    bool transactional; /* batches carry the transactional attribute */
 } knp_acc_conf;
 
 typedef struct knp_acc {

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "log.h"
 #include "producer/producer_int.h"
 
 #define KNP_ROUND_ROBIN_CLASS "org.apache.kafka.clients.producer.RoundRobinPartitioner"
@@ -43,9 +44,14 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
     const kn_conf *c = p->conf;
     memset(ac, 0, sizeof *ac);
     memset(sc, 0, sizeof *sc);
-    if (kn_conf_is_set(c, "transactional.id")) {
-        kn_errstr_set(errstr, n, "transactional.id: transactions are not implemented yet");
-        return KN_ERR__UNSUPPORTED;
+    const char *tid = kn_conf_get_str(c, "transactional.id");
+    if (tid && *tid) {
+        /* kn_conf_finalize already refused it without idempotence. */
+        p->transactional = true;
+        p->txs.id = tid;
+        p->txs.coord = -1;
+        ac->transactional = true;
+        sc->txn = &p->txs;
     }
     ac->batch_size = (int32_t)kn_conf_get_int(c, "batch.size");
     if (ac->batch_size < 1)
@@ -74,7 +80,7 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
         }
     }
     ac->ignore_keys = kn_conf_get_bool(c, "partitioner.ignore.keys") != 0;
-    const char *pc = kn_conf_get_str(c, "partitioner.class");
+    const char *pc = p->partitioner ? NULL : kn_conf_get_str(c, "partitioner.class");
     if (pc && *pc) {
         if (strcmp(pc, KNP_ROUND_ROBIN_CLASS) == 0 || strcmp(pc, "RoundRobinPartitioner") == 0) {
             ac->round_robin = true;
@@ -87,7 +93,8 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
         }
     }
     ac->adaptive = kn_conf_get_bool(c, "partitioner.adaptive.partitioning.enable") != 0;
-    ac->has_global_dr = p->dr != NULL;
+    /* Interceptors observe every outcome, so reports are always queued. */
+    ac->has_global_dr = p->dr != NULL || p->ninterceptors > 0;
 
     const char *acks = kn_conf_get_str(c, "acks");
     sc->acks = (!acks || !strcmp(acks, "all") || !strcmp(acks, "-1")) ? -1
@@ -110,6 +117,12 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
 
 kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
                              char *errstr, size_t errstr_size) {
+    return kn_producer_new_with_hooks(conf, dr, dr_opaque, NULL, errstr, errstr_size);
+}
+
+kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
+                                        void *dr_opaque, const kn_producer_hooks *hooks,
+                                        char *errstr, size_t errstr_size) {
     if (!conf || kn_conf_client_type(conf) != KN_CLIENT_PRODUCER) {
         kn_errstr_set(errstr, errstr_size, "kn_producer_new needs a producer configuration");
         return NULL;
@@ -126,6 +139,25 @@ kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_o
     if (!p->conf) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
+    }
+    if (hooks) {
+        if (hooks->interceptor_count && !hooks->interceptors) {
+            kn_errstr_set(errstr, errstr_size,
+                          "kn_producer_new_with_hooks: interceptor_count without interceptors");
+            goto fail;
+        }
+        p->partitioner = hooks->partitioner;
+        p->partitioner_opaque = hooks->partitioner_opaque;
+        if (hooks->interceptor_count) {
+            p->interceptors = kn_malloc(hooks->interceptor_count * sizeof *p->interceptors);
+            if (!p->interceptors) {
+                kn_errstr_set(errstr, errstr_size, "out of memory");
+                goto fail;
+            }
+            memcpy(p->interceptors, hooks->interceptors,
+                   hooks->interceptor_count * sizeof *p->interceptors);
+            p->ninterceptors = hooks->interceptor_count;
+        }
     }
     if (kn_conf_finalize(p->conf, errstr, errstr_size))
         goto fail;
@@ -162,6 +194,7 @@ fail:
     if (p->efd >= 0)
         close(p->efd);
     kn_conf_destroy(p->conf);
+    kn_free(p->interceptors);
     kn_free(p);
     return NULL;
 }
@@ -217,7 +250,29 @@ static int await_topic(kn_producer *p, const char *topic, int64_t deadline_ms, c
     }
 }
 
-int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
+/* The custom partitioner's choice for rec (explicit partitions are
+ * kept). Runs without the lock: user code must not run under it. */
+static int custom_partition(kn_producer *p, const kn_record_out *rec, int32_t *part,
+                            char *errstr, size_t n) {
+    pthread_mutex_lock(&p->acc.lock);
+    knp_topic *t = knp_acc_topic(&p->acc, rec->topic, false);
+    int32_t count = t ? t->partition_count : 0;
+    pthread_mutex_unlock(&p->acc.lock);
+    int32_t r = p->partitioner(rec->topic, rec->key, rec->key_len, rec->value, rec->value_len,
+                               count, p->partitioner_opaque);
+    if (r < 0 || r >= count) {
+        kn_errstr_set(errstr, n,
+                      "the custom partitioner returned partition %d for topic %s, which has "
+                      "%d partition(s)",
+                      (int)r, rec->topic, (int)count);
+        return KN_ERR__INVALID_ARG;
+    }
+    *part = r;
+    return 0;
+}
+
+static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, char *errstr,
+                    size_t errstr_size) {
     if (!p || !rec || !rec->topic || !*rec->topic || rec->partition < -1 ||
         (rec->header_count && !rec->headers) || (!rec->key && rec->key_len) ||
         (!rec->value && rec->value_len) || rec->key_len > INT32_MAX ||
@@ -228,6 +283,11 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
     if (p->closed) {
         kn_errstr_set(errstr, errstr_size, "the producer is closed");
         return KN_ERR__CLOSED;
+    }
+    if (p->transactional) {
+        int trc = knp_txn_check_send(p, errstr, errstr_size);
+        if (trc)
+            return trc;
     }
     /* Header array for the batch encoder; small counts on the stack. */
     kn_rb_kv hstack[16];
@@ -286,18 +346,66 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
             goto out;
         pthread_mutex_lock(&p->acc.lock);
     }
+    int32_t want = rec->partition;
+    if (t && want == KN_PARTITION_ANY && p->partitioner) {
+        pthread_mutex_unlock(&p->acc.lock);
+        rc = custom_partition(p, rec, &want, errstr, errstr_size);
+        if (rc)
+            goto out;
+        pthread_mutex_lock(&p->acc.lock);
+    }
     if (!t) {
         rc = KN_ERR__NOMEM;
         kn_errstr_set(errstr, errstr_size, "out of memory");
     } else {
-        int32_t part;
-        rc = knp_acc_append(&p->acc, t, rec->partition, &r, now, deadline, &part, errstr,
-                            errstr_size);
+        rc = knp_acc_append(&p->acc, t, want, &r, now, deadline, chosen, errstr, errstr_size);
     }
     pthread_mutex_unlock(&p->acc.lock);
 out:
     if (hdrs != hstack)
         kn_free(hdrs);
+    return rc;
+}
+
+int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
+    if (!p || !p->ninterceptors || !rec) {
+        int32_t part;
+        return send_one(p, rec, &part, errstr, errstr_size);
+    }
+    /* Java's ProducerInterceptors.onSend: each one sees the previous
+     * one's record; a failing one is logged and skipped. */
+    kn_record_out cur = *rec;
+    for (size_t i = 0; i < p->ninterceptors; i++) {
+        const kn_producer_interceptor *ic = &p->interceptors[i];
+        if (!ic->on_send)
+            continue;
+        kn_record_out out = cur;
+        int irc = ic->on_send(p, &cur, &out, ic->opaque);
+        if (irc) {
+            kn_log(NULL, KN_LOG_WARN,
+                   "producer: interceptor %zu on_send failed (%d): record kept as it was", i,
+                   irc);
+            continue;
+        }
+        cur = out;
+    }
+    int32_t part = KN_PARTITION_ANY;
+    int rc = send_one(p, &cur, &part, errstr, errstr_size);
+    if (rc) {
+        /* Java's onSendError: the interceptors see the failure too. */
+        kn_delivery d;
+        memset(&d, 0, sizeof d);
+        d.topic = cur.topic ? cur.topic : "";
+        d.partition = cur.partition >= 0 ? cur.partition : -1;
+        d.offset = -1;
+        d.timestamp = -1;
+        d.err = rc;
+        d.errstr = errstr && errstr_size ? errstr : "";
+        d.opaque = cur.opaque;
+        for (size_t i = 0; i < p->ninterceptors; i++)
+            if (p->interceptors[i].on_acknowledgement)
+                p->interceptors[i].on_acknowledgement(p, &d, p->interceptors[i].opaque);
+    }
     return rc;
 }
 
@@ -312,15 +420,22 @@ static int64_t serve(kn_producer *p, knp_batch *b) {
         d.partition = b->pq->partition;
         d.err = b->err;
         d.errstr = b->errstr;
+        if (p->transactional)
+            knp_txn_on_report(p, b->err, b->errstr, b->count);
         for (int32_t i = 0; i < b->count; i++) {
             const knp_rec_meta *m = &b->meta[i];
             kn_delivery_cb *cb = m->dr ? m->dr : p->dr;
-            if (!cb)
+            if (!cb && !p->ninterceptors)
                 continue;
             d.offset = b->err || b->base_offset < 0 ? -1 : b->base_offset + i;
             d.timestamp = b->log_append_time > 0 ? b->log_append_time : m->timestamp;
             d.opaque = m->opaque;
-            cb(p, &d, p->dr_opaque);
+            /* Java: interceptors' onAcknowledgement before the callback. */
+            for (size_t k = 0; k < p->ninterceptors; k++)
+                if (p->interceptors[k].on_acknowledgement)
+                    p->interceptors[k].on_acknowledgement(p, &d, p->interceptors[k].opaque);
+            if (cb)
+                cb(p, &d, p->dr_opaque);
         }
         served += b->count;
         knp_batch_free(b);
@@ -444,6 +559,7 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
     if (p->efd >= 0)
         close(p->efd);
     kn_conf_destroy(p->conf);
+    kn_free(p->interceptors);
     kn_free(p);
     return rc;
 }

@@ -22,6 +22,20 @@
 
 typedef struct knp_sender knp_sender;
 
+/* The transaction state the application thread (txn.c) shares with the
+ * sender, guarded by acc.lock. Only for a transactional producer. */
+typedef struct knp_txn_shared {
+    const char *id;        /* transactional.id (the producer's conf owns it) */
+    bool open;             /* in a transaction: partitions may be added */
+    bool started;          /* the coordinator holds partitions or offsets of it */
+    int32_t coord;         /* transaction coordinator node, -1 unknown */
+    bool coord_finding;    /* sender: FindCoordinator in flight */
+    bool adding;           /* sender: AddPartitionsToTxn in flight */
+    int64_t add_retry_at_ms;
+    int abortable_err;     /* the transaction can only be aborted */
+    char abortable_errstr[256];
+} knp_txn_shared;
+
 /* Settings the sender reads (fixed at creation). */
 typedef struct knp_sender_conf {
     int16_t acks;
@@ -34,6 +48,7 @@ typedef struct knp_sender_conf {
     int64_t availability_timeout_ms;
     int32_t transaction_timeout_ms;
     bool adaptive;
+    knp_txn_shared *txn; /* NULL unless transactional (owned by the producer) */
 } knp_sender_conf;
 
 /* Creates the sender for acc over wire and registers its ticker.
@@ -51,6 +66,23 @@ int knp_sender_fatal(knp_sender *s, char *errstr, size_t errsize);
 /* Request latency (us) average and max; requests sent. Any thread. */
 void knp_sender_latency(knp_sender *s, int64_t *avg_us, int64_t *max_us, int64_t *requests);
 
+/* ---- for txn.c (application thread; each takes acc.lock itself) ---- */
+
+/* Installs a producer id and epoch from InitProducerId: a new id or
+ * epoch restarts every partition's sequences at 0. */
+void knp_sender_set_pid(knp_sender *s, int64_t producer_id, int16_t epoch);
+/* The current id and epoch, and whether a sequence failed for good in
+ * this epoch (the next InitProducerId must bump it). */
+void knp_sender_get_pid(knp_sender *s, int64_t *producer_id, int16_t *epoch, bool *need_bump);
+/* Sets the producer's fatal error (first one wins) and fails every
+ * queued batch with it. */
+void knp_sender_set_fatal(knp_sender *s, int err, const char *msg);
+/* Fails every queued batch (e.g. an abort), in-flight ones are left to
+ * answer. */
+void knp_sender_fail_queued(knp_sender *s, int err, const char *msg);
+/* End of a transaction: no partition counts as added any more. */
+void knp_sender_txn_reset(knp_sender *s);
+
 struct kn_producer {
     knw_client *wire;
     kn_conf *conf; /* finalised private copy */
@@ -61,7 +93,36 @@ struct kn_producer {
     int efd;                   /* readiness eventfd, -1 if none */
     int64_t max_block_ms;
     bool closed;
+    /* hooks (kn_producer_new_with_hooks), fixed at creation */
+    kn_partitioner_cb *partitioner;
+    void *partitioner_opaque;
+    kn_producer_interceptor *interceptors; /* owned copy */
+    size_t ninterceptors;
+    /* transactions (txn.c), application thread */
+    bool transactional;
+    int txn_state;             /* knp_txn_state */
+    knp_txn_shared txs;        /* shared with the sender (acc.lock) */
+    int64_t txn_failed;        /* records of this transaction reported failed */
+    int txn_first_err;
+    char txn_first_errstr[200];
 };
+
+/* Java's TransactionManager states. */
+enum knp_txn_state {
+    KNP_TXN_UNINIT,       /* init_transactions not done yet */
+    KNP_TXN_READY,        /* between transactions */
+    KNP_TXN_IN_TXN,       /* begin_transaction done */
+    KNP_TXN_COMMITTING,   /* EndTxn(commit) not confirmed yet */
+    KNP_TXN_ABORTING,     /* EndTxn(abort) not confirmed yet */
+    KNP_TXN_ABORTABLE,    /* an error: only abort_transaction is allowed */
+    KNP_TXN_FATAL,        /* fenced or similar: only close */
+};
+
+/* txn.c: send() admission for a transactional producer: 0, or the error
+ * (state, abortable, fatal) with errstr filled. */
+int knp_txn_check_send(kn_producer *p, char *errstr, size_t n);
+/* txn.c: a served batch of reports of a transactional producer. */
+void knp_txn_on_report(kn_producer *p, int err, const char *errstr, int64_t records);
 
 struct kn_delivery {
     const char *topic;

@@ -30,12 +30,22 @@
 #include "log.h"
 #include "producer/producer_int.h"
 #include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_add_partitions_to_txn.h"
+#include "proto/generated/kp_find_coordinator.h"
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_produce.h"
 
 /* Produce v13 names topics by id only; v12 carries names, which is all
  * the response matching below needs. */
 #define KNP_PRODUCE_MAX_VERSION 12
+/* A transactional producer speaks transaction version 1 (KIP-890 part
+ * 1): partitions are added with AddPartitionsToTxn v3 (v4+ is
+ * broker-to-broker), and Produce stays at v11, since v12 tells a TV2
+ * broker that the client adds partitions implicitly and expects an
+ * epoch bump per transaction (EndTxn v5), which this client does not do. */
+#define KNP_PRODUCE_TXN_MAX_VERSION 11
+#define KNP_ADD_PARTITIONS_MAX_VERSION 3
+#define KNP_FIND_COORDINATOR_MAX_VERSION 3
 
 enum { PID_NONE, PID_REQUESTING, PID_READY };
 
@@ -89,6 +99,7 @@ struct knp_sender {
     int32_t scratch_cap;
     knp_draft *drafts;
     int32_t ndrafts, drafts_cap;
+    bool want_add; /* transactions: a queued partition is not added yet */
     /* stats (acc.lock) */
     int64_t lat_sum_us, lat_max_us, lat_n, requests;
 };
@@ -278,7 +289,9 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         if (knp_acc_split(acc, b, s->producer_id, s->epoch, serr, sizeof serr) == 0)
             return;
     }
-    if (is_fatal_err(err)) {
+    if (is_fatal_err(err) || (s->conf.txn && err == KN_ERR_INVALID_PRODUCER_EPOCH)) {
+        /* Transactional: an old epoch means another producer with our
+         * transactional.id took over (Java: ProducerFencedException). */
         set_fatal(s, err, buf);
         knp_acc_complete(acc, b, err, -1, -1, buf);
         fail_all_queued(s, err, acc->fatal_errstr);
@@ -321,6 +334,12 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     if (s->conf.idempotent && b->base_seq >= 0)
         s->need_bump = true; /* a sequence gap: later batches need a new epoch */
     kn_log(NULL, KN_LOG_WARN, "producer: %d record(s) failed: %s", (int)b->count, buf);
+    if (s->conf.txn && !s->conf.txn->abortable_err) {
+        /* A lost record makes the transaction abortable (Java). */
+        s->conf.txn->abortable_err = err;
+        kn_errstr_set(s->conf.txn->abortable_errstr, sizeof s->conf.txn->abortable_errstr,
+                      "%s", buf);
+    }
     knp_acc_complete(acc, b, err, -1, -1, buf);
 }
 
@@ -435,8 +454,8 @@ static void on_init_pid(knw_client *c, knw_resp *resp, void *opaque) {
 /* acc.lock held. Starts InitProducerId if needed; true if a request is
  * to be sent (by the caller, outside the lock). */
 static bool pid_needed(knp_sender *s, int64_t now_ms) {
-    if (!s->conf.idempotent || s->acc->fatal_err)
-        return false;
+    if (!s->conf.idempotent || s->acc->fatal_err || s->conf.txn)
+        return false; /* a transactional id's InitProducerId is txn.c's */
     if (s->pid_state == PID_REQUESTING || now_ms < s->pid_retry_at_ms)
         return false;
     if (s->pid_state == PID_READY && !(s->need_bump && s->inflight_reqs == 0))
@@ -493,6 +512,12 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         knp_batch *b = pq->head;
         if (!b)
             continue;
+        if (s->conf.txn && !pq->txn_added) {
+            /* AddPartitionsToTxn first (sent by the tick). */
+            if (s->conf.txn->open && !pq->txn_adding)
+                s->want_add = true;
+            continue;
+        }
         if (pq->leader < 0 && s->md && md_at >= pq->stale_before_ms) {
             /* A queue created after this snapshot was applied. */
             const knw_topic *kt = knw_metadata_topic(s->md, pq->topic->name);
@@ -605,6 +630,8 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         kp_ProduceRequest_init(&r->req);
         r->req.transactional_id.ptr = NULL;
         r->req.transactional_id.len = -1;
+        if (s->conf.txn)
+            r->req.transactional_id = kn_str_c(s->conf.txn->id);
         r->req.acks = s->conf.acks;
         r->req.timeout_ms = s->conf.request_timeout_ms;
         int32_t nt = 0;
@@ -646,8 +673,9 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         return;
     }
     /* tds/pds live with the request: freed with it (see on_produce). */
-    int rc = knw_send(s->wire, d->node, KP_API_PRODUCE, -1, KNP_PRODUCE_MAX_VERSION, &r->req,
-                      -1, on_produce, r);
+    int rc = knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
+                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION,
+                      &r->req, -1, on_produce, r);
     if (rc) {
         pthread_mutex_lock(&acc->lock);
         s->inflight_reqs--;
@@ -661,6 +689,245 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         kn_free(r->tds);
         kn_free(r->pds);
         kn_free(r);
+    }
+}
+
+/* ---- transactions: coordinator and AddPartitionsToTxn ---------------- */
+
+typedef struct knp_coord_req {
+    knp_sender *s;
+    kp_FindCoordinatorRequest req;
+} knp_coord_req;
+
+typedef struct knp_add_req {
+    knp_sender *s;
+    kp_AddPartitionsToTxnRequest req;
+    kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *topics;
+    int32_t *parts;
+    knp_partq **pqs;
+    int32_t npqs;
+} knp_add_req;
+
+static void on_txn_coord(knw_client *c, knw_resp *resp, void *opaque) {
+    knp_coord_req *cr = opaque;
+    knp_sender *s = cr->s;
+    knp_txn_shared *tx = s->conf.txn;
+    const kp_FindCoordinatorResponse *fr = resp->body;
+    int err = resp->err ? resp->err : fr ? fr->error_code : KN_ERR__PROTOCOL;
+    pthread_mutex_lock(&s->acc->lock);
+    tx->coord_finding = false;
+    if (!err && fr->node_id >= 0)
+        tx->coord = fr->node_id;
+    else
+        tx->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;
+    pthread_mutex_unlock(&s->acc->lock);
+    kn_free(cr);
+    knw_resp_free(resp);
+    knw_wakeup(c);
+}
+
+static int cmp_pq_topic(const void *a, const void *b) {
+    const knp_partq *x = *(knp_partq *const *)a, *y = *(knp_partq *const *)b;
+    if (x->topic != y->topic)
+        return x->topic < y->topic ? -1 : 1;
+    return x->partition - y->partition;
+}
+
+/* acc.lock held. The AddPartitionsToTxn for every queued partition not
+ * added yet (NULL if none or out of memory). */
+static knp_add_req *build_add(knp_sender *s) {
+    knp_acc *acc = s->acc;
+    int32_t n = 0;
+    for (int32_t i = 0; i < acc->npqs; i++)
+        if (acc->pqs[i]->head && !acc->pqs[i]->txn_added && !acc->pqs[i]->txn_adding)
+            n++;
+    if (n == 0)
+        return NULL;
+    knp_add_req *ar = kn_calloc(1, sizeof *ar);
+    if (!ar)
+        return NULL;
+    ar->pqs = kn_calloc((size_t)n, sizeof *ar->pqs);
+    ar->parts = kn_calloc((size_t)n, sizeof *ar->parts);
+    ar->topics = kn_calloc((size_t)n, sizeof *ar->topics);
+    if (!ar->pqs || !ar->parts || !ar->topics) {
+        kn_free(ar->pqs);
+        kn_free(ar->parts);
+        kn_free(ar->topics);
+        kn_free(ar);
+        return NULL;
+    }
+    for (int32_t i = 0; i < acc->npqs; i++) {
+        knp_partq *pq = acc->pqs[i];
+        if (pq->head && !pq->txn_added && !pq->txn_adding)
+            ar->pqs[ar->npqs++] = pq;
+    }
+    qsort(ar->pqs, (size_t)ar->npqs, sizeof ar->pqs[0], cmp_pq_topic);
+    int32_t nt = 0;
+    for (int32_t i = 0; i < ar->npqs; i++) {
+        knp_partq *pq = ar->pqs[i];
+        pq->txn_adding = true;
+        ar->parts[i] = pq->partition;
+        if (nt == 0 || ar->pqs[i - 1]->topic != pq->topic) {
+            ar->topics[nt].name = kn_str_c(pq->topic->name);
+            ar->topics[nt].partitions.items = &ar->parts[i];
+            ar->topics[nt].partitions.count = 0;
+            nt++;
+        }
+        ar->topics[nt - 1].partitions.count++;
+    }
+    ar->s = s;
+    kp_AddPartitionsToTxnRequest_init(&ar->req);
+    ar->req.v3_and_below_transactional_id = kn_str_c(s->conf.txn->id);
+    ar->req.v3_and_below_producer_id = s->producer_id;
+    ar->req.v3_and_below_producer_epoch = s->epoch;
+    ar->req.v3_and_below_topics.items = ar->topics;
+    ar->req.v3_and_below_topics.count = nt;
+    s->conf.txn->adding = true;
+    return ar;
+}
+
+static void free_add(knp_add_req *ar) {
+    kn_free(ar->pqs);
+    kn_free(ar->parts);
+    kn_free(ar->topics);
+    kn_free(ar);
+}
+
+/* acc.lock held: the transaction can only be aborted now; its queued
+ * records fail with the reason (they could never be committed). */
+static void set_abortable(knp_sender *s, int err, const char *msg) {
+    knp_txn_shared *tx = s->conf.txn;
+    if (!tx->abortable_err) {
+        tx->abortable_err = err;
+        kn_errstr_set(tx->abortable_errstr, sizeof tx->abortable_errstr, "%s", msg);
+    }
+    fail_all_queued(s, err, msg);
+}
+
+static void on_add_partitions(knw_client *c, knw_resp *resp, void *opaque) {
+    knp_add_req *ar = opaque;
+    knp_sender *s = ar->s;
+    knp_acc *acc = s->acc;
+    knp_txn_shared *tx = s->conf.txn;
+    const kp_AddPartitionsToTxnResponse *r = resp->body;
+    int64_t now_ms = knw_now_ms();
+    pthread_mutex_lock(&acc->lock);
+    tx->adding = false;
+    int worst = resp->err; /* the error that decides what happens next */
+    char msg[300] = "";
+    if (worst)
+        kn_errstr_set(msg, sizeof msg, "AddPartitionsToTxn: %s", resp->errstr);
+    for (int32_t i = 0; i < ar->npqs; i++) {
+        knp_partq *pq = ar->pqs[i];
+        pq->txn_adding = false;
+        if (resp->err || !r)
+            continue;
+        int perr = KN_ERR__PROTOCOL;
+        for (int32_t ti = 0; ti < r->results_by_topic_v3_and_below.count; ti++) {
+            const kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *tr =
+                &r->results_by_topic_v3_and_below.items[ti];
+            if (!kn_str_eq(tr->name, pq->topic->name))
+                continue;
+            for (int32_t k = 0; k < tr->results_by_partition.count; k++)
+                if (tr->results_by_partition.items[k].partition_index == pq->partition)
+                    perr = tr->results_by_partition.items[k].partition_error_code;
+        }
+        if (perr == 0) {
+            pq->txn_added = true;
+            tx->started = true;
+            continue;
+        }
+        /* OPERATION_NOT_ATTEMPTED only says another partition failed. */
+        if (perr != KN_ERR_OPERATION_NOT_ATTEMPTED &&
+            (!worst || is_fatal_err(perr) || perr == KN_ERR_INVALID_PRODUCER_EPOCH)) {
+            worst = perr;
+            kn_errstr_set(msg, sizeof msg, "AddPartitionsToTxn %s-%d: %s", pq->topic->name,
+                          (int)pq->partition, kn_err_name(perr));
+        }
+    }
+    if (worst == 0) {
+        /* done */
+    } else if (is_fatal_err(worst) || worst == KN_ERR_INVALID_PRODUCER_EPOCH ||
+               worst == KN_ERR_INVALID_TXN_STATE || worst == KN_ERR_UNSUPPORTED_VERSION ||
+               worst == KN_ERR__UNSUPPORTED_VERSION) {
+        set_fatal(s, worst, msg);
+        fail_all_queued(s, worst, acc->fatal_errstr);
+    } else if (worst == KN_ERR_NOT_COORDINATOR || worst == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
+               is_transport_err(worst) || worst == KN_ERR__CLOSED) {
+        tx->coord = -1; /* find it again, then retry */
+        tx->add_retry_at_ms = now_ms + s->conf.retry_backoff_ms;
+    } else if (kn_err_is_retriable(worst) || worst == KN_ERR_CONCURRENT_TRANSACTIONS ||
+               worst == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
+        /* CONCURRENT_TRANSACTIONS: the previous transaction is still
+         * being completed; Java retries it quickly (20 ms). */
+        tx->add_retry_at_ms =
+            now_ms + (worst == KN_ERR_CONCURRENT_TRANSACTIONS ? 20 : s->conf.retry_backoff_ms);
+    } else {
+        set_abortable(s, worst, msg);
+    }
+    pthread_mutex_unlock(&acc->lock);
+    free_add(ar);
+    knw_resp_free(resp);
+    knw_wakeup(c);
+}
+
+/* acc.lock held. What the transaction needs sent this tick: a
+ * FindCoordinator (*coord_req) or an AddPartitionsToTxn (*add_req). */
+static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_coord_req **coord_req,
+                     knp_add_req **add_req) {
+    knp_txn_shared *tx = s->conf.txn;
+    if (s->need_bump && !tx->abortable_err && tx->open) {
+        /* A sequence failed for good: only an abort (and the epoch bump
+         * that follows it) can go on. */
+        set_abortable(s, KN_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
+                      "a batch with a sequence number failed: the transaction must be aborted");
+    }
+    if (!s->want_add || !tx->open || tx->adding || tx->coord_finding || s->pid_state != PID_READY)
+        return;
+    if (now_ms < tx->add_retry_at_ms) {
+        if (tx->add_retry_at_ms < *next_ms)
+            *next_ms = tx->add_retry_at_ms;
+        return;
+    }
+    if (tx->coord < 0) {
+        knp_coord_req *cr = kn_calloc(1, sizeof *cr);
+        if (!cr)
+            return;
+        cr->s = s;
+        kp_FindCoordinatorRequest_init(&cr->req);
+        cr->req.key = kn_str_c(tx->id);
+        cr->req.key_type = 1; /* transaction */
+        tx->coord_finding = true;
+        *coord_req = cr;
+        return;
+    }
+    *add_req = build_add(s);
+}
+
+static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
+    knp_acc *acc = s->acc;
+    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1,
+                       KNP_FIND_COORDINATOR_MAX_VERSION, &cr->req, -1, on_txn_coord, cr)) {
+        pthread_mutex_lock(&acc->lock);
+        s->conf.txn->coord_finding = false;
+        pthread_mutex_unlock(&acc->lock);
+        kn_free(cr);
+    }
+    if (!ar)
+        return;
+    int32_t coord;
+    pthread_mutex_lock(&acc->lock);
+    coord = s->conf.txn->coord;
+    pthread_mutex_unlock(&acc->lock);
+    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1,
+                 KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req, -1, on_add_partitions, ar)) {
+        pthread_mutex_lock(&acc->lock);
+        s->conf.txn->adding = false;
+        s->conf.txn->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;
+        for (int32_t i = 0; i < ar->npqs; i++)
+            ar->pqs[i]->txn_adding = false;
+        pthread_mutex_unlock(&acc->lock);
+        free_add(ar);
     }
 }
 
@@ -718,10 +985,17 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
     if (s->conf.idempotent && s->pid_state != PID_READY && s->pid_retry_at_ms > now_ms &&
         s->pid_retry_at_ms < next)
         next = s->pid_retry_at_ms;
+    s->want_add = false;
     drain(s, now_ms, &next, &need_md);
+    knp_coord_req *coord_req = NULL;
+    knp_add_req *add_req = NULL;
+    if (s->conf.txn)
+        txn_tick(s, now_ms, &next, &coord_req, &add_req);
     if (s->conf.adaptive)
         update_load_stats(s, now_ms);
     pthread_mutex_unlock(&acc->lock);
+    if (coord_req || add_req)
+        txn_send(s, coord_req, add_req);
     if (md)
         knw_metadata_release(md);
     if (old)
@@ -805,4 +1079,54 @@ void knp_sender_latency(knp_sender *s, int64_t *avg_us, int64_t *max_us, int64_t
     *max_us = s->lat_max_us;
     *requests = s->requests;
     pthread_mutex_unlock(&s->acc->lock);
+}
+
+void knp_sender_set_pid(knp_sender *s, int64_t producer_id, int16_t epoch) {
+    knp_acc *acc = s->acc;
+    pthread_mutex_lock(&acc->lock);
+    if (producer_id != s->producer_id || epoch != s->epoch) {
+        for (int32_t i = 0; i < acc->npqs; i++) {
+            knp_partq *pq = acc->pqs[i];
+            pq->next_seq = 0;
+            pq->acked_next = 0;
+            pq->acked_any = false;
+            for (knp_batch *b = pq->head; b; b = b->next)
+                b->base_seq = -1;
+        }
+    }
+    s->producer_id = producer_id;
+    s->epoch = epoch;
+    s->pid_state = PID_READY;
+    s->need_bump = false;
+    pthread_mutex_unlock(&acc->lock);
+    knw_wakeup(s->wire);
+}
+
+void knp_sender_get_pid(knp_sender *s, int64_t *producer_id, int16_t *epoch, bool *need_bump) {
+    pthread_mutex_lock(&s->acc->lock);
+    *producer_id = s->producer_id;
+    *epoch = s->epoch;
+    *need_bump = s->need_bump;
+    pthread_mutex_unlock(&s->acc->lock);
+}
+
+void knp_sender_set_fatal(knp_sender *s, int err, const char *msg) {
+    pthread_mutex_lock(&s->acc->lock);
+    set_fatal(s, err, msg);
+    fail_all_queued(s, err, s->acc->fatal_errstr);
+    pthread_mutex_unlock(&s->acc->lock);
+}
+
+void knp_sender_fail_queued(knp_sender *s, int err, const char *msg) {
+    pthread_mutex_lock(&s->acc->lock);
+    fail_all_queued(s, err, msg);
+    pthread_mutex_unlock(&s->acc->lock);
+}
+
+void knp_sender_txn_reset(knp_sender *s) {
+    knp_acc *acc = s->acc;
+    pthread_mutex_lock(&acc->lock);
+    for (int32_t i = 0; i < acc->npqs; i++)
+        acc->pqs[i]->txn_added = false;
+    pthread_mutex_unlock(&acc->lock);
 }

@@ -1,7 +1,7 @@
 /*
  * it_producer.c: the producer against a real Kafka broker (KAFKA_BOOTSTRAP).
  *
- *  - 100,000 records (keyed and null-keyed, with headers) per codec
+ *  - 100,000 (KN_TEST_RECORDS) records (keyed and null-keyed, with headers) per codec
  *    (none, gzip, snappy, lz4, zstd) to an 8-partition topic: every
  *    delivery report OK, offsets increasing per partition, keyed records
  *    on the Java partitioner's partition; read back with the Java console
@@ -27,8 +27,11 @@
 #include "kn_test.h"
 #include "murmur2.h"
 
-#define N_RECORDS 100000
-#define N_PARTS 8
+/* Records per codec: 100,000, or KN_TEST_RECORDS (e.g. the issue's
+ * 1,000,000-record acceptance run, by hand). */
+static int n_records_per_codec = 100000;
+#define N_RECORDS n_records_per_codec
+#define N_PARTS   8
 
 typedef struct dr_ctx {
     int64_t reports, errors;
@@ -80,8 +83,7 @@ static void create_topic(const char *topic, int partitions) {
     snprintf(cmd, sizeof cmd,
              "%s topics --bootstrap-server %s --create --topic %s --partitions %d "
              ">/dev/null 2>&1",
-             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic,
-             partitions);
+             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, partitions);
     run(cmd);
 }
 
@@ -89,8 +91,7 @@ static kn_conf *base_conf(void) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
     char err[512];
     assert_non_null(conf);
-    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), err, sizeof err),
-                     0);
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), err, sizeof err), 0);
     return conf;
 }
 
@@ -113,8 +114,8 @@ static void verify_consumed(const char *path, const dr_ctx *c) {
     while (fgets(line, sizeof line, f)) {
         int part, idx;
         char hdrs[256], key[64];
-        if (sscanf(line, "Partition:%d\t%255s\t%63s\tv%d", &part, hdrs, key, &idx) != 4 ||
-            idx < 0 || idx >= N_RECORDS || part < 0 || part >= N_PARTS) {
+        if (sscanf(line, "Partition:%d\t%255s\t%63s\tv%d", &part, hdrs, key, &idx) != 4 || idx < 0 ||
+            idx >= N_RECORDS || part < 0 || part >= N_PARTS) {
             if (strncmp(line, "Partition:", 10) == 0)
                 bad++;
             continue;
@@ -210,16 +211,16 @@ static void produce_codec(const char *codec) {
     int64_t took = kn_test_now_ms() - t0;
     kn_producer_stats st;
     kn_producer_get_stats(p, &st);
-    print_message("%s: %d records in %lld ms, %lld batches, %lld requests, %lld bytes\n", codec,
-                  N_RECORDS, (long long)took, (long long)st.batches_sent,
-                  (long long)st.requests_sent, (long long)st.bytes_sent);
+    print_message("%s: %d records in %lld ms, %lld batches, %lld requests, %lld bytes\n", codec, N_RECORDS,
+                  (long long)took, (long long)st.batches_sent, (long long)st.requests_sent,
+                  (long long)st.bytes_sent);
     assert_int_equal(kn_producer_outstanding(p), 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
     int64_t errors = ctx.errors;
     if (errors) {
         free(ctx.part_of);
-        fail_msg("%lld delivery errors, first %s: %s", (long long)errors,
-                 kn_err_name(ctx.first_err), ctx.first_errstr);
+        fail_msg("%lld delivery errors, first %s: %s", (long long)errors, kn_err_name(ctx.first_err),
+                 ctx.first_errstr);
     }
     assert_int_equal(ctx.reports, N_RECORDS);
     assert_int_equal(ctx.order_violations, 0);
@@ -228,11 +229,11 @@ static void produce_codec(const char *codec) {
     char out[256], cmd[2048];
     snprintf(out, sizeof out, "/tmp/kn-it-producer-%d-%s.txt", (int)getpid(), codec);
     snprintf(cmd, sizeof cmd,
-             "timeout 120 %s console-consumer --bootstrap-server %s --topic %s --from-beginning "
+             "timeout %d %s console-consumer --bootstrap-server %s --topic %s --from-beginning "
              "--max-messages %d --formatter-property print.key=true --formatter-property "
              "print.partition=true --formatter-property print.headers=true > %s 2>/dev/null",
-             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, N_RECORDS,
-             out);
+             120 + N_RECORDS / 5000, kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic,
+             N_RECORDS, out);
     run(cmd);
     verify_consumed(out, &ctx);
     unlink(out);
@@ -250,8 +251,8 @@ static void produce_codec(const char *codec) {
     long with_codec = count_matches(out, pat, true);
     long producer_ids = count_matches(out, "producerId: -1 ", false);
     unlink(out);
-    print_message("%s: partition 0 holds %ld batches, %ld with codec %s\n", codec, batches,
-                  with_codec, codec);
+    print_message("%s: partition 0 holds %ld batches, %ld with codec %s\n", codec, batches, with_codec,
+                  codec);
     assert_true(batches > 0);
     assert_int_equal(with_codec, batches);
     assert_int_equal(producer_ids, 0); /* idempotent by default */
@@ -352,8 +353,8 @@ static void test_buffer_full(void **s) {
         accepted++;
     }
     kill(bp, SIGCONT);
-    print_message("accepted %d records before: %s (%s) after %lld ms\n", accepted,
-                  kn_err_name(rc), err, (long long)blocked_ms);
+    print_message("accepted %d records before: %s (%s) after %lld ms\n", accepted, kn_err_name(rc), err,
+                  (long long)blocked_ms);
     assert_int_equal(rc, KN_ERR__QUEUE_FULL);
     assert_non_null(strstr(err, "buffer.memory"));
     assert_true(blocked_ms >= 190 && blocked_ms < 1500);
@@ -462,8 +463,8 @@ static void test_message_too_large_split(void **s) {
     print_message("split: %lld batches sent after %lld retries\n", (long long)st.batches_sent,
                   (long long)st.retries);
     if (ctx.errors)
-        fail_msg("%lld delivery errors, first %s: %s", (long long)ctx.errors,
-                 kn_err_name(ctx.first_err), ctx.first_errstr);
+        fail_msg("%lld delivery errors, first %s: %s", (long long)ctx.errors, kn_err_name(ctx.first_err),
+                 ctx.first_errstr);
     assert_int_equal(ctx.reports, 300);
     assert_int_equal(ctx.order_violations, 0);
     assert_int_equal(ctx.last_offset[0], 299);
@@ -484,15 +485,27 @@ static void test_message_too_large_split(void **s) {
 
 int main(void) {
     kn_test_bootstrap();
+    const char *nr = getenv("KN_TEST_RECORDS");
+    if (nr && *nr) {
+        n_records_per_codec = atoi(nr);
+        if (n_records_per_codec < 1000 || n_records_per_codec > 10000000) {
+            fprintf(stderr, "KN_TEST_RECORDS=%s: expected 1000..10000000\n", nr);
+            return 1;
+        }
+    }
     /* KN_TEST_FILTER=test_codec_zstd runs one test (cmocka pattern). */
     const char *filter = getenv("KN_TEST_FILTER");
     if (filter && *filter)
         cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_codec_none),   cmocka_unit_test(test_codec_gzip),
-        cmocka_unit_test(test_codec_snappy), cmocka_unit_test(test_codec_lz4),
-        cmocka_unit_test(test_codec_zstd),   cmocka_unit_test(test_buffer_full),
-        cmocka_unit_test(test_unknown_topic_times_out), cmocka_unit_test(test_acks_1_and_0),
+        cmocka_unit_test(test_codec_none),
+        cmocka_unit_test(test_codec_gzip),
+        cmocka_unit_test(test_codec_snappy),
+        cmocka_unit_test(test_codec_lz4),
+        cmocka_unit_test(test_codec_zstd),
+        cmocka_unit_test(test_buffer_full),
+        cmocka_unit_test(test_unknown_topic_times_out),
+        cmocka_unit_test(test_acks_1_and_0),
         cmocka_unit_test(test_message_too_large_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,626 @@
+/*
+ * txn.c: transactions for a producer with transactional.id (Java's
+ * TransactionManager), on the application thread.
+ *
+ * Owns the state machine (UNINIT -> READY -> IN_TXN -> COMMITTING /
+ * ABORTING -> READY, with ABORTABLE and FATAL) and the blocking
+ * coordinator calls of the public API: FindCoordinator (transaction and
+ * group), InitProducerId with the transactional id, AddOffsetsToTxn,
+ * TxnOffsetCommit and EndTxn. Adding partitions before their first batch
+ * (AddPartitionsToTxn) happens on the network thread, in sender.c, from
+ * the knp_txn_shared flags this file opens and closes.
+ *
+ * Transaction version 1 of KIP-890 (the one every Kafka 4.x broker still
+ * serves to clients): partitions are added explicitly, EndTxn is capped
+ * at v4 (v5 is the TV2 per-transaction epoch bump), Produce at v11.
+ *
+ * Errors, as Java classifies them:
+ *  - fatal (the producer must be closed): PRODUCER_FENCED,
+ *    INVALID_PRODUCER_EPOCH (another producer took the transactional id),
+ *    TRANSACTIONAL_ID_AUTHORIZATION_FAILED, INVALID_TXN_STATE, ...;
+ *  - abortable (only abort_transaction is allowed): a record that failed,
+ *    TRANSACTION_ABORTABLE, group/topic authorization, a consumer group
+ *    generation that moved on;
+ *  - retried until the call's timeout: CONCURRENT_TRANSACTIONS,
+ *    COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR (the coordinator is
+ *    looked up again), lost connections.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/config.h"
+#include "error.h"
+#include "kn_alloc.h"
+#include "producer/producer_int.h"
+#include "proto/generated/kp_add_offsets_to_txn.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_end_txn.h"
+#include "proto/generated/kp_find_coordinator.h"
+#include "proto/generated/kp_init_producer_id.h"
+#include "proto/generated/kp_txn_offset_commit.h"
+
+#define KNT_FIND_COORDINATOR_MAX  3 /* one key per request */
+#define KNT_END_TXN_MAX           4 /* v5: transaction version 2 */
+#define KNT_ADD_OFFSETS_MAX       4
+#define KNT_TXN_OFFSET_COMMIT_MAX 5
+
+static const char *state_name(int st) {
+    switch (st) {
+    case KNP_TXN_UNINIT:
+        return "UNINITIALIZED";
+    case KNP_TXN_READY:
+        return "READY";
+    case KNP_TXN_IN_TXN:
+        return "IN_TRANSACTION";
+    case KNP_TXN_COMMITTING:
+        return "COMMITTING_TRANSACTION";
+    case KNP_TXN_ABORTING:
+        return "ABORTING_TRANSACTION";
+    case KNP_TXN_ABORTABLE:
+        return "ABORTABLE_ERROR";
+    default:
+        return "FATAL_ERROR";
+    }
+}
+
+static void sleep_ms(int64_t ms) {
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int64_t deadline_of(kn_producer *p, int timeout_ms) {
+    int64_t t = timeout_ms < 0 ? p->max_block_ms : timeout_ms;
+    return knw_now_ms() + t;
+}
+
+/* The producer's fatal error, if any (state FATAL follows). */
+static int check_fatal(kn_producer *p, char *errstr, size_t n) {
+    int err = knp_sender_fatal(p->sender, errstr, n);
+    if (err) {
+        p->txn_state = KNP_TXN_FATAL;
+        return KN_ERR__FATAL;
+    }
+    return 0;
+}
+
+/* Common entry checks: a transactional producer, not fatal. */
+static int enter(kn_producer *p, const char *what, char *errstr, size_t n) {
+    if (!p) {
+        kn_errstr_set(errstr, n, "%s: NULL producer", what);
+        return KN_ERR__INVALID_ARG;
+    }
+    if (!p->transactional) {
+        kn_errstr_set(errstr, n, "%s: the producer has no transactional.id", what);
+        return KN_ERR__STATE;
+    }
+    if (p->closed) {
+        kn_errstr_set(errstr, n, "%s: the producer is closed", what);
+        return KN_ERR__CLOSED;
+    }
+    return check_fatal(p, errstr, n);
+}
+
+static int wrong_state(kn_producer *p, const char *what, char *errstr, size_t n) {
+    kn_errstr_set(errstr, n, "%s: invalid transition in state %s", what, state_name(p->txn_state));
+    return KN_ERR__STATE;
+}
+
+static bool is_fatal_txn_err(int err) {
+    return err == KN_ERR_PRODUCER_FENCED || err == KN_ERR_INVALID_PRODUCER_EPOCH ||
+           err == KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED ||
+           err == KN_ERR_CLUSTER_AUTHORIZATION_FAILED || err == KN_ERR_INVALID_TXN_STATE ||
+           err == KN_ERR_UNSUPPORTED_VERSION || err == KN_ERR__UNSUPPORTED_VERSION ||
+           err == KN_ERR_TRANSACTION_COORDINATOR_FENCED || err == KN_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT ||
+           err == KN_ERR_INVALID_PRODUCER_ID_MAPPING || err == KN_ERR_INVALID_TRANSACTION_TIMEOUT;
+}
+
+static bool is_coordinator_err(int err) {
+    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
+           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
+           err == KN_ERR__RESOLVE;
+}
+
+/* ---- blocking coordinator calls ---------------------------------------- */
+
+/* FindCoordinator for key (key_type 0 group, 1 transaction), one try. */
+static int find_coordinator(kn_producer *p, int8_t key_type, const char *key, int64_t deadline, int32_t *node,
+                            char *errstr, size_t n) {
+    kp_FindCoordinatorRequest req;
+    kp_FindCoordinatorRequest_init(&req);
+    req.key = kn_str_c(key);
+    req.key_type = key_type;
+    int64_t left = deadline - knw_now_ms();
+    if (left <= 0)
+        return KN_ERR__TIMED_OUT;
+    knw_resp *r = knw_call(p->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNT_FIND_COORDINATOR_MAX, &req,
+                           (int)left);
+    const kp_FindCoordinatorResponse *fr = r->body;
+    int err = r->err ? r->err : fr ? fr->error_code : KN_ERR__PROTOCOL;
+    if (!err && fr->node_id < 0)
+        err = KN_ERR_COORDINATOR_NOT_AVAILABLE;
+    if (err)
+        kn_errstr_set(errstr, n, "FindCoordinator(%s %s): %s%s%s", key_type ? "transaction" : "group", key,
+                      kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
+    else
+        *node = fr->node_id;
+    knw_resp_free(r);
+    return err;
+}
+
+/* The first error of a response body (top level or per item). */
+typedef int knt_err_fn(const void *body);
+
+static int err_init_pid(const void *b) { return ((const kp_InitProducerIdResponse *)b)->error_code; }
+static int err_end_txn(const void *b) { return ((const kp_EndTxnResponse *)b)->error_code; }
+static int err_add_offsets(const void *b) { return ((const kp_AddOffsetsToTxnResponse *)b)->error_code; }
+static int err_txn_offset_commit(const void *b) {
+    const kp_TxnOffsetCommitResponse *r = b;
+    for (int32_t t = 0; t < r->topics.count; t++)
+        for (int32_t i = 0; i < r->topics.items[t].partitions.count; i++)
+            if (r->topics.items[t].partitions.items[i].error_code)
+                return r->topics.items[t].partitions.items[i].error_code;
+    return 0;
+}
+
+/* Sends req to the coordinator of (key_type, key), cached in *coord,
+ * until it answers without a retriable error or deadline passes.
+ * Returns 0 with *out (caller frees), or the error with errstr. */
+static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const char *key, int16_t api,
+                      int16_t max_version, const void *req, knt_err_fn *errof, int64_t deadline,
+                      knw_resp **out, char *errstr, size_t n) {
+    int attempts = 0;
+    char last[300] = "no answer";
+    for (;;) {
+        if (attempts++ > 0) {
+            int64_t wait = kn_conf_get_int(p->conf, "retry.backoff.ms");
+            if (knw_now_ms() + wait >= deadline)
+                break;
+            sleep_ms(wait);
+        }
+        if (*coord < 0) {
+            int rc = find_coordinator(p, key_type, key, deadline, coord, last, sizeof last);
+            if (rc == KN_ERR__TIMED_OUT && knw_now_ms() >= deadline)
+                break;
+            if (rc && !is_coordinator_err(rc) && !kn_err_is_retriable(rc)) {
+                kn_errstr_set(errstr, n, "%s", last);
+                return rc;
+            }
+            if (rc)
+                continue;
+        }
+        int64_t left = deadline - knw_now_ms();
+        if (left <= 0)
+            break;
+        knw_resp *r = knw_call(p->wire, *coord, api, -1, max_version, req, (int)left);
+        int err = r->err ? r->err : r->body ? errof(r->body) : KN_ERR__PROTOCOL;
+        if (!err) {
+            *out = r;
+            return 0;
+        }
+        const kp_api *ap = kp_api_get(api);
+        kn_errstr_set(last, sizeof last, "%s from node %d: %s%s%s", ap ? ap->name : "?", (int)*coord,
+                      kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
+        knw_resp_free(r);
+        if (is_coordinator_err(err)) {
+            *coord = -1;
+            continue;
+        }
+        if (err == KN_ERR_CONCURRENT_TRANSACTIONS || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
+            err == KN_ERR_UNKNOWN_TOPIC_OR_PARTITION || kn_err_is_retriable(err))
+            continue;
+        kn_errstr_set(errstr, n, "%s", last);
+        return err;
+    }
+    kn_errstr_set(errstr, n, "timed out (last: %s)", last);
+    return KN_ERR__TIMED_OUT;
+}
+
+static int32_t txn_coord(kn_producer *p) {
+    pthread_mutex_lock(&p->acc.lock);
+    int32_t c = p->txs.coord;
+    pthread_mutex_unlock(&p->acc.lock);
+    return c;
+}
+
+static void set_txn_coord(kn_producer *p, int32_t c) {
+    pthread_mutex_lock(&p->acc.lock);
+    p->txs.coord = c;
+    pthread_mutex_unlock(&p->acc.lock);
+}
+
+/* An error from a transactional call: fatal ones end the producer,
+ * others make the transaction abortable (when one is open). */
+static int classify(kn_producer *p, int err, char *errstr, size_t n) {
+    if (err == KN_ERR__TIMED_OUT)
+        return err;
+    if (is_fatal_txn_err(err)) {
+        knp_sender_set_fatal(p->sender, err, errstr);
+        p->txn_state = KNP_TXN_FATAL;
+        return err;
+    }
+    if (p->txn_state == KNP_TXN_IN_TXN) {
+        pthread_mutex_lock(&p->acc.lock);
+        if (!p->txs.abortable_err) {
+            p->txs.abortable_err = err;
+            kn_errstr_set(p->txs.abortable_errstr, sizeof p->txs.abortable_errstr, "%s", errstr);
+        }
+        pthread_mutex_unlock(&p->acc.lock);
+        p->txn_state = KNP_TXN_ABORTABLE;
+    }
+    (void)n;
+    return err;
+}
+
+/* InitProducerId with the transactional id; with a current id and epoch
+ * (KIP-360) it bumps the epoch instead of fencing ourselves. */
+static int init_pid(kn_producer *p, int64_t deadline, bool bump, char *errstr, size_t n) {
+    kp_InitProducerIdRequest req;
+    kp_InitProducerIdRequest_init(&req);
+    req.transactional_id = kn_str_c(p->txs.id);
+    req.transaction_timeout_ms = (int32_t)kn_conf_get_int(p->conf, "transaction.timeout.ms");
+    req.producer_id = -1;
+    req.producer_epoch = -1;
+    if (bump) {
+        bool nb;
+        knp_sender_get_pid(p->sender, &req.producer_id, &req.producer_epoch, &nb);
+    }
+    int32_t coord = txn_coord(p);
+    knw_resp *r = NULL;
+    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_INIT_PRODUCER_ID, -1, &req, err_init_pid, deadline,
+                        &r, errstr, n);
+    set_txn_coord(p, coord);
+    if (rc)
+        return rc;
+    const kp_InitProducerIdResponse *ir = r->body;
+    knp_sender_set_pid(p->sender, ir->producer_id, ir->producer_epoch);
+    knw_resp_free(r);
+    return 0;
+}
+
+/* Waits (bounded) until the sender has no AddPartitionsToTxn in flight,
+ * so no late answer marks a partition of the next transaction. */
+static int wait_adds(kn_producer *p, int64_t deadline) {
+    for (;;) {
+        pthread_mutex_lock(&p->acc.lock);
+        bool busy = p->txs.adding || p->txs.coord_finding;
+        pthread_mutex_unlock(&p->acc.lock);
+        if (!busy)
+            return 0;
+        if (knw_now_ms() >= deadline)
+            return KN_ERR__TIMED_OUT;
+        sleep_ms(5);
+    }
+}
+
+/* After EndTxn (or when nothing reached the coordinator): a fresh state
+ * for the next transaction. */
+static void end_local(kn_producer *p) {
+    pthread_mutex_lock(&p->acc.lock);
+    p->txs.open = false;
+    p->txs.started = false;
+    p->txs.abortable_err = 0;
+    p->txs.abortable_errstr[0] = '\0';
+    pthread_mutex_unlock(&p->acc.lock);
+    knp_sender_txn_reset(p->sender);
+    p->txn_failed = 0;
+    p->txn_first_err = 0;
+    p->txn_first_errstr[0] = '\0';
+    p->txn_state = KNP_TXN_READY;
+}
+
+static int end_txn(kn_producer *p, bool commit, int64_t deadline, char *errstr, size_t n) {
+    pthread_mutex_lock(&p->acc.lock);
+    bool started = p->txs.started;
+    pthread_mutex_unlock(&p->acc.lock);
+    if (!started)
+        return 0; /* the coordinator never heard of it: nothing to end */
+    kp_EndTxnRequest req;
+    kp_EndTxnRequest_init(&req);
+    req.transactional_id = kn_str_c(p->txs.id);
+    bool nb;
+    knp_sender_get_pid(p->sender, &req.producer_id, &req.producer_epoch, &nb);
+    req.committed = commit;
+    int32_t coord = txn_coord(p);
+    knw_resp *r = NULL;
+    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_END_TXN, KNT_END_TXN_MAX, &req, err_end_txn, deadline,
+                        &r, errstr, n);
+    set_txn_coord(p, coord);
+    knw_resp_free(r);
+    return rc;
+}
+
+/* ---- public API ---------------------------------------------------------- */
+
+int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+    int rc = enter(p, "init_transactions", errstr, n);
+    if (rc)
+        return rc;
+    if (p->txn_state != KNP_TXN_UNINIT)
+        return wrong_state(p, "init_transactions", errstr, n);
+    /* A timeout leaves the state UNINIT: calling again starts over (a
+     * late InitProducerId answer only fences an epoch we never used). */
+    rc = init_pid(p, deadline_of(p, timeout_ms), false, errstr, n);
+    if (rc)
+        return classify(p, rc, errstr, n);
+    p->txn_state = KNP_TXN_READY;
+    return 0;
+}
+
+int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t n) {
+    int rc = enter(p, "begin_transaction", errstr, n);
+    if (rc)
+        return rc;
+    if (p->txn_state != KNP_TXN_READY)
+        return wrong_state(p, "begin_transaction", errstr, n);
+    pthread_mutex_lock(&p->acc.lock);
+    p->txs.open = true;
+    pthread_mutex_unlock(&p->acc.lock);
+    p->txn_state = KNP_TXN_IN_TXN;
+    return 0;
+}
+
+int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
+                                            size_t n) {
+    int rc = enter(p, "send_offsets_to_transaction", errstr, n);
+    if (rc)
+        return rc;
+    if (!offsets || !gm) {
+        kn_errstr_set(errstr, n,
+                      "send_offsets_to_transaction: offsets and group metadata "
+                      "are required");
+        return KN_ERR__INVALID_ARG;
+    }
+    if (p->txn_state != KNP_TXN_IN_TXN)
+        return wrong_state(p, "send_offsets_to_transaction", errstr, n);
+    size_t count = kn_topic_partition_list_count(offsets);
+    if (count == 0)
+        return 0; /* Java: nothing to commit, nothing sent */
+    for (size_t i = 0; i < count; i++)
+        if (kn_topic_partition_list_offset(offsets, i) < 0) {
+            kn_errstr_set(errstr, n, "send_offsets_to_transaction: %s-%d has no offset (%lld)",
+                          kn_topic_partition_list_topic(offsets, i),
+                          (int)kn_topic_partition_list_partition(offsets, i),
+                          (long long)kn_topic_partition_list_offset(offsets, i));
+            return KN_ERR__INVALID_ARG;
+        }
+    int64_t deadline = deadline_of(p, timeout_ms);
+    const char *group = kn_group_metadata_group_id(gm);
+    int64_t pid;
+    int16_t epoch;
+    bool nb;
+    knp_sender_get_pid(p->sender, &pid, &epoch, &nb);
+
+    /* 1. The transaction coordinator records the group's offsets
+     * partition as part of the transaction. */
+    kp_AddOffsetsToTxnRequest areq;
+    kp_AddOffsetsToTxnRequest_init(&areq);
+    areq.transactional_id = kn_str_c(p->txs.id);
+    areq.producer_id = pid;
+    areq.producer_epoch = epoch;
+    areq.group_id = kn_str_c(group);
+    int32_t coord = txn_coord(p);
+    knw_resp *r = NULL;
+    rc = coord_call(p, &coord, 1, p->txs.id, KP_API_ADD_OFFSETS_TO_TXN, KNT_ADD_OFFSETS_MAX, &areq,
+                    err_add_offsets, deadline, &r, errstr, n);
+    set_txn_coord(p, coord);
+    knw_resp_free(r);
+    if (rc)
+        return classify(p, rc, errstr, n);
+    pthread_mutex_lock(&p->acc.lock);
+    p->txs.started = true;
+    pthread_mutex_unlock(&p->acc.lock);
+
+    /* 2. The group coordinator stages the offsets until EndTxn. One
+     * topic entry per list entry (the broker accepts repeated names). */
+    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *topics = kn_calloc(count, sizeof *topics);
+    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *parts = kn_calloc(count, sizeof *parts);
+    if (!topics || !parts) {
+        kn_free(topics);
+        kn_free(parts);
+        kn_errstr_set(errstr, n, "out of memory");
+        return KN_ERR__NOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        topics[i].name = kn_str_c(kn_topic_partition_list_topic(offsets, i));
+        topics[i].partitions.items = &parts[i];
+        topics[i].partitions.count = 1;
+        parts[i].partition_index = kn_topic_partition_list_partition(offsets, i);
+        parts[i].committed_offset = kn_topic_partition_list_offset(offsets, i);
+        parts[i].committed_leader_epoch = kn_topic_partition_list_leader_epoch(offsets, i);
+        const char *md = kn_topic_partition_list_metadata(offsets, i);
+        parts[i].committed_metadata = kn_str_c(md ? md : "");
+    }
+    kp_TxnOffsetCommitRequest creq;
+    kp_TxnOffsetCommitRequest_init(&creq);
+    creq.transactional_id = kn_str_c(p->txs.id);
+    creq.group_id = kn_str_c(group);
+    creq.producer_id = pid;
+    creq.producer_epoch = epoch;
+    creq.generation_id = kn_group_metadata_generation(gm);
+    creq.member_id = kn_str_c(kn_group_metadata_member_id(gm));
+    const char *inst = kn_group_metadata_group_instance_id(gm);
+    creq.group_instance_id.ptr = inst;
+    creq.group_instance_id.len = inst ? (int32_t)strlen(inst) : -1;
+    creq.topics.items = topics;
+    creq.topics.count = (int32_t)count;
+    int32_t gcoord = -1;
+    r = NULL;
+    rc = coord_call(p, &gcoord, 0, group, KP_API_TXN_OFFSET_COMMIT, KNT_TXN_OFFSET_COMMIT_MAX, &creq,
+                    err_txn_offset_commit, deadline, &r, errstr, n);
+    knw_resp_free(r);
+    kn_free(topics);
+    kn_free(parts);
+    if (rc)
+        return classify(p, rc, errstr, n);
+    return 0;
+}
+
+int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+    int rc = enter(p, "commit_transaction", errstr, n);
+    if (rc)
+        return rc;
+    if (p->txn_state == KNP_TXN_ABORTABLE) {
+        pthread_mutex_lock(&p->acc.lock);
+        kn_errstr_set(errstr, n, "commit_transaction: the transaction must be aborted: %s",
+                      p->txs.abortable_errstr);
+        pthread_mutex_unlock(&p->acc.lock);
+        return KN_ERR_TRANSACTION_ABORTABLE;
+    }
+    if (p->txn_state != KNP_TXN_IN_TXN && p->txn_state != KNP_TXN_COMMITTING)
+        return wrong_state(p, "commit_transaction", errstr, n);
+    int64_t deadline = deadline_of(p, timeout_ms);
+    if (p->txn_state == KNP_TXN_IN_TXN) {
+        /* Every record of the transaction must be acknowledged first. */
+        int64_t left = deadline - knw_now_ms();
+        if (kn_producer_flush(p, left > 0 ? (int)left : 0)) {
+            kn_errstr_set(errstr, n,
+                          "commit_transaction: records still unacknowledged after "
+                          "the timeout (call commit again, or abort)");
+            return KN_ERR__TIMED_OUT;
+        }
+        rc = check_fatal(p, errstr, n);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&p->acc.lock);
+        int aerr = p->txs.abortable_err;
+        if (aerr)
+            kn_errstr_set(errstr, n, "commit_transaction: the transaction must be aborted: %s",
+                          p->txs.abortable_errstr);
+        pthread_mutex_unlock(&p->acc.lock);
+        if (!aerr && p->txn_failed > 0) {
+            aerr = p->txn_first_err;
+            kn_errstr_set(errstr, n,
+                          "commit_transaction: %lld record(s) of the transaction failed "
+                          "(first: %s): the transaction must be aborted",
+                          (long long)p->txn_failed, p->txn_first_errstr);
+        }
+        if (aerr) {
+            p->txn_state = KNP_TXN_ABORTABLE;
+            return KN_ERR_TRANSACTION_ABORTABLE;
+        }
+        if (wait_adds(p, deadline)) {
+            kn_errstr_set(errstr, n, "commit_transaction: timed out");
+            return KN_ERR__TIMED_OUT;
+        }
+        pthread_mutex_lock(&p->acc.lock);
+        p->txs.open = false;
+        pthread_mutex_unlock(&p->acc.lock);
+        p->txn_state = KNP_TXN_COMMITTING;
+    }
+    /* COMMITTING: EndTxn again after a timeout is safe (the coordinator
+     * answers a repeated commit of a completed transaction with OK). */
+    rc = end_txn(p, true, deadline, errstr, n);
+    if (rc) {
+        if (rc == KN_ERR__TIMED_OUT)
+            return rc;
+        if (is_fatal_txn_err(rc)) {
+            knp_sender_set_fatal(p->sender, rc, errstr);
+            p->txn_state = KNP_TXN_FATAL;
+        } else {
+            p->txn_state = KNP_TXN_ABORTABLE;
+        }
+        return rc;
+    }
+    end_local(p);
+    return 0;
+}
+
+int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+    int rc = enter(p, "abort_transaction", errstr, n);
+    if (rc)
+        return rc;
+    if (p->txn_state != KNP_TXN_IN_TXN && p->txn_state != KNP_TXN_ABORTABLE &&
+        p->txn_state != KNP_TXN_ABORTING)
+        return wrong_state(p, "abort_transaction", errstr, n);
+    int64_t deadline = deadline_of(p, timeout_ms);
+    if (p->txn_state != KNP_TXN_ABORTING) {
+        /* Records not sent yet are dropped (Java fails them with
+         * TransactionAbortedException); sent ones must answer first. */
+        pthread_mutex_lock(&p->acc.lock);
+        p->txs.open = false;
+        pthread_mutex_unlock(&p->acc.lock);
+        knp_sender_fail_queued(p->sender, KN_ERR__STATE,
+                               "the transaction was aborted before the record was sent");
+        p->txn_state = KNP_TXN_ABORTING;
+    }
+    int64_t left = deadline - knw_now_ms();
+    if (kn_producer_flush(p, left > 0 ? (int)left : 0) || wait_adds(p, deadline)) {
+        kn_errstr_set(errstr, n,
+                      "abort_transaction: in-flight records still unanswered after "
+                      "the timeout (call abort again)");
+        return KN_ERR__TIMED_OUT;
+    }
+    rc = check_fatal(p, errstr, n);
+    if (rc)
+        return rc;
+    rc = end_txn(p, false, deadline, errstr, n);
+    if (rc) {
+        if (rc != KN_ERR__TIMED_OUT && is_fatal_txn_err(rc)) {
+            knp_sender_set_fatal(p->sender, rc, errstr);
+            p->txn_state = KNP_TXN_FATAL;
+        }
+        return rc;
+    }
+    /* A sequence failed for good in this epoch: bump it (KIP-360) so the
+     * next transaction's sequences start clean. */
+    int64_t pid;
+    int16_t epoch;
+    bool need_bump;
+    knp_sender_get_pid(p->sender, &pid, &epoch, &need_bump);
+    if (need_bump) {
+        rc = init_pid(p, deadline, true, errstr, n);
+        if (rc) {
+            if (is_fatal_txn_err(rc)) {
+                knp_sender_set_fatal(p->sender, rc, errstr);
+                p->txn_state = KNP_TXN_FATAL;
+            }
+            return rc;
+        }
+    }
+    end_local(p);
+    return 0;
+}
+
+/* ---- hooks for producer.c ------------------------------------------------ */
+
+int knp_txn_check_send(kn_producer *p, char *errstr, size_t n) {
+    if (p->txn_state == KNP_TXN_FATAL && check_fatal(p, errstr, n))
+        return KN_ERR__FATAL;
+    if (p->txn_state == KNP_TXN_IN_TXN) {
+        pthread_mutex_lock(&p->acc.lock);
+        int aerr = p->txs.abortable_err;
+        if (aerr)
+            kn_errstr_set(errstr, n, "send: the transaction must be aborted: %s", p->txs.abortable_errstr);
+        pthread_mutex_unlock(&p->acc.lock);
+        if (aerr) {
+            p->txn_state = KNP_TXN_ABORTABLE;
+            return KN_ERR_TRANSACTION_ABORTABLE;
+        }
+        return 0;
+    }
+    if (p->txn_state == KNP_TXN_ABORTABLE) {
+        kn_errstr_set(errstr, n, "send: the transaction must be aborted: %s", p->txs.abortable_errstr);
+        return KN_ERR_TRANSACTION_ABORTABLE;
+    }
+    if (p->txn_state == KNP_TXN_UNINIT) {
+        kn_errstr_set(errstr, n,
+                      "send: a transactional producer needs "
+                      "kn_producer_init_transactions first");
+        return KN_ERR__STATE;
+    }
+    return wrong_state(p, "send (call kn_producer_begin_transaction first)", errstr, n);
+}
+
+void knp_txn_on_report(kn_producer *p, int err, const char *errstr, int64_t records) {
+    if (!err)
+        return;
+    int64_t before = p->txn_failed;
+    p->txn_failed += records;
+    if (before == 0) {
+        p->txn_first_err = err;
+        kn_errstr_set(p->txn_first_errstr, sizeof p->txn_first_errstr, "%s: %s", kn_err_name(err),
+                      errstr ? errstr : "");
+    }
+}
