@@ -326,7 +326,18 @@ struct kn_consumer {
     int64_t commit_retry_at_ms;
     struct knc_commit *done_head, *done_tail; /* async commits whose callback is due */
     kn_consumer_stats stats; /* buffered_* are computed when read */
+
+    /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */
+    kn_consumer_ready_cb *ready_fn;
+    void *ready_opaque;
 };
+
+/* Fires the readiness hook (c->lock held): poll may now return
+ * something without waiting. */
+static inline void knc_ready_notify(kn_consumer *c) {
+    if (c->ready_fn)
+        c->ready_fn(c, c->ready_opaque);
+}
 
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
  * partitions, then Fetch per leader). Takes c->lock itself. */
