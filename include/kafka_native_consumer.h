@@ -360,6 +360,20 @@ void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
  * wakeup pending. */
 void kn_consumer_wakeup(kn_consumer *c);
 
+/* Readiness hook, for event loops that cannot block in poll (OpenResty,
+ * luv, cqueues). fn is called on the client's network thread, with the
+ * consumer's internal lock held, each time a poll may now return
+ * something new without waiting: fetched records landed, a partition
+ * failed (poll will return its error), or an async commit finished (its
+ * callback is due). It must return quickly and must not call into the
+ * consumer: write a byte to a descriptor the loop watches, set a flag.
+ * It is level-agnostic: after it fires, poll(0) until a poll returns no
+ * records before waiting again (max.poll.records may leave records
+ * buffered, which do not fire it again). fn NULL removes the hook; once
+ * this returns, the old fn is not running and will not run again. */
+typedef void kn_consumer_ready_cb(kn_consumer *c, void *opaque);
+void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque);
+
 /* Stops fetching, drops buffered data and closes the network thread.
  * Records handed out earlier stay valid until freed. Idempotent;
  * calls after it return KN_ERR__CLOSED. Returns KN_OK. */

@@ -15,6 +15,8 @@
 #ifndef LK_H
 #define LK_H
 
+#include <stdatomic.h>
+
 #include "compat.h"
 #include "kafka_native.h"
 
@@ -99,6 +101,26 @@ int lk_tpl_fill(lua_State *L, int idx, kn_topic_partition_list *list, int with_o
 #define LK_TPL_ERRORS  2 /* error: code name, nil when none */
 /* Pushes list (borrowed) as an array of {topic=, partition=, ...}. */
 void lk_tpl_push(lua_State *L, const kn_topic_partition_list *list, int flags);
+
+/* ---- lk_ready.c: a consumer's readiness socket (OpenResty) ---- */
+
+typedef struct lk_ready {
+    int listen_fd;    /* listening until ready_accept, else -1 */
+    int fd;           /* the accepted connection, else -1 */
+    atomic_int armed; /* 1: a byte was written and no poll ran since */
+    char path[108];   /* sun_path while listening */
+} lk_ready;
+void lk_ready_init(lk_ready *r);
+/* Binds and listens on a fresh Unix socket path in dir (r->path).
+ * Returns KN_OK or an error with errstr filled. */
+int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_size);
+/* Accepts the connection made to r->path, removes the path and installs
+ * the consumer's readiness hook. KN_ERR__STATE when nobody connected. */
+int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size);
+/* Called before each poll drains: the next landing signals again. */
+void lk_ready_rearm(lk_ready *r);
+/* Removes the hook (c may be NULL once closed), closes, unlinks. */
+void lk_ready_close(lk_ready *r, kn_consumer *c);
 
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);

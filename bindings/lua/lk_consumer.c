@@ -21,6 +21,7 @@
  * referenced with luaL_ref) live in its uservalue table. Lifetimes as in
  * lk_admin.c; __gc runs no Lua code.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kafka_native.h"
@@ -44,6 +45,7 @@ typedef struct lk_consumer {
     kn_consumer *c;            /* NULL once closed */
     lk_commit_ev *head, *tail; /* finished commits, callbacks not run */
     int has_deser, has_on_consume, has_on_commit;
+    lk_ready ready; /* readiness socket (ready_listen / ready_accept) */
 } lk_consumer;
 
 static lk_consumer *lk_consumer_check(lua_State *L) {
@@ -164,6 +166,7 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
     if (lc->c) {
         kn_consumer *c = lc->c;
         lc->c = NULL;
+        lk_ready_close(&lc->ready, c);
         kn_consumer_close(c); /* may queue commit events (final auto-commit) */
         kn_consumer_destroy(c);
     }
@@ -239,6 +242,7 @@ int lk_consumer_new(lua_State *L) {
     }
     lk_consumer *lc = (lk_consumer *)lk_newuserdata(L, sizeof(*lc));
     memset(lc, 0, sizeof(*lc));
+    lk_ready_init(&lc->ready);
     luaL_getmetatable(L, LK_CONSUMER_MT);
     lua_setmetatable(L, -2);
     lua_createtable(L, 0, 4);
@@ -334,6 +338,7 @@ static int lk_consumer_poll(lua_State *L) {
     lk_cguard *g = lk_cguard_push(L, lk_free_records); /* 3 */
     char errstr[512] = "";
     kn_records *recs = NULL;
+    lk_ready_rearm(&lc->ready);
     int err = kn_consumer_poll(lc->c, timeout_ms, &recs, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
@@ -672,6 +677,38 @@ static int lk_consumer_wakeup(lua_State *L) {
     return 0;
 }
 
+/* consumer:ready_listen([dir]) -> path, or nil, message, code.
+ * Listens on a fresh Unix socket in dir (default $TMPDIR or /tmp) for
+ * the one connection ready_accept takes (see lk_ready.c). */
+static int lk_consumer_ready_listen(lua_State *L) {
+    lk_consumer *lc = lk_consumer_check(L);
+    const char *dir = luaL_optstring(L, 2, NULL);
+    if (!dir) {
+        dir = getenv("TMPDIR");
+        if (!dir || !*dir)
+            dir = "/tmp";
+    }
+    char errstr[256] = "";
+    int err = lk_ready_listen(&lc->ready, dir, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushstring(L, lc->ready.path);
+    return 1;
+}
+
+/* consumer:ready_accept() -> true, or nil, message, code: takes the
+ * connection made to ready_listen's path (and removes the path); from
+ * then on a byte arrives on it whenever poll has something new. */
+static int lk_consumer_ready_accept(lua_State *L) {
+    lk_consumer *lc = lk_consumer_check(L);
+    char errstr[256] = "";
+    int err = lk_ready_accept(&lc->ready, lc->c, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static void lk_set_int(lua_State *L, const char *key, int64_t v) {
     lua_pushinteger(L, (lua_Integer)v);
     lua_setfield(L, -2, key);
@@ -720,6 +757,8 @@ static const luaL_Reg lk_consumer_methods[] = {
     {"beginning_offsets", lk_consumer_beginning_offsets},
     {"end_offsets", lk_consumer_end_offsets},
     {"wakeup", lk_consumer_wakeup},
+    {"ready_listen", lk_consumer_ready_listen},
+    {"ready_accept", lk_consumer_ready_accept},
     {"metrics", lk_consumer_metrics},
     {"close", lk_consumer_close},
     {NULL, NULL},

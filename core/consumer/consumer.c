@@ -584,6 +584,17 @@ void kn_consumer_wakeup(kn_consumer *c) {
     pthread_mutex_unlock(&c->lock);
 }
 
+void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque) {
+    if (!c)
+        return;
+    /* Under the lock the hook is called with: no call of the old fn
+     * is in progress once this returns. */
+    pthread_mutex_lock(&c->lock);
+    c->ready_fn = fn;
+    c->ready_opaque = opaque;
+    pthread_mutex_unlock(&c->lock);
+}
+
 int kn_consumer_close(kn_consumer *c) {
     if (!c)
         return KN_ERR__INVALID_ARG;

@@ -370,6 +370,9 @@ struct kn_consumer {
     struct kng_group *grp;
     int grp_ticker_id; /* -1 until the first subscribe */
     bool in_poll;      /* a poll is running: max.poll.interval.ms is met */
+    /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */
+    kn_consumer_ready_cb *ready_fn;
+    void *ready_opaque;
 };
 
 /* consumer.c: replaces the assignment (c->lock NOT held); what
@@ -392,6 +395,13 @@ void kng_destroy(kn_consumer *c);
 /* c->lock held: the generation / member id commits carry (-1 / "" when
  * not a group member). member_id stays valid until the lock is dropped. */
 int32_t kng_commit_identity(const kn_consumer *c, const char **member_id);
+
+/* Fires the readiness hook (c->lock held): poll may now return
+ * something without waiting. */
+static inline void knc_ready_notify(kn_consumer *c) {
+    if (c->ready_fn)
+        c->ready_fn(c, c->ready_opaque);
+}
 
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
  * partitions, then Fetch per leader). Takes c->lock itself. */

@@ -221,6 +221,7 @@ static void knc_commit_finish(kn_consumer *c, int err) {
     else
         c->done_head = cm;
     c->done_tail = cm;
+    knc_ready_notify(c); /* its callback is due at the next poll */
 }
 
 void knc_serve_commit_callbacks(kn_consumer *c) {

@@ -1,0 +1,129 @@
+/*
+ * lk_ready.c: a consumer's readiness socket, for event loops that can
+ * wait on a Unix-domain socket but not on an arbitrary descriptor
+ * (OpenResty cosockets: ngx.socket.tcp() connects to "unix:/path").
+ *
+ * Why a listening Unix stream socket bound to a file path: a cosocket
+ * can only be created by connecting (stock lua-nginx-module has no way
+ * to adopt a descriptor such as an eventfd or one end of a socketpair),
+ * nginx parses "unix:" paths as file paths (no abstract namespace), and
+ * a datagram cosocket stays unbound, so nothing could be sent back to
+ * it. So the binding listens on a fresh path (ready_listen), the Lua
+ * side connects its cosocket there (a Unix stream connect completes as
+ * soon as the connection is queued), and ready_accept takes the
+ * connection, closes the listener and unlinks the path: from then on
+ * nothing is left on the file system and the pair is private.
+ *
+ * Signalling: the consumer's readiness hook (kn_consumer_set_ready_cb)
+ * runs on the network thread and writes one byte, non-blocking, only
+ * when the socket is not already signalled (armed flag); poll clears
+ * the flag before it drains, so a record that lands during or after a
+ * poll is signalled again. An idle consumer therefore writes nothing
+ * and its cosocket sleeps in the event loop: no CPU, no timer.
+ *
+ * Threads: listen/accept/close run on the Lua thread; lk_ready_cb on
+ * the network thread with the consumer's lock held (set_ready_cb makes
+ * fd visible to it and guarantees it is not running once removed).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lk.h"
+
+void lk_ready_init(lk_ready *r) {
+    r->listen_fd = -1;
+    r->fd = -1;
+    r->path[0] = '\0';
+    atomic_init(&r->armed, 0);
+}
+
+static void lk_ready_cb(kn_consumer *c, void *opaque) {
+    (void)c;
+    lk_ready *r = (lk_ready *)opaque;
+    if (atomic_exchange(&r->armed, 1))
+        return; /* already signalled, not yet polled */
+    char b = '!';
+    /* A full buffer (EAGAIN) already reads as ready; a peer that went
+     * away (EPIPE, no SIGPIPE) has nobody to tell. */
+    ssize_t n = send(r->fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)n;
+}
+
+int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_size) {
+    if (r->listen_fd >= 0 || r->fd >= 0) {
+        snprintf(errstr, errstr_size, "the readiness socket is already set up (%s)",
+                 r->path[0] ? r->path : "connected");
+        return KN_ERR__STATE;
+    }
+    static unsigned counter; /* uniqueness within the process, Lua thread only */
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    int n = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/kn-ready-%ld-%p-%u.sock", dir, (long)getpid(),
+                     (void *)r, ++counter);
+    if (n < 0 || (size_t)n >= sizeof sa.sun_path) {
+        snprintf(errstr, errstr_size, "readiness socket directory '%s' is too long for a Unix socket path",
+                 dir);
+        return KN_ERR__INVALID_ARG;
+    }
+    /* Non-blocking: ready_accept must never wait for a connection. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        snprintf(errstr, errstr_size, "socket(AF_UNIX): %s", strerror(errno));
+        return KN_ERR__TRANSPORT;
+    }
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 1) != 0) {
+        snprintf(errstr, errstr_size, "readiness socket %s: %s", sa.sun_path, strerror(errno));
+        close(fd);
+        unlink(sa.sun_path);
+        return KN_ERR__TRANSPORT;
+    }
+    r->listen_fd = fd;
+    snprintf(r->path, sizeof r->path, "%s", sa.sun_path);
+    return KN_OK;
+}
+
+int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size) {
+    if (r->listen_fd < 0) {
+        snprintf(errstr, errstr_size, "%s",
+                 r->fd >= 0 ? "the readiness socket is already connected" : "call ready_listen() first");
+        return KN_ERR__STATE;
+    }
+    int fd = accept4(r->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(errstr, errstr_size, "no connection on readiness socket %s yet: %s", r->path,
+                 e == EAGAIN || e == EWOULDBLOCK ? "connect to it before ready_accept()" : strerror(e));
+        return e == EAGAIN || e == EWOULDBLOCK ? KN_ERR__STATE : KN_ERR__TRANSPORT;
+    }
+    close(r->listen_fd);
+    r->listen_fd = -1;
+    unlink(r->path);
+    r->path[0] = '\0';
+    r->fd = fd;
+    atomic_store(&r->armed, 0);
+    kn_consumer_set_ready_cb(c, lk_ready_cb, r);
+    return KN_OK;
+}
+
+void lk_ready_rearm(lk_ready *r) {
+    if (r->fd >= 0)
+        atomic_store(&r->armed, 0);
+}
+
+void lk_ready_close(lk_ready *r, kn_consumer *c) {
+    if (r->fd >= 0 && c)
+        kn_consumer_set_ready_cb(c, NULL, NULL); /* the hook is not running after this */
+    if (r->fd >= 0)
+        close(r->fd);
+    if (r->listen_fd >= 0) {
+        close(r->listen_fd);
+        unlink(r->path);
+    }
+    lk_ready_init(r);
+}
