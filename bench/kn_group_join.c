@@ -52,8 +52,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* One join; returns the wall time in ms (< 0 on failure). */
-static double join_once(const char *bootstrap, const char *topic, const char *protocol,
-                        const char *strategy, int i, double *lib_ms) {
+static double join_once(const char *bootstrap, const char *topic, const char *protocol, const char *strategy,
+                        int i, double *lib_ms) {
     char group[128], es[512];
     snprintf(group, sizeof group, "kn-join-%d-%s-%d", (int)getpid(), protocol, i);
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
@@ -94,8 +94,7 @@ static double join_once(const char *bootstrap, const char *topic, const char *pr
     return js.assigned ? js.assigned_at - start : -1;
 }
 
-static void run(const char *bootstrap, const char *topic, const char *protocol, const char *strategy,
-                int n) {
+static void run(const char *bootstrap, const char *topic, const char *protocol, const char *strategy, int n) {
     double *wall = calloc((size_t)n, sizeof *wall), *lib = calloc((size_t)n, sizeof *lib);
     int ok = 0;
     for (int i = 0; i < n; i++) {
@@ -138,8 +137,9 @@ int main(int argc, char **argv) {
         }
     }
     if (!bootstrap || !topic || n < 1) {
-        fprintf(stderr, "usage: %s --bootstrap-server B --topic T [--iterations N] "
-                        "[--protocol classic|consumer|both] [--strategy CLASS]\n",
+        fprintf(stderr,
+                "usage: %s --bootstrap-server B --topic T [--iterations N] "
+                "[--protocol classic|consumer|both] [--strategy CLASS]\n",
                 argv[0]);
         return 2;
     }

@@ -37,10 +37,10 @@
 
 extern char **environ;
 
-#define NPART 6
-#define MAX_EVENTS 4096
+#define NPART       6
+#define MAX_EVENTS  4096
 #define MAX_MEMBERS 4
-#define WAIT_MS 60000
+#define WAIT_MS     60000
 
 /* ---- member processes ---------------------------------------------------- */
 
@@ -496,8 +496,8 @@ static void handoff(const char *strategy, const char *protocol) {
     }
     const char *topics[] = {topic};
     check_exclusive(lg, 2, topics, 1, NPART, -1, 0);
-    print_message("handoff %s: %d assignment events, %lld records per partition, all consumed\n",
-                  sval, lg->nev, (long long)next[0]);
+    print_message("handoff %s: %d assignment events, %lld records per partition, all consumed\n", sval,
+                  lg->nev, (long long)next[0]);
     free(lg);
     consumed_free(&cs);
     kn_producer_close(pr, 10000);
@@ -683,10 +683,10 @@ int main(void) {
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handoff_range),       cmocka_unit_test(test_handoff_roundrobin),
-        cmocka_unit_test(test_handoff_sticky),      cmocka_unit_test(test_handoff_cooperative),
-        cmocka_unit_test(test_handoff_kip848),      cmocka_unit_test(test_kill),
-        cmocka_unit_test(test_static_restart),      cmocka_unit_test(test_pattern),
+        cmocka_unit_test(test_handoff_range),  cmocka_unit_test(test_handoff_roundrobin),
+        cmocka_unit_test(test_handoff_sticky), cmocka_unit_test(test_handoff_cooperative),
+        cmocka_unit_test(test_handoff_kip848), cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_static_restart), cmocka_unit_test(test_pattern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,8 +17,8 @@
 #include "kn_alloc.h"
 
 /* A snapshot with topics (sorted by name as the wire layer keeps them). */
-static knw_metadata *md_new(bool all, const char *const *names, const int32_t *counts,
-                            const bool *internal, int n) {
+static knw_metadata *md_new(bool all, const char *const *names, const int32_t *counts, const bool *internal,
+                            int n) {
     knw_metadata *md = calloc(1, sizeof *md);
     md->all_topics = all;
     md->topics = calloc((size_t)n, sizeof *md->topics);

@@ -34,9 +34,8 @@ static bool kng_needs_app(kng_state s) {
     return s == KNG_PREPARE || s == KNG_ASSIGNING || s == KNG_LOST || s == KNG_FATAL;
 }
 
-static const char *const kng_state_names[] = {"IDLE",      "UNJOINED", "PREPARE",
-                                              "JOINING",   "SYNCING",  "ASSIGNING",
-                                              "STABLE",    "LOST",     "FATAL"};
+static const char *const kng_state_names[] = {"IDLE",      "UNJOINED", "PREPARE", "JOINING", "SYNCING",
+                                              "ASSIGNING", "STABLE",   "LOST",    "FATAL"};
 
 void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s)
@@ -67,13 +66,9 @@ void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
     kng_set_state(c, KNG_FATAL);
 }
 
-bool kng_app_pending(const kn_consumer *c) {
-    return c->grp && kng_needs_app(c->grp->state);
-}
+bool kng_app_pending(const kn_consumer *c) { return c->grp && kng_needs_app(c->grp->state); }
 
-bool kng_subscribed(const kn_consumer *c) {
-    return c->grp && c->grp->state != KNG_IDLE;
-}
+bool kng_subscribed(const kn_consumer *c) { return c->grp && c->grp->state != KNG_IDLE; }
 
 void kng_polled(kn_consumer *c, int64_t now_ms) {
     kng_group *g = c->grp;
@@ -461,8 +456,7 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
 
 /* ---- public calls ------------------------------------------------------------------ */
 
-static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque,
-                                bool *was_idle) {
+static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque, bool *was_idle) {
     if (!c->grp) {
         kn_log(NULL, KN_LOG_WARN, "subscribe needs group.id");
         return KN_ERR__STATE;
@@ -509,8 +503,8 @@ static int kng_ensure_ticker(kn_consumer *c) {
     return 0;
 }
 
-int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count,
-                          kn_rebalance_cb *cb, void *opaque) {
+int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count, kn_rebalance_cb *cb,
+                          void *opaque) {
     if (!c || !topics || count == 0)
         return KN_ERR__INVALID_ARG;
     for (size_t i = 0; i < count; i++)
@@ -544,8 +538,7 @@ int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t coun
     return KN_OK;
 }
 
-int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
-                                  void *opaque) {
+int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb, void *opaque) {
     if (!c || !regex || !*regex)
         return KN_ERR__INVALID_ARG;
     /* Whole-name match, like Java's Pattern.matcher(name).matches(). */
@@ -558,8 +551,7 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
     int rc = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
     kn_free(anchored);
     if (rc != 0) {
-        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex",
-               regex);
+        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex", regex);
         return KN_ERR__INVALID_ARG;
     }
     pthread_mutex_lock(&c->lock);

@@ -83,7 +83,9 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
         }
     }
     printf("%lld %s %s ", now_real_ms(), id,
-           ev == KN_REBALANCE_ASSIGNED ? "ASSIGNED" : ev == KN_REBALANCE_REVOKED ? "REVOKED" : "LOST");
+           ev == KN_REBALANCE_ASSIGNED  ? "ASSIGNED"
+           : ev == KN_REBALANCE_REVOKED ? "REVOKED"
+                                        : "LOST");
     print_list(parts);
     fputs(" OWN ", stdout);
     print_list(next);
@@ -118,18 +120,30 @@ int main(int argc, char **argv) {
             return 2;
         }
         i++;
-        if (strcmp(a, "--bootstrap") == 0) bootstrap = v;
-        else if (strcmp(a, "--group") == 0) group = v;
-        else if (strcmp(a, "--id") == 0) id = v;
-        else if (strcmp(a, "--topic") == 0) topic = v;
-        else if (strcmp(a, "--pattern") == 0) pattern = v;
-        else if (strcmp(a, "--strategy") == 0) strategy = v;
-        else if (strcmp(a, "--protocol") == 0) protocol = v;
-        else if (strcmp(a, "--instance") == 0) instance = v;
-        else if (strcmp(a, "--session-ms") == 0) session = v;
-        else if (strcmp(a, "--commit") == 0) commit = v;
-        else if (strcmp(a, "--metadata-age-ms") == 0) md_age = v;
-        else if (strcmp(a, "--duration-ms") == 0) duration_ms = atol(v);
+        if (strcmp(a, "--bootstrap") == 0)
+            bootstrap = v;
+        else if (strcmp(a, "--group") == 0)
+            group = v;
+        else if (strcmp(a, "--id") == 0)
+            id = v;
+        else if (strcmp(a, "--topic") == 0)
+            topic = v;
+        else if (strcmp(a, "--pattern") == 0)
+            pattern = v;
+        else if (strcmp(a, "--strategy") == 0)
+            strategy = v;
+        else if (strcmp(a, "--protocol") == 0)
+            protocol = v;
+        else if (strcmp(a, "--instance") == 0)
+            instance = v;
+        else if (strcmp(a, "--session-ms") == 0)
+            session = v;
+        else if (strcmp(a, "--commit") == 0)
+            commit = v;
+        else if (strcmp(a, "--metadata-age-ms") == 0)
+            md_age = v;
+        else if (strcmp(a, "--duration-ms") == 0)
+            duration_ms = atol(v);
         else {
             fprintf(stderr, "unknown option %s\n", a);
             return 2;
@@ -240,9 +254,9 @@ int main(int argc, char **argv) {
     }
     kn_consumer_stats st;
     kn_consumer_get_stats(c, &st);
-    printf("%lld %s STATS rebalances=%lld join_ms_last=%lld revoked=%lld lost=%lld\n", now_real_ms(),
-           id, (long long)st.rebalances, (long long)st.join_latency_ms_last,
-           (long long)st.partitions_revoked, (long long)st.partitions_lost);
+    printf("%lld %s STATS rebalances=%lld join_ms_last=%lld revoked=%lld lost=%lld\n", now_real_ms(), id,
+           (long long)st.rebalances, (long long)st.join_latency_ms_last, (long long)st.partitions_revoked,
+           (long long)st.partitions_lost);
     kn_consumer_close(c);
     kn_consumer_destroy(c);
     kn_topic_partition_list_destroy(owned);
