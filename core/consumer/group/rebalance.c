@@ -83,14 +83,17 @@ void kng_polled(kn_consumer *c, int64_t now_ms) {
     }
 }
 
-int32_t kng_commit_identity(const kn_consumer *c, const char **member_id) {
+int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
+                            const char **instance_id) {
     const kng_group *g = c->grp;
+    *instance_id = NULL;
     if (!g || g->state == KNG_IDLE || g->generation < 0 || !g->member_id ||
         (g->consumer_protocol && !g->joined)) {
         *member_id = "";
         return -1;
     }
     *member_id = g->member_id;
+    *instance_id = g->instance_id;
     return g->generation;
 }
 
@@ -640,7 +643,7 @@ kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c) {
     if (g->state != KNG_IDLE) {
         l = kn_topic_partition_list_new();
         for (int32_t i = 0; l && i < g->topic_cnt; i++)
-            if (kn_topic_partition_list_add(l, g->topics[i], 0) < 0) {
+            if (knc_tplist_add_any(l, g->topics[i], -1) < 0) {
                 kn_topic_partition_list_destroy(l);
                 l = NULL;
             }
@@ -653,8 +656,8 @@ kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c) {
     if (!c || !c->group_id)
         return NULL;
     pthread_mutex_lock(&c->lock);
-    const char *member = "";
-    int32_t gen = c->grp ? kng_commit_identity(c, &member) : -1;
+    const char *member = "", *instance = NULL;
+    int32_t gen = c->grp ? kng_commit_identity(c, &member, &instance) : -1;
     kn_group_metadata *gm =
         kn_group_metadata_new(c->group_id, gen, member, c->grp ? c->grp->instance_id : NULL);
     pthread_mutex_unlock(&c->lock);
