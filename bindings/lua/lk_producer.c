@@ -46,6 +46,7 @@ typedef struct lk_producer {
     lk_report *head, *tail; /* served by the library, not yet by Lua */
     int has_default_cb;     /* uservalue.on_delivery is a function */
     int has_serializer;     /* uservalue.key_ or value_serializer is one */
+    kn_log_queue *logq;     /* options.log's queue, or NULL */
 } lk_producer;
 
 static lk_producer *lk_producer_check(lua_State *L) {
@@ -152,10 +153,16 @@ static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, i
     }
     if (!run_lua) {
         lk_producer_discard(lp);
+        kn_log_queue_destroy(lp->logq);
+        lp->logq = NULL;
         return 0;
     }
     lua_getuservalue(L, 1);
     int uv = lua_gettop(L);
+    /* The network thread is gone: these are the last records. */
+    lk_log_deliver(L, lp->logq, uv);
+    kn_log_queue_destroy(lp->logq);
+    lp->logq = NULL;
     int cb_failed = 0;
     lua_Integer served = 0;
     /* Every report is delivered; the first callback error is kept. */
@@ -226,6 +233,7 @@ int lk_producer_new(lua_State *L) {
         }
         lua_pop(L, 1);
     }
+    lk_log_check_opts(L, 2);
     lk_producer *lp = (lk_producer *)lk_newuserdata(L, sizeof(*lp));
     memset(lp, 0, sizeof(*lp));
     luaL_getmetatable(L, LK_PRODUCER_MT);
@@ -248,6 +256,13 @@ int lk_producer_new(lua_State *L) {
     kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_PRODUCER, errstr, sizeof(errstr), &err);
     if (!conf)
         return lk_push_error(L, err, errstr);
+    lua_getuservalue(L, 3);
+    err = lk_log_setup(L, 2, lua_gettop(L), conf, &lp->logq);
+    lua_pop(L, 1);
+    if (err) {
+        kn_conf_destroy(conf);
+        return lk_push_error(L, err, NULL);
+    }
     lp->p = kn_producer_new(conf, NULL, lp, errstr, sizeof(errstr));
     kn_conf_destroy(conf);
     if (!lp->p)
@@ -439,6 +454,7 @@ static int lk_producer_poll(lua_State *L) {
     if (lp->p == NULL) /* a callback closed it */
         goto done;
     kn_producer_poll(lp->p, served > 0 ? 0 : timeout_ms);
+    lk_log_deliver(L, lp->logq, 2);
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
 done:
@@ -454,6 +470,7 @@ static int lk_producer_flush(lua_State *L) {
     lua_settop(L, 1);
     lua_getuservalue(L, 1);
     int rc = kn_producer_flush(lp->p, timeout_ms);
+    lk_log_deliver(L, lp->logq, 2);
     lua_Integer served = 0;
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
