@@ -7,7 +7,11 @@
  * thread: the handler must only queue the record, e.g. for the Lua
  * binding to hand it to ngx.log from poll), otherwise to stderr. The
  * threshold defaults to warn and is read once per process from the env
- * variable KN_LOG_LEVEL (error|warn|info|debug or 0..3).
+ * variable KN_LOG_LEVEL (error|warn|info|debug or 0..3), or set per
+ * client through kn_conf_set_log_cb.
+ *
+ * Also the bounded log queue (kn_log_queue, kafka_native.h) that moves
+ * records from network threads to the application's thread.
  */
 #ifndef KN_LOG_H
 #define KN_LOG_H
@@ -15,17 +19,17 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-enum { KN_LOG_ERROR = 0, KN_LOG_WARN = 1, KN_LOG_INFO = 2, KN_LOG_DEBUG = 3 };
+#include "kafka_native.h" /* KN_LOG_* levels, kn_log_cb, kn_log_queue */
 
 /* msg is NUL-terminated and only valid during the call. */
-typedef void kn_log_fn(int level, const char *msg, void *opaque);
+typedef kn_log_cb kn_log_fn;
 
 typedef struct kn_logger {
     pthread_mutex_t lock; /* guards fn/opaque against a concurrent set */
     kn_log_fn *fn;
     void *opaque;
     int level;       /* records above this level are dropped */
-    char prefix[64]; /* e.g. "producer-1": prepended to stderr lines */
+    char prefix[64]; /* e.g. "producer-1": prepended to stderr and handler lines */
 } kn_logger;
 
 /* Initialises with no handler and the process default level. */
@@ -35,8 +39,9 @@ void kn_logger_destroy(kn_logger *lg);
 void kn_logger_set_handler(kn_logger *lg, kn_log_fn *fn, void *opaque);
 /* The process default threshold (KN_LOG_LEVEL, else warn). */
 int kn_log_default_level(void);
-/* Name of a level ("ERROR", ...). */
-const char *kn_log_level_name(int level);
+/* kn_log_level_name(): public, in kafka_native.h. */
+/* Sets the threshold (KN_LOG_*); call before other threads log. */
+void kn_logger_set_level(kn_logger *lg, int level);
 
 static inline bool kn_log_enabled(const kn_logger *lg, int level) {
     return level <= (lg ? lg->level : kn_log_default_level());

@@ -160,6 +160,54 @@ int kn_conf_dump(const kn_conf *conf,
 /* The client type a configuration was created for. */
 kn_client_type kn_conf_client_type(const kn_conf *conf);
 
+/* ============================== Logging ============================ */
+
+/* Log levels, most severe first. A client logs records up to its
+ * threshold: the process default (env KN_LOG_LEVEL: error|warn|info|
+ * debug or 0..3, else warn) or the one given to kn_conf_set_log_cb. */
+enum { KN_LOG_ERROR = 0, KN_LOG_WARN = 1, KN_LOG_INFO = 2, KN_LOG_DEBUG = 3 };
+
+/* A log handler. message is NUL-terminated, one line, valid only during
+ * the call. Called on the thread that logs, usually a client's network
+ * thread: it must be thread-safe, must not block and must not call into
+ * the client (kn_log_queue_push below is such a handler). */
+typedef void kn_log_cb(int level, const char *message, void *opaque);
+
+/* Routes the log records of every client built from conf to fn
+ * (instead of stderr, the default), up to max_level (KN_LOG_*; -1: the
+ * process default). fn NULL restores stderr. opaque must outlive those
+ * clients. Returns KN_OK, or KN_ERR__INVALID_ARG for a NULL conf or a
+ * level outside -1..KN_LOG_DEBUG. */
+int kn_conf_set_log_cb(kn_conf *conf, int max_level, kn_log_cb *fn, void *opaque);
+
+/* "ERROR", "WARN", "INFO" or "DEBUG". */
+const char *kn_log_level_name(int level);
+
+/* A bounded, thread-safe FIFO of log records, so that records logged on
+ * a network thread can be handed to application code (a Lua function,
+ * a logger that is not thread-safe) on the application's own thread:
+ * install kn_log_queue_push as the handler with the queue as opaque,
+ * and pop from poll loops. When full, new records are dropped and
+ * counted. */
+typedef struct kn_log_queue kn_log_queue;
+/* capacity: records held at most (>= 1). Owned by the caller:
+ * kn_log_queue_destroy (after every client logging into it is closed).
+ * NULL on allocation failure. */
+kn_log_queue *kn_log_queue_new(size_t capacity);
+void kn_log_queue_destroy(kn_log_queue *q);
+/* A kn_log_cb: opaque is the queue. Copies message. */
+void kn_log_queue_push(int level, const char *message, void *opaque);
+/* Takes the oldest record: returns 1 with *level set and its message
+ * copied into buf (NUL-terminated, cut to size - 1 bytes; records are
+ * at most KN_LOG_MESSAGE_MAX - 1 bytes), or 0 when empty. Any thread. */
+#define KN_LOG_MESSAGE_MAX 1024
+int kn_log_queue_pop(kn_log_queue *q, int *level, char *buf, size_t size);
+/* Records queued now (a cheap check before popping). */
+size_t kn_log_queue_count(kn_log_queue *q);
+/* Records dropped because the queue was full (or memory ran out) since
+ * the last call; resets the count. */
+uint64_t kn_log_queue_take_dropped(kn_log_queue *q);
+
 /* ======================= end of Configuration ====================== */
 
 #ifdef __cplusplus

@@ -258,7 +258,7 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
  * listener's error. */
 int kn_consumer_unsubscribe(kn_consumer *c);
 /* The subscribed topics (for a pattern: the topics it matches now), each
- * with partition -1 (kn_topic_partition_list_add is bypassed for it).
+ * with partition -1.
  * Owned by the caller; NULL when not subscribed or out of memory. */
 kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c);
 /* The member's group identity now (generation / member epoch, member

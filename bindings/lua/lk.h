@@ -6,7 +6,8 @@
  * (Lua table or .properties path -> kn_conf), lk_admin.c (the admin
  * userdata), lk_producer.c, lk_consumer.c + lk_records.c (consumer
  * records and topic-partition lists), lk_callback.c (the pcall
- * trampoline and the C-memory guard).
+ * trampoline and the C-memory guard), lk_log.c (log handler option),
+ * lk_ready.c (the consumer's readiness socket).
  *
  * Threads: every function here runs on the thread that owns the
  * lua_State; the library's network threads never see a lua_State.
@@ -121,6 +122,20 @@ int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_siz
 void lk_ready_rearm(lk_ready *r);
 /* Removes the hook (c may be NULL once closed), closes, unlinks. */
 void lk_ready_close(lk_ready *r, kn_consumer *c);
+
+/* ---- lk_log.c: the log / log_level client options ---- */
+
+/* Raises unless the options table at opts (may be none/nil) has a valid
+ * log (function) and log_level; call before allocating anything. */
+void lk_log_check_opts(lua_State *L, int opts);
+/* Stores options.log in the uservalue table at uv and installs the
+ * handler on conf: with a log function, a new queue in *qp (owned by
+ * the client: kn_log_queue_destroy after the client is closed).
+ * Returns KN_OK or KN_ERR__NOMEM. */
+int lk_log_setup(lua_State *L, int opts, int uv, kn_conf *conf, kn_log_queue **qp);
+/* Runs uv.log(level, message) for the records queued now (q may be
+ * NULL); keeps the stack as it was. */
+void lk_log_deliver(lua_State *L, kn_log_queue *q, int uv);
 
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);

@@ -22,7 +22,8 @@
 #define LK_ADMIN_MT "kafka_native.admin"
 
 typedef struct lk_admin {
-    kn_admin *admin; /* NULL once closed */
+    kn_admin *admin;    /* NULL once closed */
+    kn_log_queue *logq; /* options.log's queue, or NULL */
 } lk_admin;
 
 static lk_admin *lk_admin_check(lua_State *L) {
@@ -32,17 +33,51 @@ static lk_admin *lk_admin_check(lua_State *L) {
     return la;
 }
 
-static void lk_admin_close_ud(lk_admin *la) {
+/* The one close path; run_lua: hand the last log records to the log
+ * function (never from __gc). */
+static void lk_admin_close_ud(lua_State *L, lk_admin *la, int run_lua) {
     if (la->admin) {
         kn_admin_destroy(la->admin);
         la->admin = NULL;
     }
+    if (la->logq && run_lua) {
+        lua_getuservalue(L, 1);
+        lk_log_deliver(L, la->logq, lua_gettop(L));
+        lua_pop(L, 1);
+    }
+    kn_log_queue_destroy(la->logq);
+    la->logq = NULL;
 }
 
-/* close(), __gc and __close (5.4 passes the error as a 2nd argument). */
+/* close() and __close (5.4 passes the error as a 2nd argument). */
 static int lk_admin_close(lua_State *L) {
-    lk_admin_close_ud((lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT));
+    lk_admin_close_ud(L, (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT), 1);
     return 0;
+}
+
+static int lk_admin_gc(lua_State *L) {
+    lk_admin_close_ud(L, (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT), 0);
+    return 0;
+}
+
+/* Every admin method runs through this closure (upvalue 1: the method):
+ * after the call, the log records it caused reach options.log on this
+ * thread. Errors raised by the method propagate unchanged. */
+static int lk_admin_logged(lua_State *L) {
+    int n = lua_gettop(L);
+    lua_pushvalue(L, 1);                   /* n + 1: self, kept */
+    lua_pushvalue(L, lua_upvalueindex(1)); /* n + 2: the method */
+    for (int i = 1; i <= n; i++)
+        lua_pushvalue(L, i);
+    lua_call(L, n, LUA_MULTRET);
+    int nres = lua_gettop(L) - (n + 1);
+    lk_admin *la = (lk_admin *)luaL_testudata(L, n + 1, LK_ADMIN_MT);
+    if (la && la->logq && kn_log_queue_count(la->logq)) {
+        lua_getuservalue(L, n + 1);
+        lk_log_deliver(L, la->logq, lua_gettop(L));
+        lua_pop(L, 1);
+    }
+    return nres;
 }
 
 static int lk_admin_tostring(lua_State *L) {
@@ -56,16 +91,28 @@ static int lk_admin_tostring(lua_State *L) {
 
 int lk_admin_new(lua_State *L) {
     luaL_checkany(L, 1);
+    lk_check_opt_table(L, 2);
+    lua_settop(L, 2);
+    lk_log_check_opts(L, 2);
     lk_admin *la = (lk_admin *)lk_newuserdata(L, sizeof(*la));
     memset(la, 0, sizeof(*la));
     luaL_getmetatable(L, LK_ADMIN_MT);
     lua_setmetatable(L, -2);
+    lua_createtable(L, 0, 1);
+    lua_setuservalue(L, -2);
 
     char errstr[512] = "";
     int err = KN_OK;
     kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_ADMIN, errstr, sizeof(errstr), &err);
     if (!conf)
         return lk_push_error(L, err, errstr);
+    lua_getuservalue(L, 3);
+    err = lk_log_setup(L, 2, lua_gettop(L), conf, &la->logq);
+    lua_pop(L, 1);
+    if (err) {
+        kn_conf_destroy(conf);
+        return lk_push_error(L, err, NULL);
+    }
     la->admin = kn_admin_new(conf, errstr, sizeof(errstr));
     kn_conf_destroy(conf);
     if (!la->admin)
@@ -540,7 +587,7 @@ static const luaL_Reg lk_admin_methods[] = {
 };
 
 static const luaL_Reg lk_admin_meta[] = {
-    {"__gc", lk_admin_close},
+    {"__gc", lk_admin_gc},
 #if LUA_VERSION_NUM >= 504
     {"__close", lk_admin_close},
 #endif
@@ -556,7 +603,12 @@ void lk_admin_register(lua_State *L) {
     lua_pop(L, 1);
     if (luaL_newmetatable(L, LK_ADMIN_MT)) {
         luaL_setfuncs(L, lk_admin_meta, 0);
-        luaL_newlib(L, lk_admin_methods);
+        lua_createtable(L, 0, (int)(sizeof lk_admin_methods / sizeof lk_admin_methods[0]));
+        for (const luaL_Reg *m = lk_admin_methods; m->name; m++) {
+            lua_pushcfunction(L, m->func);
+            lua_pushcclosure(L, lk_admin_logged, 1);
+            lua_setfield(L, -2, m->name);
+        }
         lua_setfield(L, -2, "__index");
         lua_pushliteral(L, "kafka_native.admin");
         lua_setfield(L, -2, "__name");

@@ -45,7 +45,8 @@ typedef struct lk_consumer {
     kn_consumer *c;            /* NULL once closed */
     lk_commit_ev *head, *tail; /* finished commits, callbacks not run */
     int has_deser, has_on_consume, has_on_commit;
-    lk_ready ready; /* readiness socket (ready_listen / ready_accept) */
+    lk_ready ready;    /* readiness socket (ready_listen / ready_accept) */
+    kn_log_queue *logq; /* options.log's queue, or NULL */
 } lk_consumer;
 
 static lk_consumer *lk_consumer_check(lua_State *L) {
@@ -172,10 +173,16 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
     }
     if (!run_lua) {
         lk_consumer_discard(lc);
+        kn_log_queue_destroy(lc->logq);
+        lc->logq = NULL;
         return 0;
     }
     lua_getuservalue(L, 1);
     int uv = lua_gettop(L);
+    /* The network thread is gone: these are the last records. */
+    lk_log_deliver(L, lc->logq, uv);
+    kn_log_queue_destroy(lc->logq);
+    lc->logq = NULL;
     int failed = 0;
     while (lc->head) {
         if (lk_consumer_run_events(L, lc, uv) != LUA_OK) {
@@ -240,6 +247,7 @@ int lk_consumer_new(lua_State *L) {
         }
         lua_pop(L, 1);
     }
+    lk_log_check_opts(L, 2);
     lk_consumer *lc = (lk_consumer *)lk_newuserdata(L, sizeof(*lc));
     memset(lc, 0, sizeof(*lc));
     lk_ready_init(&lc->ready);
@@ -265,6 +273,13 @@ int lk_consumer_new(lua_State *L) {
     kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_CONSUMER, errstr, sizeof(errstr), &err);
     if (!conf)
         return lk_push_error(L, err, errstr);
+    lua_getuservalue(L, 3);
+    err = lk_log_setup(L, 2, lua_gettop(L), conf, &lc->logq);
+    lua_pop(L, 1);
+    if (err) {
+        kn_conf_destroy(conf);
+        return lk_push_error(L, err, NULL);
+    }
     lc->c = kn_consumer_new(conf, errstr, sizeof(errstr));
     kn_conf_destroy(conf);
     if (!lc->c)
@@ -340,6 +355,7 @@ static int lk_consumer_poll(lua_State *L) {
     kn_records *recs = NULL;
     lk_ready_rearm(&lc->ready);
     int err = kn_consumer_poll(lc->c, timeout_ms, &recs, errstr, sizeof(errstr));
+    lk_log_deliver(L, lc->logq, 2);
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = recs;
@@ -632,6 +648,7 @@ static int lk_consumer_commit(lua_State *L) {
     }
     lua_settop(L, 4);
     lua_getuservalue(L, 1); /* 5 */
+    lk_log_deliver(L, lc->logq, 5);
     int status = lk_consumer_run_events(L, lc, 5);
     if (status == LUA_OK && lc->has_on_commit) {
         lua_getfield(L, 5, "on_commit");

@@ -46,6 +46,9 @@ typedef struct lk_producer {
     lk_report *head, *tail; /* served by the library, not yet by Lua */
     int has_default_cb;     /* uservalue.on_delivery is a function */
     int has_serializer;     /* uservalue.key_ or value_serializer is one */
+    int has_on_send;        /* uservalue.on_send is a function */
+    int has_on_ack;         /* uservalue.on_acknowledgement is one */
+    kn_log_queue *logq;     /* options.log's queue, or NULL */
 } lk_producer;
 
 static lk_producer *lk_producer_check(lua_State *L) {
@@ -118,12 +121,30 @@ static int lk_producer_drain(lua_State *L, lk_producer *lp, int uv, lua_Integer 
         if (r->ref != LUA_NOREF)
             luaL_unref(L, uv, r->ref);
         lk_report_free(r);
+        /* Stack: callback, report. The interceptor sees every report
+         * first; when it raises, the record's callback still runs (a
+         * broken interceptor must not eat reports) and the call returns
+         * the interceptor's error. */
+        int status = LUA_OK;
+        if (lp->has_on_ack) {
+            lua_getfield(L, uv, "on_acknowledgement");
+            lua_pushvalue(L, -2);
+            status = lk_pcall(L, 1, 0);
+            if (status != LUA_OK)
+                lua_insert(L, -3); /* message, callback, report */
+        }
         if (!lua_isfunction(L, -2)) {
             lua_pop(L, 2);
-            continue;
+        } else {
+            int cb_status = lk_pcall(L, 1, 0);
+            if (cb_status != LUA_OK) {
+                if (status == LUA_OK)
+                    status = cb_status;
+                else
+                    lua_pop(L, 1); /* the interceptor's error comes first */
+            }
         }
         (*served)++;
-        int status = lk_pcall(L, 1, 0);
         if (status != LUA_OK)
             return status;
     }
@@ -152,10 +173,16 @@ static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, i
     }
     if (!run_lua) {
         lk_producer_discard(lp);
+        kn_log_queue_destroy(lp->logq);
+        lp->logq = NULL;
         return 0;
     }
     lua_getuservalue(L, 1);
     int uv = lua_gettop(L);
+    /* The network thread is gone: these are the last records. */
+    lk_log_deliver(L, lp->logq, uv);
+    kn_log_queue_destroy(lp->logq);
+    lp->logq = NULL;
     int cb_failed = 0;
     lua_Integer served = 0;
     /* Every report is delivered; the first callback error is kept. */
@@ -210,15 +237,17 @@ static int lk_producer_tostring(lua_State *L) {
     return 1;
 }
 
-static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer", "value_serializer"};
+static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer", "value_serializer", "on_send",
+                                                  "on_acknowledgement"};
+#define LK_PRODUCER_FN_OPTS 5
 
 /* kafka_native.producer(config [, {on_delivery=, key_serializer=,
- * value_serializer=}]) */
+ * value_serializer=, on_send=, on_acknowledgement=, log=, log_level=}]) */
 int lk_producer_new(lua_State *L) {
     luaL_checkany(L, 1);
     lk_check_opt_table(L, 2);
     lua_settop(L, 2);
-    for (int i = 0; i < 3 && !lua_isnil(L, 2); i++) {
+    for (int i = 0; i < LK_PRODUCER_FN_OPTS && !lua_isnil(L, 2); i++) {
         lua_getfield(L, 2, lk_producer_fn_opts[i]);
         if (!lua_isnil(L, -1) && !lua_isfunction(L, -1)) {
             lua_pushfstring(L, "option '%s' must be a function", lk_producer_fn_opts[i]);
@@ -226,18 +255,23 @@ int lk_producer_new(lua_State *L) {
         }
         lua_pop(L, 1);
     }
+    lk_log_check_opts(L, 2);
     lk_producer *lp = (lk_producer *)lk_newuserdata(L, sizeof(*lp));
     memset(lp, 0, sizeof(*lp));
     luaL_getmetatable(L, LK_PRODUCER_MT);
     lua_setmetatable(L, -2);
-    lua_createtable(L, 0, 3);
-    for (int i = 0; i < 3 && !lua_isnil(L, 2); i++) {
+    lua_createtable(L, 0, LK_PRODUCER_FN_OPTS + 1);
+    for (int i = 0; i < LK_PRODUCER_FN_OPTS && !lua_isnil(L, 2); i++) {
         lua_getfield(L, 2, lk_producer_fn_opts[i]);
         if (lua_isfunction(L, -1)) {
             if (i == 0)
                 lp->has_default_cb = 1;
-            else
+            else if (i < 3)
                 lp->has_serializer = 1;
+            else if (i == 3)
+                lp->has_on_send = 1;
+            else
+                lp->has_on_ack = 1;
         }
         lua_setfield(L, -2, lk_producer_fn_opts[i]);
     }
@@ -248,6 +282,13 @@ int lk_producer_new(lua_State *L) {
     kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_PRODUCER, errstr, sizeof(errstr), &err);
     if (!conf)
         return lk_push_error(L, err, errstr);
+    lua_getuservalue(L, 3);
+    err = lk_log_setup(L, 2, lua_gettop(L), conf, &lp->logq);
+    lua_pop(L, 1);
+    if (err) {
+        kn_conf_destroy(conf);
+        return lk_push_error(L, err, NULL);
+    }
     lp->p = kn_producer_new(conf, NULL, lp, errstr, sizeof(errstr));
     kn_conf_destroy(conf);
     if (!lp->p)
@@ -343,6 +384,51 @@ static int lk_serialize(lua_State *L, const char *name, int slot) {
     return LUA_OK;
 }
 
+/* The on_send interceptor (send's stack: 1 producer, 2 topic, 3 value,
+ * 4 options or nil): calls it with the record as a table {topic=,
+ * value=, key=, partition=, timestamp=, headers=} before serializers
+ * and partitioner, as Java's ProducerInterceptor.onSend, and puts the
+ * returned record's fields back into slots 2..4 (keeping the options'
+ * on_delivery). Returns LUA_OK, or an error status with the message on
+ * top. */
+static int lk_on_send(lua_State *L) {
+    static const char *const fields[] = {"key", "partition", "timestamp", "headers"};
+    lua_getuservalue(L, 1);
+    lua_getfield(L, -1, "on_send");
+    lua_createtable(L, 0, 6);
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, "topic");
+    lua_pushvalue(L, 3);
+    lua_setfield(L, -2, "value");
+    for (int i = 0; i < 4 && !lua_isnil(L, 4); i++) {
+        lua_getfield(L, 4, fields[i]);
+        lua_setfield(L, -2, fields[i]);
+    }
+    int status = lk_pcall(L, 1, 1);
+    if (status != LUA_OK)
+        return status;
+    if (lua_type(L, -1) != LUA_TTABLE) {
+        lua_pushfstring(L, "on_send returned a %s, not a record table", luaL_typename(L, -1));
+        return LUA_ERRRUN;
+    }
+    int rec = lua_gettop(L);
+    lua_createtable(L, 0, 5); /* the new options */
+    for (int i = 0; i < 4; i++) {
+        lua_getfield(L, rec, fields[i]);
+        lua_setfield(L, -2, fields[i]);
+    }
+    if (!lua_isnil(L, 4)) {
+        lua_getfield(L, 4, "on_delivery");
+        lua_setfield(L, -2, "on_delivery");
+    }
+    lua_replace(L, 4);
+    lua_getfield(L, rec, "value");
+    lua_replace(L, 3);
+    lua_getfield(L, rec, "topic");
+    lua_replace(L, 2);
+    return LUA_OK;
+}
+
 /* producer:send(topic, value [, {key=, partition=, headers=, timestamp=,
  * on_delivery=}]) -> true, or nil, message, code. With the producer's
  * key_serializer / value_serializer, key and value may be any Lua value
@@ -358,6 +444,14 @@ static int lk_producer_send(lua_State *L) {
         return luaL_argerror(L, 2, "topic (string) expected");
     lk_check_opt_table(L, 4);
     lua_settop(L, 4);
+    if (lp->has_on_send) {
+        int status = lk_on_send(L);
+        if (status != LUA_OK)
+            return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
+        lua_settop(L, 4);
+        if (lua_type(L, 2) != LUA_TSTRING)
+            return lk_push_error(L, KN_ERR__CALLBACK, "on_send returned a record without a topic (string)");
+    }
     if (lua_isnil(L, 4))
         lua_pushnil(L);
     else
@@ -396,7 +490,7 @@ static int lk_producer_send(lua_State *L) {
 
     lk_report *r = NULL;
     int ref = LUA_NOREF;
-    if (per_record_cb || lp->has_default_cb) {
+    if (per_record_cb || lp->has_default_cb || lp->has_on_ack) {
         if (per_record_cb) {
             lua_getfield(L, 4, "on_delivery");
             ref = luaL_ref(L, 6); /* may raise: nothing allocated yet */
@@ -439,6 +533,7 @@ static int lk_producer_poll(lua_State *L) {
     if (lp->p == NULL) /* a callback closed it */
         goto done;
     kn_producer_poll(lp->p, served > 0 ? 0 : timeout_ms);
+    lk_log_deliver(L, lp->logq, 2);
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
 done:
@@ -454,6 +549,7 @@ static int lk_producer_flush(lua_State *L) {
     lua_settop(L, 1);
     lua_getuservalue(L, 1);
     int rc = kn_producer_flush(lp->p, timeout_ms);
+    lk_log_deliver(L, lp->logq, 2);
     lua_Integer served = 0;
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));

@@ -27,6 +27,10 @@ struct kn_conf {
     kn_client_type type;
     size_t nslots;
     kn_conf_slot *slots;
+    /* kn_conf_set_log_cb: not a Kafka key, copied by kn_conf_dup */
+    kn_log_cb *log_fn;
+    void *log_opaque;
+    int log_level; /* -1: the process default */
 };
 
 static const char *client_name(kn_client_type t) {
@@ -44,6 +48,7 @@ kn_conf *kn_conf_new(kn_client_type type) {
     if (!conf)
         return NULL;
     conf->type = type;
+    conf->log_level = -1;
     conf->nslots = kn_conf_key_count();
     conf->slots = kn_calloc(conf->nslots, sizeof(*conf->slots));
     if (!conf->slots) {
@@ -68,6 +73,9 @@ kn_conf *kn_conf_dup(const kn_conf *src) {
     kn_conf *conf = kn_conf_new(src->type);
     if (!conf)
         return NULL;
+    conf->log_fn = src->log_fn;
+    conf->log_opaque = src->log_opaque;
+    conf->log_level = src->log_level;
     for (size_t i = 0; i < src->nslots; i++) {
         conf->slots[i].state = src->slots[i].state;
         if (src->slots[i].val && !(conf->slots[i].val = kn_strdup(src->slots[i].val))) {
@@ -79,6 +87,21 @@ kn_conf *kn_conf_dup(const kn_conf *src) {
 }
 
 kn_client_type kn_conf_client_type(const kn_conf *conf) { return conf->type; }
+
+int kn_conf_set_log_cb(kn_conf *conf, int max_level, kn_log_cb *fn, void *opaque) {
+    if (!conf || max_level < -1 || max_level > KN_LOG_DEBUG)
+        return KN_ERR__INVALID_ARG;
+    conf->log_fn = fn;
+    conf->log_opaque = fn ? opaque : NULL;
+    conf->log_level = max_level;
+    return KN_OK;
+}
+
+kn_log_cb *kn_conf_log_cb(const kn_conf *conf, int *max_level, void **opaque) {
+    *max_level = conf->log_level;
+    *opaque = conf->log_opaque;
+    return conf->log_fn;
+}
 
 /* Slot of key if it exists for this client type, else -1. */
 static long slot_of(const kn_conf *conf, const char *key) {

@@ -375,6 +375,10 @@ struct kn_consumer {
     void *ready_opaque;
 };
 
+/* tplist.c: kn_topic_partition_list_add without the partition >= 0
+ * check (subscription lists name topics with partition -1). */
+int knc_tplist_add_any(kn_topic_partition_list *list, const char *topic, int32_t partition);
+
 /* consumer.c: replaces the assignment (c->lock NOT held); what
  * kn_consumer_assign does, without the subscription check. */
 int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list);
@@ -392,9 +396,11 @@ void kng_polled(kn_consumer *c, int64_t now_ms);
 /* close: revoke, leave (dynamic), free. No lock. */
 void kng_close(kn_consumer *c);
 void kng_destroy(kn_consumer *c);
-/* c->lock held: the generation / member id commits carry (-1 / "" when
- * not a group member). member_id stays valid until the lock is dropped. */
-int32_t kng_commit_identity(const kn_consumer *c, const char **member_id);
+/* c->lock held: the generation, member id and group.instance.id commits
+ * carry (-1 / "" / NULL when not a group member). The strings stay valid
+ * until the lock is dropped. */
+int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
+                            const char **instance_id);
 
 /* Fires the readiness hook (c->lock held): poll may now return
  * something without waiting. */

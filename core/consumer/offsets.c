@@ -104,16 +104,20 @@ static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
     r->group_id = knc_s(c->group_id);
     /* A group member's commit carries its generation (or member epoch)
      * and member id, so the coordinator rejects a fenced member's. */
-    const char *member = "";
-    r->generation_id_or_member_epoch = kng_commit_identity(c, &member);
-    size_t mlen = strlen(member);
-    char *mcopy = kn_arena_alloc(&cm->arena, mlen + 1);
+    const char *member = "", *instance = NULL;
+    r->generation_id_or_member_epoch = kng_commit_identity(c, &member, &instance);
+    size_t mlen = strlen(member), ilen = instance ? strlen(instance) : 0;
+    char *mcopy = kn_arena_alloc(&cm->arena, mlen + ilen + 2);
     if (!mcopy)
         return KN_ERR__NOMEM;
     memcpy(mcopy, member, mlen + 1);
     r->member_id = knc_s(mcopy);
     r->group_instance_id.ptr = NULL;
     r->group_instance_id.len = -1;
+    if (instance) {
+        memcpy(mcopy + mlen + 1, instance, ilen + 1);
+        r->group_instance_id = knc_s(mcopy + mlen + 1);
+    }
     size_t n = kn_topic_partition_list_count(cm->offsets);
     r->topics.items = kn_arena_calloc(&cm->arena, n ? n : 1, sizeof(*r->topics.items));
     if (!r->topics.items)

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "consumer/consumer_int.h"
 #include "kafka_native.h"
 #include "kn_alloc.h"
 
@@ -58,7 +59,13 @@ kn_topic_partition_list *kn_topic_partition_list_copy(const kn_topic_partition_l
 
 int kn_topic_partition_list_add(kn_topic_partition_list *list, const char *topic,
                                 int32_t partition) {
-    if (!list || !topic || !*topic || partition < 0)
+    if (partition < 0)
+        return KN_ERR__INVALID_ARG;
+    return knc_tplist_add_any(list, topic, partition);
+}
+
+int knc_tplist_add_any(kn_topic_partition_list *list, const char *topic, int32_t partition) {
+    if (!list || !topic || !*topic)
         return KN_ERR__INVALID_ARG;
     if (list->count > 0x7ffffffe)
         return KN_ERR__INVALID_ARG;

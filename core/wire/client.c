@@ -466,6 +466,9 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     if (!c->set.client_id)
         c->set.client_id = kn_strdup(c->set.kind);
     kn_logger_init(&c->log, c->set.client_id ? c->set.client_id : "");
+    /* Before the network thread starts: it reads both unlocked. */
+    kn_logger_set_level(&c->log, c->set.log_level);
+    kn_logger_set_handler(&c->log, c->set.log_fn, c->set.log_opaque);
     c->loop.wake_fd = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t ca;

@@ -38,6 +38,7 @@ void knw_settings_defaults(knw_settings *s, const char *kind) {
      * allow.auto.create.topics (read in knw_settings_from_conf). */
     s->allow_auto_topic_creation = !strcmp(s->kind, "producer");
     s->max_response_bytes = 100u << 20;
+    s->log_level = -1;
 }
 
 void knw_settings_free(knw_settings *s) {
@@ -91,6 +92,7 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
                            size_t errstr_size) {
     knw_settings_defaults(s, kind);
     kn_client_type type = kn_conf_client_type(conf);
+    s->log_fn = kn_conf_log_cb(conf, &s->log_level, &s->log_opaque);
 
     const char *sp = kn_conf_get_str(conf, "security.protocol");
     if (sp && strcasecmp(sp, "PLAINTEXT") != 0) {

@@ -50,6 +50,9 @@ typedef struct knw_settings {
     bool allow_auto_topic_creation;
     size_t max_response_bytes; /* cap on one response frame */
     char kind[16];             /* "producer", "consumer", "admin" */
+    kn_log_fn *log_fn;         /* kn_conf_set_log_cb; NULL: stderr */
+    void *log_opaque;
+    int log_level; /* -1: the process default */
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */

@@ -14,6 +14,9 @@
  *    session.timeout.ms and consumption resumes from its last commits;
  *  - a static member (group.instance.id) restarted within the session
  *    timeout gets its partitions back, the other member sees no change;
+ *  - a member that stops polling for longer than max.poll.interval.ms
+ *    leaves (the other takes everything), reports its partitions lost on
+ *    its next poll and rejoins, with a valid group identity;
  *  - a pattern subscription picks up a matching topic created later.
  *
  * Every wait is bounded; a member still running at the end is killed.
@@ -37,16 +40,17 @@
 
 extern char **environ;
 
-#define NPART 6
-#define MAX_EVENTS 4096
+#define NPART       6
+#define MAX_EVENTS  4096
 #define MAX_MEMBERS 4
-#define WAIT_MS 60000
+#define WAIT_MS     60000
 
 /* ---- member processes ---------------------------------------------------- */
 
 typedef struct member {
     char name[16];
     char log[256];
+    char err[300]; /* stderr: library warnings, sanitizer reports */
     pid_t pid;
 } member;
 
@@ -88,7 +92,8 @@ static void member_start(member *m, const char *name, const char *group, const c
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, m->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    snprintf(m->err, sizeof m->err, "%s.err", m->log);
+    posix_spawn_file_actions_addopen(&fa, 2, m->err, O_WRONLY | O_CREAT | O_APPEND, 0644);
     int rc = posix_spawn(&m->pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
@@ -120,7 +125,9 @@ static void member_stop(member *m) {
     if (m->pid > 0)
         kill(m->pid, SIGTERM);
     int st = member_wait(m, 30000);
-    assert_true(WIFEXITED(st));
+    /* A clean close exits 0 (also under ASan/UBSan: no leak, no report). */
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("member %s exited with status %d (see %s)", m->name, st, m->err);
 }
 
 static void member_kill(member *m) {
@@ -435,8 +442,10 @@ static long long real_ms(void) {
 }
 
 static void remove_logs(member *ms, int count) {
-    for (int i = 0; i < count; i++)
+    for (int i = 0; i < count; i++) {
         unlink(ms[i].log);
+        unlink(ms[i].err);
+    }
 }
 
 /* ---- the handoff ---------------------------------------------------------------- */
@@ -490,8 +499,8 @@ static void handoff(const char *strategy, const char *protocol) {
     }
     const char *topics[] = {topic};
     check_exclusive(lg, 2, topics, 1, NPART, -1, 0);
-    print_message("handoff %s: %d assignment events, %lld records per partition, all consumed\n",
-                  sval, lg->nev, (long long)next[0]);
+    print_message("handoff %s: %d assignment events, %lld records per partition, all consumed\n", sval,
+                  lg->nev, (long long)next[0]);
     free(lg);
     consumed_free(&cs);
     kn_producer_close(pr, 10000);
@@ -631,6 +640,93 @@ static void test_static_restart(void **state) {
     remove_logs(ms, 3);
 }
 
+/* ---- max.poll.interval.ms ----------------------------------------------------------- */
+
+/* The ts of the first line of m's log containing word at or after
+ * after_ts (copied to line_out), or -1. */
+static long long first_line(const member *m, const char *word, long long after_ts, char *line_out, size_t n) {
+    FILE *f = fopen(m->log, "r");
+    assert_non_null(f);
+    char line[4096];
+    long long found = -1;
+    while (fgets(line, sizeof line, f)) {
+        long long ts;
+        if (sscanf(line, "%lld", &ts) != 1 || ts < after_ts || !strstr(line, word))
+            continue;
+        found = ts;
+        if (line_out)
+            snprintf(line_out, n, "%s", line);
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+static void test_poll_timeout(void **state) {
+    (void)state;
+    char topic[256], group[64];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-poll"));
+    snprintf(group, sizeof group, "g-poll-%d", (int)getpid());
+    create_topic(topic, NPART);
+    member ms[2];
+    member_start(&ms[1], "B", group, "--topic", topic, "--session-ms", "6000", "--quiet-records", NULL);
+    wait_owns(&ms[1], 1, (int[]){6});
+    /* A stops polling for 9 s right after its first assignment, with
+     * max.poll.interval.ms 4000: it must leave, B takes everything,
+     * and A's next poll reports its partitions lost and rejoins. */
+    member_start(&ms[0], "A", group, "--topic", topic, "--session-ms", "6000", "--max-poll-ms", "4000",
+                 "--stall-ms", "9000", "--quiet-records", NULL);
+    int64_t end = kn_test_now_ms() + WAIT_MS;
+    long long lost_ts;
+    while ((lost_ts = first_line(&ms[0], " LOST ", 0, NULL, 0)) < 0) {
+        if (kn_test_now_ms() > end)
+            fail_msg("A never reported its partitions lost");
+        usleep(100000);
+    }
+    long long stall_ts = first_line(&ms[0], " STALL ", 0, NULL, 0);
+    assert_true(stall_ts > 0 && stall_ts < lost_ts);
+    /* B owned all 6 again while A was stalled */
+    FILE *f = fopen(ms[1].log, "r");
+    assert_non_null(f);
+    char line[4096];
+    bool took_all = false;
+    while (fgets(line, sizeof line, f)) {
+        long long ts;
+        char *own = strstr(line, " OWN ");
+        if (own && sscanf(line, "%lld", &ts) == 1 && ts > stall_ts && ts < lost_ts) {
+            own[5 + strcspn(own + 5, "\n")] = '\0';
+            if (list_count(own + 5) == NPART)
+                took_all = true;
+        }
+    }
+    fclose(f);
+    assert_true(took_all);
+    wait_owns(ms, 2, (int[]){3, 3});
+    /* the identity the member reports after rejoining */
+    char meta[4096];
+    end = kn_test_now_ms() + WAIT_MS; /* META follows ASSIGNED from the next poll */
+    while (first_line(&ms[0], " META ", lost_ts, meta, sizeof meta) < 0) {
+        if (kn_test_now_ms() > end)
+            fail_msg("A wrote no META line after rejoining");
+        usleep(50000);
+    }
+    long long ts;
+    char name[32], word[32], member_id[512], instance[256], sub[512];
+    int gen;
+    assert_int_equal(
+        sscanf(meta, "%lld %31s %31s %d %511s %255s %511s", &ts, name, word, &gen, member_id, instance, sub),
+        7);
+    assert_true(gen >= 1);
+    assert_string_not_equal(member_id, "-");
+    assert_string_equal(instance, "-");
+    char want_sub[300];
+    snprintf(want_sub, sizeof want_sub, "%s:-1", topic);
+    assert_string_equal(sub, want_sub);
+    member_stop(&ms[0]);
+    member_stop(&ms[1]);
+    remove_logs(ms, 2);
+}
+
 /* ---- pattern --------------------------------------------------------------------------- */
 
 static void test_pattern(void **state) {
@@ -677,10 +773,11 @@ int main(void) {
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handoff_range),       cmocka_unit_test(test_handoff_roundrobin),
-        cmocka_unit_test(test_handoff_sticky),      cmocka_unit_test(test_handoff_cooperative),
-        cmocka_unit_test(test_handoff_kip848),      cmocka_unit_test(test_kill),
-        cmocka_unit_test(test_static_restart),      cmocka_unit_test(test_pattern),
+        cmocka_unit_test(test_handoff_range),  cmocka_unit_test(test_handoff_roundrobin),
+        cmocka_unit_test(test_handoff_sticky), cmocka_unit_test(test_handoff_cooperative),
+        cmocka_unit_test(test_handoff_kip848), cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_static_restart), cmocka_unit_test(test_poll_timeout),
+        cmocka_unit_test(test_pattern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -205,8 +205,10 @@ static int kng_leader_assign(kn_consumer *c, const kp_JoinGroupResponse *jr, kn_
     kng_group *g = c->grp;
     const kn_assignor *asg = kn_asg_list_find(g->asgs, g->protocol_name);
     if (!asg) {
-        kn_errstr_set(errstr, n, "the coordinator chose assignor \"%s\", which this member "
-                      "does not offer", g->protocol_name ? g->protocol_name : "(null)");
+        kn_errstr_set(errstr, n,
+                      "the coordinator chose assignor \"%s\", which this member "
+                      "does not offer",
+                      g->protocol_name ? g->protocol_name : "(null)");
         return KN_ERR_INCONSISTENT_GROUP_PROTOCOL;
     }
     int32_t m = jr->members.count;
@@ -218,8 +220,9 @@ static int kng_leader_assign(kn_consumer *c, const kp_JoinGroupResponse *jr, kn_
     for (int32_t i = 0; i < m; i++) {
         const kp_JoinGroupResponse_JoinGroupResponseMember *jm = &jr->members.items[i];
         int16_t ver;
-        int err = kn_cp_subscription_decode(jm->metadata.ptr, jm->metadata.len < 0 ? 0 : (size_t)jm->metadata.len,
-                                            a, &mem[i], &ver, errstr, n);
+        int err =
+            kn_cp_subscription_decode(jm->metadata.ptr, jm->metadata.len < 0 ? 0 : (size_t)jm->metadata.len,
+                                      a, &mem[i], &ver, errstr, n);
         if (err)
             return err;
         mem[i].member_id = jm->member_id.len >= 0 ? kn_arena_alloc(a, (size_t)jm->member_id.len + 1) : "";
@@ -313,8 +316,8 @@ static int kng_leader_assign(kn_consumer *c, const kp_JoinGroupResponse *jr, kn_
         uint8_t *buf;
         size_t blen;
         const kn_asg_assignment *as = &out.members[i];
-        if (kn_cp_assignment_encode(as->parts, as->part_cnt, as->user_data, as->user_data_len,
-                                    KN_CP_VERSION, &buf, &blen) != 0) {
+        if (kn_cp_assignment_encode(as->parts, as->part_cnt, as->user_data, as->user_data_len, KN_CP_VERSION,
+                                    &buf, &blen) != 0) {
             kn_asg_output_free(&out);
             return KN_ERR__NOMEM;
         }
@@ -393,8 +396,8 @@ static void kng_sync_done(knw_client *client, knw_resp *resp, void *opaque) {
     char errstr[256];
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     if (sr->assignment.len > 0)
-        err = kn_cp_assignment_decode(sr->assignment.ptr, (size_t)sr->assignment.len, &a, &parts,
-                                      &cnt, &ud, &udlen, &ver, errstr, sizeof errstr);
+        err = kn_cp_assignment_decode(sr->assignment.ptr, (size_t)sr->assignment.len, &a, &parts, &cnt, &ud,
+                                      &udlen, &ver, errstr, sizeof errstr);
     for (int32_t i = 0; l && !err && i < cnt; i++)
         if (kn_topic_partition_list_add(l, parts[i].topic, parts[i].partition) < 0)
             err = KN_ERR__NOMEM;
@@ -440,9 +443,11 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len);
     g->generation = jr->generation_id;
     kn_free(g->protocol_name);
-    g->protocol_name = jr->protocol_name.len >= 0 ? kn_strndup(jr->protocol_name.ptr, (size_t)jr->protocol_name.len) : NULL;
+    g->protocol_name =
+        jr->protocol_name.len >= 0 ? kn_strndup(jr->protocol_name.ptr, (size_t)jr->protocol_name.len) : NULL;
     kn_free(g->leader_id);
-    g->leader_id = kn_strndup(jr->leader.ptr ? jr->leader.ptr : "", jr->leader.len > 0 ? (size_t)jr->leader.len : 0);
+    g->leader_id =
+        kn_strndup(jr->leader.ptr ? jr->leader.ptr : "", jr->leader.len > 0 ? (size_t)jr->leader.len : 0);
     sync = kng_req_new(c, KP_API_SYNC_GROUP);
     if (!sync) {
         kng_join_failed(c, KN_ERR__NOMEM, "SyncGroup");
@@ -467,8 +472,8 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
             goto out;
         }
     }
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)",
-           c->group_id, (int)g->generation, leader ? "leader" : "follower", (int)jr->members.count,
+    kn_log(NULL, KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->group_id,
+           (int)g->generation, leader ? "leader" : "follower", (int)jr->members.count,
            g->protocol_name ? g->protocol_name : "-");
     sync->timeout_ms = g->rebalance_timeout_ms + 5000;
     g->inflight = true;
@@ -650,8 +655,8 @@ void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, i
     }
     /* Heartbeats keep the generation alive whenever we hold one outside
      * the join round itself. */
-    if (member && !g->hb_inflight && c->coord_id >= 0 && g->state != KNG_JOINING &&
-        g->state != KNG_SYNCING && g->state != KNG_FATAL && g->state != KNG_IDLE) {
+    if (member && !g->hb_inflight && c->coord_id >= 0 && g->state != KNG_JOINING && g->state != KNG_SYNCING &&
+        g->state != KNG_FATAL && g->state != KNG_IDLE) {
         if (now_ms >= g->next_hb_ms) {
             kng_req *h = kng_req_new(c, KP_API_HEARTBEAT);
             if (h) {
@@ -703,8 +708,8 @@ void kng_classic_leave(kn_consumer *c, const char *reason) {
     pthread_mutex_unlock(&c->lock);
     if (!r)
         return;
-    knw_resp *resp = knw_call(c->client, r->node, KP_API_LEAVE_GROUP, 3, -1, &r->u.leave,
-                              c->request_timeout_ms);
+    knw_resp *resp =
+        knw_call(c->client, r->node, KP_API_LEAVE_GROUP, 3, -1, &r->u.leave, c->request_timeout_ms);
     const kp_LeaveGroupResponse *lr = resp->body;
     int err = resp->err ? resp->err : !lr ? KN_ERR__PROTOCOL : lr->error_code;
     if (!err && lr->members.count > 0)

@@ -80,7 +80,7 @@ typedef struct kng_group {
     bool rejoin;      /* rejoin requested (heartbeat error, enforce, metadata) */
     char reason[160];
     bool poll_expired;
-    bool prepared; /* PREPARE ran: join without another revoke */
+    bool prepared;         /* PREPARE ran: join without another revoke */
     int64_t md_wait_start; /* first join attempt waiting for topic metadata */
     /* the assignment the coordinator gave, waiting for the app (ASSIGNING) */
     kn_topic_partition_list *pending;
@@ -96,11 +96,11 @@ typedef struct kng_group {
     /* KIP-848 */
     kn_topic_partition_list *acked; /* unused by classic */
     bool send_full;
-    bool joined;                /* the coordinator knows us (epoch > 0) */
-    bool assigned_once;         /* a target was reconciled since joining */
-    struct kng_target *target;  /* a target whose topic ids await metadata */
+    bool joined;               /* the coordinator knows us (epoch > 0) */
+    bool assigned_once;        /* a target was reconciled since joining */
+    struct kng_target *target; /* a target whose topic ids await metadata */
     bool target_unresolved;
-    bool want_all_topics;       /* resolve unknown topic ids */
+    bool want_all_topics; /* resolve unknown topic ids */
     /* join latency */
     int64_t join_started_ms;
 } kng_group;
@@ -119,8 +119,7 @@ bool kng_metadata_ready(const kng_group *g, const knw_metadata *md);
  * last assignment was computed from (leader check). */
 bool kng_counts_changed(const kng_group *g, const knw_metadata *md);
 /* Remembers the partition counts of topics (leader). */
-void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics,
-                         int32_t cnt);
+void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics, int32_t cnt);
 void kng_subscription_clear(kng_group *g);
 
 /* ---- classic.c (network thread, c->lock held unless said) ------------ */

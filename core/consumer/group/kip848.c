@@ -31,7 +31,7 @@
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_consumer_group_heartbeat.h"
 
-#define KNG_LEAVE_EPOCH (-1)
+#define KNG_LEAVE_EPOCH        (-1)
 #define KNG_LEAVE_STATIC_EPOCH (-2)
 
 typedef struct kng_hb {
@@ -379,7 +379,9 @@ void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *
      * the next poll, then rejoin at epoch 0. */
     if (g->joined && !c->in_poll && now_ms - g->last_poll_ms > g->rebalance_timeout_ms &&
         g->state != KNG_LOST && g->state != KNG_UNJOINED) {
-        kng_hb *h = c->coord_id >= 0 ? kng_hb_build(c, g->instance_id ? KNG_LEAVE_STATIC_EPOCH : KNG_LEAVE_EPOCH) : NULL;
+        kng_hb *h = c->coord_id >= 0
+                        ? kng_hb_build(c, g->instance_id ? KNG_LEAVE_STATIC_EPOCH : KNG_LEAVE_EPOCH)
+                        : NULL;
         if (h)
             h->leaving = true;
         g->joined = false;
@@ -451,8 +453,8 @@ void kng_848_leave(kn_consumer *c) {
     pthread_mutex_unlock(&c->lock);
     if (!h)
         return;
-    knw_resp *resp = knw_call(c->client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1,
-                              &h->req, c->request_timeout_ms);
+    knw_resp *resp =
+        knw_call(c->client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, c->request_timeout_ms);
     knw_resp_free(resp);
     kng_hb_free(h);
 }

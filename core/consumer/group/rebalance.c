@@ -34,9 +34,8 @@ static bool kng_needs_app(kng_state s) {
     return s == KNG_PREPARE || s == KNG_ASSIGNING || s == KNG_LOST || s == KNG_FATAL;
 }
 
-static const char *const kng_state_names[] = {"IDLE",      "UNJOINED", "PREPARE",
-                                              "JOINING",   "SYNCING",  "ASSIGNING",
-                                              "STABLE",    "LOST",     "FATAL"};
+static const char *const kng_state_names[] = {"IDLE",      "UNJOINED", "PREPARE", "JOINING", "SYNCING",
+                                              "ASSIGNING", "STABLE",   "LOST",    "FATAL"};
 
 void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s)
@@ -67,13 +66,9 @@ void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
     kng_set_state(c, KNG_FATAL);
 }
 
-bool kng_app_pending(const kn_consumer *c) {
-    return c->grp && kng_needs_app(c->grp->state);
-}
+bool kng_app_pending(const kn_consumer *c) { return c->grp && kng_needs_app(c->grp->state); }
 
-bool kng_subscribed(const kn_consumer *c) {
-    return c->grp && c->grp->state != KNG_IDLE;
-}
+bool kng_subscribed(const kn_consumer *c) { return c->grp && c->grp->state != KNG_IDLE; }
 
 void kng_polled(kn_consumer *c, int64_t now_ms) {
     kng_group *g = c->grp;
@@ -88,14 +83,17 @@ void kng_polled(kn_consumer *c, int64_t now_ms) {
     }
 }
 
-int32_t kng_commit_identity(const kn_consumer *c, const char **member_id) {
+int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
+                            const char **instance_id) {
     const kng_group *g = c->grp;
+    *instance_id = NULL;
     if (!g || g->state == KNG_IDLE || g->generation < 0 || !g->member_id ||
         (g->consumer_protocol && !g->joined)) {
         *member_id = "";
         return -1;
     }
     *member_id = g->member_id;
+    *instance_id = g->instance_id;
     return g->generation;
 }
 
@@ -461,8 +459,7 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
 
 /* ---- public calls ------------------------------------------------------------------ */
 
-static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque,
-                                bool *was_idle) {
+static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque, bool *was_idle) {
     if (!c->grp) {
         kn_log(NULL, KN_LOG_WARN, "subscribe needs group.id");
         return KN_ERR__STATE;
@@ -509,8 +506,8 @@ static int kng_ensure_ticker(kn_consumer *c) {
     return 0;
 }
 
-int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count,
-                          kn_rebalance_cb *cb, void *opaque) {
+int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count, kn_rebalance_cb *cb,
+                          void *opaque) {
     if (!c || !topics || count == 0)
         return KN_ERR__INVALID_ARG;
     for (size_t i = 0; i < count; i++)
@@ -544,8 +541,7 @@ int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t coun
     return KN_OK;
 }
 
-int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
-                                  void *opaque) {
+int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb, void *opaque) {
     if (!c || !regex || !*regex)
         return KN_ERR__INVALID_ARG;
     /* Whole-name match, like Java's Pattern.matcher(name).matches(). */
@@ -558,8 +554,7 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
     int rc = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
     kn_free(anchored);
     if (rc != 0) {
-        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex",
-               regex);
+        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex", regex);
         return KN_ERR__INVALID_ARG;
     }
     pthread_mutex_lock(&c->lock);
@@ -648,7 +643,7 @@ kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c) {
     if (g->state != KNG_IDLE) {
         l = kn_topic_partition_list_new();
         for (int32_t i = 0; l && i < g->topic_cnt; i++)
-            if (kn_topic_partition_list_add(l, g->topics[i], 0) < 0) {
+            if (knc_tplist_add_any(l, g->topics[i], -1) < 0) {
                 kn_topic_partition_list_destroy(l);
                 l = NULL;
             }
@@ -661,8 +656,8 @@ kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c) {
     if (!c || !c->group_id)
         return NULL;
     pthread_mutex_lock(&c->lock);
-    const char *member = "";
-    int32_t gen = c->grp ? kng_commit_identity(c, &member) : -1;
+    const char *member = "", *instance = NULL;
+    int32_t gen = c->grp ? kng_commit_identity(c, &member, &instance) : -1;
     kn_group_metadata *gm =
         kn_group_metadata_new(c->group_id, gen, member, c->grp ? c->grp->instance_id : NULL);
     pthread_mutex_unlock(&c->lock);

@@ -11,9 +11,7 @@
 #include "consumer/group/group.h"
 #include "kn_alloc.h"
 
-static int kng_strcmp(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int kng_strcmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static void kng_free_strs(char **v, int32_t n) {
     for (int32_t i = 0; i < n; i++)
@@ -104,8 +102,7 @@ bool kng_counts_changed(const kng_group *g, const knw_metadata *md) {
     return false;
 }
 
-void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics,
-                         int32_t cnt) {
+void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics, int32_t cnt) {
     kng_free_strs(g->asg_topics, g->asg_topic_cnt);
     kn_free(g->asg_counts);
     g->asg_topics = NULL;

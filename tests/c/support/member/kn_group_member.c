@@ -9,6 +9,8 @@
  *   <ts> <id> ASSIGNED|REVOKED|LOST <changed> OWN <owned after>
  *   <ts> <id> REC <topic> <partition> <offset> <value>
  *   <ts> <id> COMMIT <topic> <partition> <offset>
+ *   <ts> <id> META <generation> <member id> <instance id or -> <subscription>
+ *   <ts> <id> STALL <ms>
  *   <ts> <id> STATS rebalances=<n> join_ms_last=<n>
  *   <ts> <id> ERROR <message>
  *   <ts> <id> CLOSED
@@ -24,7 +26,11 @@
  *   [--strategy range|roundrobin|sticky|cooperative-sticky]
  *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
  *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
- *   [--quiet-records]
+ *   [--quiet-records] [--max-poll-ms N] [--stall-ms N]
+ *
+ * --stall-ms: once, after the first non-empty assignment, stop polling
+ * for N ms (to exceed max.poll.interval.ms). META is written after each
+ * ASSIGNED step, from the next poll.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -38,6 +44,7 @@
 static volatile sig_atomic_t stop;
 static const char *id = "member";
 static kn_topic_partition_list *owned;
+static int assigned_steps, meta_steps;
 
 static long long now_real_ms(void) {
     struct timespec ts;
@@ -68,6 +75,7 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
     size_t n = kn_topic_partition_list_count(parts);
     kn_topic_partition_list *next = kn_topic_partition_list_new();
     if (ev == KN_REBALANCE_ASSIGNED) {
+        assigned_steps++;
         for (size_t i = 0; i < kn_topic_partition_list_count(owned); i++)
             kn_topic_partition_list_add(next, kn_topic_partition_list_topic(owned, i),
                                         kn_topic_partition_list_partition(owned, i));
@@ -83,7 +91,9 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
         }
     }
     printf("%lld %s %s ", now_real_ms(), id,
-           ev == KN_REBALANCE_ASSIGNED ? "ASSIGNED" : ev == KN_REBALANCE_REVOKED ? "REVOKED" : "LOST");
+           ev == KN_REBALANCE_ASSIGNED  ? "ASSIGNED"
+           : ev == KN_REBALANCE_REVOKED ? "REVOKED"
+                                        : "LOST");
     print_list(parts);
     fputs(" OWN ", stdout);
     print_list(next);
@@ -105,7 +115,8 @@ int main(int argc, char **argv) {
     const char *bootstrap = NULL, *group = NULL, *topic = NULL, *pattern = NULL;
     const char *strategy = NULL, *protocol = "classic", *instance = NULL, *session = NULL;
     const char *commit = "sync", *md_age = NULL;
-    long duration_ms = -1;
+    long duration_ms = -1, stall_ms = 0;
+    const char *max_poll = NULL;
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -118,18 +129,34 @@ int main(int argc, char **argv) {
             return 2;
         }
         i++;
-        if (strcmp(a, "--bootstrap") == 0) bootstrap = v;
-        else if (strcmp(a, "--group") == 0) group = v;
-        else if (strcmp(a, "--id") == 0) id = v;
-        else if (strcmp(a, "--topic") == 0) topic = v;
-        else if (strcmp(a, "--pattern") == 0) pattern = v;
-        else if (strcmp(a, "--strategy") == 0) strategy = v;
-        else if (strcmp(a, "--protocol") == 0) protocol = v;
-        else if (strcmp(a, "--instance") == 0) instance = v;
-        else if (strcmp(a, "--session-ms") == 0) session = v;
-        else if (strcmp(a, "--commit") == 0) commit = v;
-        else if (strcmp(a, "--metadata-age-ms") == 0) md_age = v;
-        else if (strcmp(a, "--duration-ms") == 0) duration_ms = atol(v);
+        if (strcmp(a, "--bootstrap") == 0)
+            bootstrap = v;
+        else if (strcmp(a, "--group") == 0)
+            group = v;
+        else if (strcmp(a, "--id") == 0)
+            id = v;
+        else if (strcmp(a, "--topic") == 0)
+            topic = v;
+        else if (strcmp(a, "--pattern") == 0)
+            pattern = v;
+        else if (strcmp(a, "--strategy") == 0)
+            strategy = v;
+        else if (strcmp(a, "--protocol") == 0)
+            protocol = v;
+        else if (strcmp(a, "--instance") == 0)
+            instance = v;
+        else if (strcmp(a, "--session-ms") == 0)
+            session = v;
+        else if (strcmp(a, "--commit") == 0)
+            commit = v;
+        else if (strcmp(a, "--metadata-age-ms") == 0)
+            md_age = v;
+        else if (strcmp(a, "--duration-ms") == 0)
+            duration_ms = atol(v);
+        else if (strcmp(a, "--stall-ms") == 0)
+            stall_ms = atol(v);
+        else if (strcmp(a, "--max-poll-ms") == 0)
+            max_poll = v;
         else {
             fprintf(stderr, "unknown option %s\n", a);
             return 2;
@@ -173,6 +200,8 @@ int main(int argc, char **argv) {
         snprintf(hb, sizeof hb, "%ld", atol(session) / 6 > 0 ? atol(session) / 6 : 1);
         set(conf, "heartbeat.interval.ms", hb);
     }
+    if (max_poll)
+        set(conf, "max.poll.interval.ms", max_poll);
     if (md_age) {
         set(conf, "metadata.max.age.ms", md_age);
     }
@@ -213,6 +242,28 @@ int main(int argc, char **argv) {
             }
             continue;
         }
+        if (assigned_steps != meta_steps) {
+            meta_steps = assigned_steps;
+            kn_group_metadata *gm = kn_consumer_group_metadata(c);
+            kn_topic_partition_list *sub = kn_consumer_subscription(c);
+            const char *inst = gm ? kn_group_metadata_group_instance_id(gm) : NULL;
+            printf("%lld %s META %d %s %s ", now_real_ms(), id,
+                   gm ? (int)kn_group_metadata_generation(gm) : -2,
+                   gm && *kn_group_metadata_member_id(gm) ? kn_group_metadata_member_id(gm) : "-",
+                   inst ? inst : "-");
+            for (size_t i = 0; sub && i < kn_topic_partition_list_count(sub); i++)
+                printf("%s%s:%d", i ? "," : "", kn_topic_partition_list_topic(sub, i),
+                       (int)kn_topic_partition_list_partition(sub, i));
+            fputc('\n', stdout);
+            kn_topic_partition_list_destroy(sub);
+            kn_group_metadata_destroy(gm);
+        }
+        if (stall_ms > 0 && kn_topic_partition_list_count(owned) > 0) {
+            printf("%lld %s STALL %ld\n", now_real_ms(), id, stall_ms);
+            struct timespec ts = {stall_ms / 1000, (stall_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+            stall_ms = 0;
+        }
         size_t n = kn_records_count(recs);
         for (size_t i = 0; i < n && !quiet; i++) {
             size_t vlen;
@@ -240,9 +291,9 @@ int main(int argc, char **argv) {
     }
     kn_consumer_stats st;
     kn_consumer_get_stats(c, &st);
-    printf("%lld %s STATS rebalances=%lld join_ms_last=%lld revoked=%lld lost=%lld\n", now_real_ms(),
-           id, (long long)st.rebalances, (long long)st.join_latency_ms_last,
-           (long long)st.partitions_revoked, (long long)st.partitions_lost);
+    printf("%lld %s STATS rebalances=%lld join_ms_last=%lld revoked=%lld lost=%lld\n", now_real_ms(), id,
+           (long long)st.rebalances, (long long)st.join_latency_ms_last, (long long)st.partitions_revoked,
+           (long long)st.partitions_lost);
     kn_consumer_close(c);
     kn_consumer_destroy(c);
     kn_topic_partition_list_destroy(owned);
