@@ -29,11 +29,22 @@ static void lk_set_int(lua_State *L, const char *key, lua_Integer v) {
 /* Record fields, pushed once per poll and reused as keys (lua_rawset
  * with a key already on the stack skips interning the name for every
  * record). */
-enum { F_TOPIC, F_PARTITION, F_OFFSET, F_TIMESTAMP, F_LEADER_EPOCH, F_KEY, F_VALUE, F_HEADERS, F_TSTYPE, F_N };
+enum {
+    F_TOPIC,
+    F_PARTITION,
+    F_OFFSET,
+    F_TIMESTAMP,
+    F_LEADER_EPOCH,
+    F_KEY,
+    F_VALUE,
+    F_HEADERS,
+    F_TSTYPE,
+    F_N
+};
 static const char *const lk_record_fields[F_N] = {
-    [F_TOPIC] = "topic",         [F_PARTITION] = "partition", [F_OFFSET] = "offset",
+    [F_TOPIC] = "topic",         [F_PARTITION] = "partition",       [F_OFFSET] = "offset",
     [F_TIMESTAMP] = "timestamp", [F_LEADER_EPOCH] = "leader_epoch", [F_KEY] = "key",
-    [F_VALUE] = "value",         [F_HEADERS] = "headers",     [F_TSTYPE] = "timestamp_type",
+    [F_VALUE] = "value",         [F_HEADERS] = "headers",           [F_TSTYPE] = "timestamp_type",
 };
 
 /* __index of every record: the fields most loops never read are only
