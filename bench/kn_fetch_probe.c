@@ -1,0 +1,454 @@
+/*
+ * kn_fetch_probe.c: fetch-and-discard probe, the broker-bound ceiling for
+ * consuming a topic. It talks to the wire layer directly (core/wire):
+ * Fetch requests are pipelined per leader (up to --max-in-flight at once,
+ * each covering its own share of the leader's partitions, so a partition
+ * is never in two requests), the record bytes are discarded, and records
+ * are counted from the record-batch headers without decoding a single
+ * record. Whatever a consumer does on top (decode, CRC, hand records to
+ * the application) can only be slower; bench/run reads our consumer's
+ * records/s as a fraction of this figure.
+ *
+ * Output (bench/run parses it):
+ *   probe: N records, R records/sec, M MiB/sec (record batches), F fetches, E s
+ *   peak RSS X MB, CPU U s user + S s system
+ * MiB/s here counts whole record batches as fetched (headers included),
+ * not key + value bytes: the probe does not open records. Requests start
+ * at offset 0 (the prefilled topics are never truncated).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "kafka_native.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_fetch.h"
+#include "wire/wire.h"
+
+/* Record batch v2 header: offsets of the fields the probe reads. */
+#define BATCH_HEADER_LEN 61
+#define BATCH_LENGTH_OFF 8     /* int32: bytes after this field */
+#define BATCH_ATTRS_OFF 21     /* int16 */
+#define BATCH_LAST_DELTA_OFF 23 /* int32 */
+#define BATCH_COUNT_OFF 57     /* int32 */
+#define BATCH_CONTROL_BIT 0x20
+
+typedef struct probe probe;
+
+typedef struct part {
+    int32_t partition;
+    int32_t leader;
+    int32_t leader_epoch;
+    int64_t offset; /* next offset to fetch */
+    bool done;      /* reached the high watermark seen in a response */
+} part;
+
+/* One request stream: a fixed share of one leader's partitions, at most
+ * one request in flight. Its request structs are reused for every send:
+ * the previous request has completed before the next is built. */
+typedef struct stream {
+    probe *pr;
+    int32_t node;
+    int32_t *idx; /* indices into probe.parts */
+    int32_t n;
+    kp_FetchRequest req;
+    kp_FetchRequest_FetchTopic topic;
+    kp_FetchRequest_FetchPartition *fparts;
+    bool inflight;
+} stream;
+
+struct probe {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    knw_client *client;
+    const char *topic;
+    kn_uuid topic_id;
+    bool have_id;
+    part *parts;
+    int32_t part_count;
+    stream *streams;
+    int32_t stream_count;
+    int fetch_size, max_wait_ms;
+    int64_t target, records, batch_bytes, fetches;
+    int64_t last_progress_ms;
+    int inflight;
+    bool stop;
+    int err;
+    char errstr[512];
+};
+
+static int32_t be32(const uint8_t *p) {
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+}
+
+static int64_t be64(const uint8_t *p) {
+    return (int64_t)((uint64_t)(uint32_t)be32(p) << 32 | (uint32_t)be32(p + 4));
+}
+
+/* Fills the stream's request with its partitions that are not done.
+ * Returns how many it listed. Lock held. */
+static int32_t stream_fill(stream *s) {
+    probe *pr = s->pr;
+    kp_FetchRequest *f = &s->req;
+    kp_FetchRequest_init(f);
+    f->replica_id = -1;
+    f->max_wait_ms = pr->max_wait_ms;
+    f->min_bytes = 1;
+    f->max_bytes = 52428800; /* fetch.max.bytes default */
+    f->session_id = 0;
+    f->session_epoch = -1; /* sessionless: every request lists its partitions */
+    f->rack_id.ptr = "";
+    f->rack_id.len = 0;
+    kp_FetchRequest_FetchTopic_init(&s->topic);
+    s->topic.topic.ptr = pr->topic;
+    s->topic.topic.len = (int32_t)strlen(pr->topic);
+    s->topic.topic_id = pr->topic_id;
+    int32_t m = 0;
+    for (int32_t i = 0; i < s->n; i++) {
+        part *p = &pr->parts[s->idx[i]];
+        if (p->done)
+            continue;
+        kp_FetchRequest_FetchPartition *fp = &s->fparts[m++];
+        kp_FetchRequest_FetchPartition_init(fp);
+        fp->partition = p->partition;
+        fp->current_leader_epoch = p->leader_epoch;
+        fp->fetch_offset = p->offset;
+        fp->partition_max_bytes = pr->fetch_size;
+    }
+    s->topic.partitions.items = s->fparts;
+    s->topic.partitions.count = m;
+    f->topics.items = &s->topic;
+    f->topics.count = 1;
+    return m;
+}
+
+static void fetch_done(knw_client *client, knw_resp *resp, void *opaque);
+
+/* Sends the stream's next request if it has work. Lock held on entry and
+ * exit; knw_send never calls fetch_done inline. */
+static void stream_send(stream *s) {
+    probe *pr = s->pr;
+    if (pr->stop || stream_fill(s) == 0)
+        return;
+    int rc = knw_send(pr->client, s->node, KP_API_FETCH, 4, pr->have_id ? -1 : 12, &s->req,
+                      30000 + pr->max_wait_ms, fetch_done, s);
+    if (rc != 0) {
+        pr->err = rc;
+        snprintf(pr->errstr, sizeof pr->errstr, "Fetch to broker %d not sent: %s", s->node,
+                 kn_err_name(rc));
+        pr->stop = true;
+        return;
+    }
+    s->inflight = true;
+    pr->inflight++;
+}
+
+/* Counts the records of one partition's record bytes from batch headers
+ * and moves the partition's offset past the last whole batch. */
+static void count_batches(probe *pr, part *p, const uint8_t *buf, int32_t len) {
+    int32_t pos = 0;
+    while (len - pos >= BATCH_HEADER_LEN) {
+        const uint8_t *b = buf + pos;
+        int32_t size = 12 + be32(b + BATCH_LENGTH_OFF);
+        if (size < BATCH_HEADER_LEN || size > len - pos)
+            break; /* a partial batch at the end of the response */
+        int64_t base = be64(b);
+        int64_t last = base + be32(b + BATCH_LAST_DELTA_OFF);
+        int attrs = (b[BATCH_ATTRS_OFF] << 8) | b[BATCH_ATTRS_OFF + 1];
+        if (last >= p->offset) {
+            if (!(attrs & BATCH_CONTROL_BIT)) {
+                int64_t n = be32(b + BATCH_COUNT_OFF);
+                /* A batch that began before our offset: skip the records
+                 * already counted (offsets are dense in this topic). */
+                if (base < p->offset)
+                    n -= p->offset - base;
+                pr->records += n > 0 ? n : 0;
+            }
+            p->offset = last + 1;
+        }
+        pr->batch_bytes += size;
+        pos += size;
+    }
+}
+
+static part *find_part(probe *pr, int32_t partition) {
+    if (partition >= 0 && partition < pr->part_count && pr->parts[partition].partition == partition)
+        return &pr->parts[partition];
+    for (int32_t i = 0; i < pr->part_count; i++)
+        if (pr->parts[i].partition == partition)
+            return &pr->parts[i];
+    return NULL;
+}
+
+/* Network thread: account the response, then send this stream's next. */
+static void fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
+    stream *s = opaque;
+    probe *pr = s->pr;
+    (void)client;
+    pthread_mutex_lock(&pr->lock);
+    s->inflight = false;
+    pr->inflight--;
+    pr->fetches++;
+    const kp_FetchResponse *r = resp->body;
+    if (resp->err || !r) {
+        if (!pr->stop) {
+            pr->err = resp->err ? resp->err : KN_ERR__PROTOCOL;
+            snprintf(pr->errstr, sizeof pr->errstr, "Fetch from broker %d: %s: %s", s->node,
+                     kn_err_name(pr->err), resp->errstr);
+        }
+        pr->stop = true;
+    } else if (r->error_code) {
+        pr->err = KN_ERR__PROTOCOL;
+        snprintf(pr->errstr, sizeof pr->errstr, "Fetch from broker %d: error %s", s->node,
+                 kn_err_name(r->error_code));
+        pr->stop = true;
+    } else {
+        int64_t before = pr->records;
+        for (int32_t t = 0; t < r->responses.count && !pr->stop; t++) {
+            const kp_FetchResponse_FetchableTopicResponse *tr = &r->responses.items[t];
+            for (int32_t i = 0; i < tr->partitions.count; i++) {
+                const kp_FetchResponse_PartitionData *pd = &tr->partitions.items[i];
+                part *p = find_part(pr, pd->partition_index);
+                if (!p)
+                    continue;
+                if (pd->error_code) {
+                    pr->err = KN_ERR__PROTOCOL;
+                    snprintf(pr->errstr, sizeof pr->errstr,
+                             "Fetch %s [%d] at offset %lld from broker %d: %s", pr->topic,
+                             p->partition, (long long)p->offset, s->node,
+                             kn_err_name(pd->error_code));
+                    pr->stop = true;
+                    break;
+                }
+                if (pd->records.len > 0)
+                    count_batches(pr, p, (const uint8_t *)pd->records.ptr, pd->records.len);
+                if (p->offset >= pd->high_watermark)
+                    p->done = true;
+            }
+        }
+        if (pr->records > before)
+            pr->last_progress_ms = knw_now_ms();
+        if (pr->records >= pr->target)
+            pr->stop = true;
+        bool all_done = true;
+        for (int32_t i = 0; i < pr->part_count; i++)
+            all_done = all_done && pr->parts[i].done;
+        if (all_done && !pr->stop) {
+            pr->err = KN_ERR__STATE;
+            snprintf(pr->errstr, sizeof pr->errstr,
+                     "topic %s holds only %lld records (asked for %lld)", pr->topic,
+                     (long long)pr->records, (long long)pr->target);
+            pr->stop = true;
+        }
+        stream_send(s);
+    }
+    knw_resp_free(resp);
+    pthread_cond_broadcast(&pr->cond);
+    pthread_mutex_unlock(&pr->lock);
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: kn_fetch_probe --bootstrap-server HOSTS --topic T --num-records N\n"
+                    "       [--max-in-flight K (per leader, default 5)] [--fetch-size BYTES]\n"
+                    "       [--timeout MS (no progress)]\n");
+    exit(2);
+}
+
+/* Waits for metadata naming every partition's leader; fills pr->parts. */
+static int load_partitions(probe *pr, int timeout_ms) {
+    knw_metadata_add_topics(pr->client, &pr->topic, 1);
+    int64_t deadline = knw_now_ms() + timeout_ms;
+    knw_metadata *md = knw_metadata_get(pr->client);
+    for (;;) {
+        const knw_topic *t = md ? knw_metadata_topic(md, pr->topic) : NULL;
+        bool led = t && t->error == 0 && t->partition_count > 0;
+        for (int32_t i = 0; led && i < t->partition_count; i++)
+            led = t->partitions[i].leader >= 0;
+        if (led) {
+            pr->part_count = t->partition_count;
+            pr->parts = calloc((size_t)t->partition_count, sizeof *pr->parts);
+            if (!pr->parts) {
+                knw_metadata_release(md);
+                return KN_ERR__NOMEM;
+            }
+            for (int32_t i = 0; i < t->partition_count; i++) {
+                pr->parts[i].partition = t->partitions[i].partition;
+                pr->parts[i].leader = t->partitions[i].leader;
+                pr->parts[i].leader_epoch = t->partitions[i].leader_epoch;
+            }
+            static const kn_uuid zero;
+            pr->topic_id = t->topic_id;
+            pr->have_id = memcmp(&t->topic_id, &zero, sizeof zero) != 0;
+            knw_metadata_release(md);
+            return 0;
+        }
+        if (md)
+            knw_metadata_release(md);
+        int64_t left = deadline - knw_now_ms();
+        if (left <= 0)
+            return KN_ERR__UNKNOWN_TOPIC;
+        int err = 0;
+        md = knw_metadata_wait(pr->client, false, 0, (int)left, &err);
+        if (!md && err != KN_ERR__TIMED_OUT)
+            return err ? err : KN_ERR__UNKNOWN_TOPIC;
+    }
+}
+
+/* Splits each leader's partitions over up to max_inflight streams. */
+static int make_streams(probe *pr, int max_inflight) {
+    pr->streams = calloc((size_t)pr->part_count, sizeof *pr->streams);
+    if (!pr->streams)
+        return KN_ERR__NOMEM;
+    bool *taken = calloc((size_t)pr->part_count, sizeof *taken);
+    if (!taken)
+        return KN_ERR__NOMEM;
+    for (int32_t i = 0; i < pr->part_count; i++) {
+        if (taken[i])
+            continue;
+        int32_t leader = pr->parts[i].leader, on_leader = 0;
+        for (int32_t j = i; j < pr->part_count; j++)
+            on_leader += pr->parts[j].leader == leader;
+        int32_t k = on_leader < max_inflight ? on_leader : max_inflight;
+        stream *first = &pr->streams[pr->stream_count];
+        for (int32_t j = 0; j < k; j++) {
+            stream *s = &first[j];
+            s->pr = pr;
+            s->node = leader;
+            s->idx = calloc((size_t)on_leader, sizeof *s->idx);
+            s->fparts = calloc((size_t)on_leader, sizeof *s->fparts);
+            if (!s->idx || !s->fparts) {
+                free(taken);
+                return KN_ERR__NOMEM;
+            }
+        }
+        pr->stream_count += k;
+        int32_t rr = 0;
+        for (int32_t j = i; j < pr->part_count; j++) {
+            if (pr->parts[j].leader != leader)
+                continue;
+            stream *s = &first[rr++ % k];
+            s->idx[s->n++] = j;
+            taken[j] = true;
+        }
+    }
+    free(taken);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *bootstrap = NULL;
+    probe pr;
+    memset(&pr, 0, sizeof pr);
+    pr.target = -1;
+    pr.fetch_size = 1048576; /* max.partition.fetch.bytes default */
+    pr.max_wait_ms = 500;    /* fetch.max.wait.ms default */
+    int max_inflight = 5, timeout_ms = 10000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            usage();
+        if (!strcmp(a, "--bootstrap-server"))
+            bootstrap = v;
+        else if (!strcmp(a, "--topic"))
+            pr.topic = v;
+        else if (!strcmp(a, "--num-records"))
+            pr.target = strtoll(v, NULL, 10);
+        else if (!strcmp(a, "--max-in-flight"))
+            max_inflight = atoi(v);
+        else if (!strcmp(a, "--fetch-size"))
+            pr.fetch_size = atoi(v);
+        else if (!strcmp(a, "--timeout"))
+            timeout_ms = atoi(v);
+        else
+            usage();
+        i++;
+    }
+    if (!bootstrap || !pr.topic || pr.target <= 0 || max_inflight < 1 || pr.fetch_size < 1)
+        usage();
+
+    char es[512];
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    if (!conf || kn_conf_set(conf, "bootstrap.servers", bootstrap, es, sizeof es) != KN_OK ||
+        kn_conf_set(conf, "client.id", "kn-fetch-probe", es, sizeof es) != KN_OK) {
+        fprintf(stderr, "kn_fetch_probe: %s\n", conf ? es : "out of memory");
+        return 1;
+    }
+    pr.client = knw_client_new(conf, "consumer", es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!pr.client) {
+        fprintf(stderr, "kn_fetch_probe: %s\n", es);
+        return 1;
+    }
+    pthread_mutex_init(&pr.lock, NULL);
+    pthread_cond_init(&pr.cond, NULL);
+    int rc = load_partitions(&pr, 30000);
+    if (rc == 0)
+        rc = make_streams(&pr, max_inflight);
+    if (rc != 0) {
+        fprintf(stderr, "kn_fetch_probe: partitions of %s: %s\n", pr.topic, kn_err_name(rc));
+        knw_client_destroy(pr.client);
+        return 1;
+    }
+    printf("probe settings: max.in.flight per leader %d (%d request streams over %d partitions), "
+           "max.partition.fetch.bytes %d, fetch.max.bytes 52428800, fetch.max.wait.ms %d, "
+           "fetch.min.bytes 1, sessionless full fetches\n",
+           max_inflight, pr.stream_count, pr.part_count, pr.fetch_size, pr.max_wait_ms);
+
+    int64_t start_us = knw_now_us();
+    pthread_mutex_lock(&pr.lock);
+    pr.last_progress_ms = knw_now_ms();
+    for (int32_t i = 0; i < pr.stream_count; i++)
+        stream_send(&pr.streams[i]);
+    while (!pr.stop) {
+        /* Bounded: ends on the target, an error, or no progress in time. */
+        if (knw_now_ms() - pr.last_progress_ms > timeout_ms) {
+            pr.err = KN_ERR__TIMED_OUT;
+            snprintf(pr.errstr, sizeof pr.errstr, "no records for %d ms (%lld of %lld read)",
+                     timeout_ms, (long long)pr.records, (long long)pr.target);
+            pr.stop = true;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&pr.cond, &pr.lock, &ts);
+    }
+    int64_t elapsed_us = knw_now_us() - start_us;
+    int64_t records = pr.records, bytes = pr.batch_bytes, fetches = pr.fetches;
+    int err = pr.err;
+    pthread_mutex_unlock(&pr.lock);
+    /* Fails what is still in flight; fetch_done sees stop and only frees. */
+    knw_client_destroy(pr.client);
+
+    double secs = (double)elapsed_us / 1e6;
+    if (secs <= 0)
+        secs = 1e-6;
+    if (err)
+        fprintf(stderr, "kn_fetch_probe: %s\n", pr.errstr);
+    printf("probe: %lld records, %.1f records/sec, %.2f MiB/sec (record batches), %lld fetches, "
+           "%.3f s\n",
+           (long long)records, (double)records / secs, (double)bytes / (1024.0 * 1024.0) / secs,
+           (long long)fetches, secs);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
+           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+    for (int32_t i = 0; i < pr.stream_count; i++) {
+        free(pr.streams[i].idx);
+        free(pr.streams[i].fparts);
+    }
+    free(pr.streams);
+    free(pr.parts);
+    pthread_cond_destroy(&pr.cond);
+    pthread_mutex_destroy(&pr.lock);
+    return err || records < pr.target ? 1 : 0;
+}
