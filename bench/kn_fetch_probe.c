@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 
 #include "kafka_native.h"
+#include "config/config.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_fetch.h"
 #include "wire/wire.h"
@@ -254,7 +255,7 @@ static void fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
 static void usage(void) {
     fprintf(stderr, "usage: kn_fetch_probe --bootstrap-server HOSTS --topic T --num-records N\n"
                     "       [--max-in-flight K (per leader, default 5)] [--fetch-size BYTES]\n"
-                    "       [--timeout MS (no progress)]\n");
+                    "       [--timeout MS (no progress)] [--command-property k=v]...\n");
     exit(2);
 }
 
@@ -347,6 +348,21 @@ int main(int argc, char **argv) {
     pr.fetch_size = 1048576; /* max.partition.fetch.bytes default */
     pr.max_wait_ms = 500;    /* fetch.max.wait.ms default */
     int max_inflight = 5, timeout_ms = 10000;
+    char es[512];
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    if (!conf) {
+        fprintf(stderr, "kn_fetch_probe: out of memory\n");
+        return 1;
+    }
+    /* The OS's own (auto-tuned) socket receive buffer instead of the
+     * consumer default's 64 KiB (Java's receive.buffer.bytes): on loopback
+     * the fixed buffer, not the broker, limits large-record fetching, and
+     * a ceiling must not carry a client-side limit. --command-property
+     * receive.buffer.bytes=65536 measures with the consumer's default. */
+    if (kn_conf_set(conf, "receive.buffer.bytes", "-1", es, sizeof es) != KN_OK) {
+        fprintf(stderr, "kn_fetch_probe: %s\n", es);
+        return 1;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -363,20 +379,33 @@ int main(int argc, char **argv) {
             pr.fetch_size = atoi(v);
         else if (!strcmp(a, "--timeout"))
             timeout_ms = atoi(v);
-        else
+        else if (!strcmp(a, "--command-property")) {
+            /* Client settings (e.g. receive.buffer.bytes), checked by the
+             * config module like any client's. */
+            char kv[1024];
+            snprintf(kv, sizeof kv, "%s", v);
+            char *eq = strchr(kv, '=');
+            if (!eq)
+                usage();
+            *eq = '\0';
+            if (kn_conf_set(conf, kv, eq + 1, es, sizeof es) != KN_OK) {
+                fprintf(stderr, "kn_fetch_probe: %s\n", es);
+                return 2;
+            }
+        } else
             usage();
         i++;
     }
     if (!bootstrap || !pr.topic || pr.target <= 0 || max_inflight < 1 || pr.fetch_size < 1)
         usage();
 
-    char es[512];
-    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    if (!conf || kn_conf_set(conf, "bootstrap.servers", bootstrap, es, sizeof es) != KN_OK ||
+    if (kn_conf_set(conf, "bootstrap.servers", bootstrap, es, sizeof es) != KN_OK ||
         kn_conf_set(conf, "client.id", "kn-fetch-probe", es, sizeof es) != KN_OK) {
-        fprintf(stderr, "kn_fetch_probe: %s\n", conf ? es : "out of memory");
+        fprintf(stderr, "kn_fetch_probe: %s\n", es);
+        kn_conf_destroy(conf);
         return 1;
     }
+    int64_t rcvbuf = kn_conf_get_int(conf, "receive.buffer.bytes");
     pr.client = knw_client_new(conf, "consumer", es, sizeof es);
     kn_conf_destroy(conf);
     if (!pr.client) {
@@ -395,8 +424,9 @@ int main(int argc, char **argv) {
     }
     printf("probe settings: max.in.flight per leader %d (%d request streams over %d partitions), "
            "max.partition.fetch.bytes %d, fetch.max.bytes 52428800, fetch.max.wait.ms %d, "
-           "fetch.min.bytes 1, sessionless full fetches\n",
-           max_inflight, pr.stream_count, pr.part_count, pr.fetch_size, pr.max_wait_ms);
+           "fetch.min.bytes 1, sessionless full fetches, receive.buffer.bytes %lld\n",
+           max_inflight, pr.stream_count, pr.part_count, pr.fetch_size, pr.max_wait_ms,
+           (long long)rcvbuf);
 
     int64_t start_us = knw_now_us();
     pthread_mutex_lock(&pr.lock);

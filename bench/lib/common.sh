@@ -98,7 +98,7 @@ bench_parse() {
     }
     END {
       if (rs == "") exit
-      printf "%s\t%s\t%.3f\t%.1f\t%s\t%s\t%s\t%s\t%s\n", rs, mb, cpu, rss, p50, p99, p999, mx, ex
+      printf "%.1f\t%.3f\t%.3f\t%.1f\t%s\t%s\t%s\t%s\t%s\n", rs, mb, cpu, rss, p50, p99, p999, mx, ex
     }' "$log"
 }
 
