@@ -363,10 +363,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "kn_fetch_probe: %s\n", es);
         return 1;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            usage();
+    if (argc % 2 == 0)
+        usage(); /* every option takes one value */
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *a = argv[i], *v = argv[i + 1];
         if (!strcmp(a, "--bootstrap-server"))
             bootstrap = v;
         else if (!strcmp(a, "--topic"))
@@ -394,7 +394,6 @@ int main(int argc, char **argv) {
             }
         } else
             usage();
-        i++;
     }
     if (!bootstrap || !pr.topic || pr.target <= 0 || max_inflight < 1 || pr.fetch_size < 1)
         usage();

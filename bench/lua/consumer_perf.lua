@@ -28,6 +28,8 @@ local consumer = assert(kafka.consumer({
   ["check.crcs"] = false,
   ["client.id"] = "perf-consumer-client",
   ["max.partition.fetch.bytes"] = 1048576,
+  -- ConsumerPerformance's own setting (--socket-buffer-size, 2 MiB)
+  ["receive.buffer.bytes"] = 2097152,
 }))
 local now = system.monotime
 local start = now()
