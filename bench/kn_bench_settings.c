@@ -12,16 +12,27 @@
 
 #include "kafka_native.h"
 
-static const char *const consumer_keys[] = {
-    "fetch.max.bytes",   "max.partition.fetch.bytes", "fetch.max.wait.ms",
-    "fetch.min.bytes",   "max.poll.records",          "receive.buffer.bytes",
-    "check.crcs",        "auto.offset.reset",         "isolation.level",
-    "client.id",         NULL};
-static const char *const producer_keys[] = {
-    "acks",         "enable.idempotence", "linger.ms",
-    "batch.size",   "compression.type",   "max.in.flight.requests.per.connection",
-    "buffer.memory", "send.buffer.bytes", "partitioner.ignore.keys",
-    NULL};
+static const char *const consumer_keys[] = {"fetch.max.bytes",
+                                            "max.partition.fetch.bytes",
+                                            "fetch.max.wait.ms",
+                                            "fetch.min.bytes",
+                                            "max.poll.records",
+                                            "receive.buffer.bytes",
+                                            "check.crcs",
+                                            "auto.offset.reset",
+                                            "isolation.level",
+                                            "client.id",
+                                            NULL};
+static const char *const producer_keys[] = {"acks",
+                                            "enable.idempotence",
+                                            "linger.ms",
+                                            "batch.size",
+                                            "compression.type",
+                                            "max.in.flight.requests.per.connection",
+                                            "buffer.memory",
+                                            "send.buffer.bytes",
+                                            "partitioner.ignore.keys",
+                                            NULL};
 
 int main(int argc, char **argv) {
     if (argc < 2 || (strcmp(argv[1], "consumer") != 0 && strcmp(argv[1], "producer") != 0)) {

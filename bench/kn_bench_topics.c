@@ -51,11 +51,10 @@ static int create(kn_admin *admin, const char *name, int partitions) {
     return 0;
 }
 
-static int delete(kn_admin *admin, char **names, int n) {
+static int delete_topics(kn_admin *admin, char **names, int n) {
     char es[512];
     kn_topic_results *res = NULL;
-    int rc = kn_admin_delete_topics(admin, (const char *const *)names, (size_t)n, 60000, &res, es,
-                                    sizeof es);
+    int rc = kn_admin_delete_topics(admin, (const char *const *)names, (size_t)n, 60000, &res, es, sizeof es);
     if (rc != KN_OK) {
         fprintf(stderr, "delete: %s: %s\n", kn_err_name(rc), es);
         return 1;
@@ -64,8 +63,8 @@ static int delete(kn_admin *admin, char **names, int n) {
     for (size_t i = 0; i < kn_topic_results_count(res); i++) {
         int err = kn_topic_results_error(res, i);
         if (err && err != KN_ERR_UNKNOWN_TOPIC_OR_PARTITION) {
-            fprintf(stderr, "delete %s: %s: %s\n", kn_topic_results_name(res, i),
-                    kn_err_name(err), kn_topic_results_error_message(res, i));
+            fprintf(stderr, "delete %s: %s: %s\n", kn_topic_results_name(res, i), kn_err_name(err),
+                    kn_topic_results_error_message(res, i));
             status = 1;
         }
     }
@@ -116,7 +115,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "create"))
         rc = create(admin, argv[4], atoi(argv[5]));
     else if (!strcmp(cmd, "delete"))
-        rc = delete(admin, argv + 4, argc - 4);
+        rc = delete_topics(admin, argv + 4, argc - 4);
     else
         rc = exists(admin, argv[4]);
     kn_admin_destroy(admin);

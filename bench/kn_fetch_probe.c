@@ -24,19 +24,19 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "kafka_native.h"
 #include "config/config.h"
+#include "kafka_native.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_fetch.h"
 #include "wire/wire.h"
 
 /* Record batch v2 header: offsets of the fields the probe reads. */
-#define BATCH_HEADER_LEN 61
-#define BATCH_LENGTH_OFF 8     /* int32: bytes after this field */
-#define BATCH_ATTRS_OFF 21     /* int16 */
+#define BATCH_HEADER_LEN     61
+#define BATCH_LENGTH_OFF     8  /* int32: bytes after this field */
+#define BATCH_ATTRS_OFF      21 /* int16 */
 #define BATCH_LAST_DELTA_OFF 23 /* int32 */
-#define BATCH_COUNT_OFF 57     /* int32 */
-#define BATCH_CONTROL_BIT 0x20
+#define BATCH_COUNT_OFF      57 /* int32 */
+#define BATCH_CONTROL_BIT    0x20
 
 typedef struct probe probe;
 
@@ -139,8 +139,7 @@ static void stream_send(stream *s) {
                       30000 + pr->max_wait_ms, fetch_done, s);
     if (rc != 0) {
         pr->err = rc;
-        snprintf(pr->errstr, sizeof pr->errstr, "Fetch to broker %d not sent: %s", s->node,
-                 kn_err_name(rc));
+        snprintf(pr->errstr, sizeof pr->errstr, "Fetch to broker %d not sent: %s", s->node, kn_err_name(rc));
         pr->stop = true;
         return;
     }
@@ -218,9 +217,8 @@ static void fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     continue;
                 if (pd->error_code) {
                     pr->err = KN_ERR__PROTOCOL;
-                    snprintf(pr->errstr, sizeof pr->errstr,
-                             "Fetch %s [%d] at offset %lld from broker %d: %s", pr->topic,
-                             p->partition, (long long)p->offset, s->node,
+                    snprintf(pr->errstr, sizeof pr->errstr, "Fetch %s [%d] at offset %lld from broker %d: %s",
+                             pr->topic, p->partition, (long long)p->offset, s->node,
                              kn_err_name(pd->error_code));
                     pr->stop = true;
                     break;
@@ -240,9 +238,8 @@ static void fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
             all_done = all_done && pr->parts[i].done;
         if (all_done && !pr->stop) {
             pr->err = KN_ERR__STATE;
-            snprintf(pr->errstr, sizeof pr->errstr,
-                     "topic %s holds only %lld records (asked for %lld)", pr->topic,
-                     (long long)pr->records, (long long)pr->target);
+            snprintf(pr->errstr, sizeof pr->errstr, "topic %s holds only %lld records (asked for %lld)",
+                     pr->topic, (long long)pr->records, (long long)pr->target);
             pr->stop = true;
         }
         stream_send(s);
@@ -424,8 +421,7 @@ int main(int argc, char **argv) {
     printf("probe settings: max.in.flight per leader %d (%d request streams over %d partitions), "
            "max.partition.fetch.bytes %d, fetch.max.bytes 52428800, fetch.max.wait.ms %d, "
            "fetch.min.bytes 1, sessionless full fetches, receive.buffer.bytes %lld\n",
-           max_inflight, pr.stream_count, pr.part_count, pr.fetch_size, pr.max_wait_ms,
-           (long long)rcvbuf);
+           max_inflight, pr.stream_count, pr.part_count, pr.fetch_size, pr.max_wait_ms, (long long)rcvbuf);
 
     int64_t start_us = knw_now_us();
     pthread_mutex_lock(&pr.lock);
@@ -436,8 +432,8 @@ int main(int argc, char **argv) {
         /* Bounded: ends on the target, an error, or no progress in time. */
         if (knw_now_ms() - pr.last_progress_ms > timeout_ms) {
             pr.err = KN_ERR__TIMED_OUT;
-            snprintf(pr.errstr, sizeof pr.errstr, "no records for %d ms (%lld of %lld read)",
-                     timeout_ms, (long long)pr.records, (long long)pr.target);
+            snprintf(pr.errstr, sizeof pr.errstr, "no records for %d ms (%lld of %lld read)", timeout_ms,
+                     (long long)pr.records, (long long)pr.target);
             pr.stop = true;
             break;
         }

@@ -132,10 +132,9 @@ int main(int argc, char **argv) {
     set(conf, "check.crcs", "false");
     set(conf, "client.id", "perf-consumer-client");
     printf("librdkafka %s settings:", rd_kafka_version_str());
-    static const char *shown[] = {"fetch.max.bytes", "max.partition.fetch.bytes",
-                                  "fetch.wait.max.ms", "fetch.min.bytes",
-                                  "queued.min.messages", "queued.max.messages.kbytes",
-                                  "check.crcs", "auto.offset.reset"};
+    static const char *shown[] = {
+        "fetch.max.bytes",     "max.partition.fetch.bytes",  "fetch.wait.max.ms", "fetch.min.bytes",
+        "queued.min.messages", "queued.max.messages.kbytes", "check.crcs",        "auto.offset.reset"};
     for (size_t k = 0; k < sizeof shown / sizeof *shown; k++)
         print_setting(conf, shown[k]);
     printf("\n");
@@ -169,15 +168,16 @@ int main(int argc, char **argv) {
     rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, 30000);
     if (err || md->topic_cnt != 1 || md->topics[0].err || md->topics[0].partition_cnt <= 0) {
         fprintf(stderr, "partitions of %s: %s\n", topic,
-                rd_kafka_err2str(err ? err : md->topic_cnt ? md->topics[0].err : 0));
+                rd_kafka_err2str(err             ? err
+                                 : md->topic_cnt ? md->topics[0].err
+                                                 : 0));
         if (md)
             rd_kafka_metadata_destroy(md);
         rd_kafka_topic_destroy(rkt);
         rd_kafka_destroy(rk);
         return 1;
     }
-    rd_kafka_topic_partition_list_t *parts =
-        rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
     for (int i = 0; i < md->topics[0].partition_cnt; i++)
         rd_kafka_topic_partition_list_add(parts, topic, md->topics[0].partitions[i].id)->offset =
             from_latest ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
@@ -240,8 +240,7 @@ consume:;
         fetch_s = 0.001;
     printf("%s, %s, %.4f, %.4f, %lld, %.4f, %lld, %lld, %.4f, %.4f\n", t0, t1, mb, mb / elapsed_s,
            (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms,
-           (long long)(end_ms - start_ms - rebalance_ms), mb / fetch_s,
-           (double)messages / fetch_s);
+           (long long)(end_ms - start_ms - rebalance_ms), mb / fetch_s, (double)messages / fetch_s);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,

@@ -62,10 +62,9 @@ static int cmp_int(const void *a, const void *b) {
 }
 
 static void usage(void) {
-    fprintf(stderr,
-            "usage: librdkafka_producer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
-            "       --record-size S --throughput R [--producer-props k=v [k=v ...]]\n"
-            "       [--command-property k=v]...\n");
+    fprintf(stderr, "usage: librdkafka_producer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
+                    "       --record-size S --throughput R [--producer-props k=v [k=v ...]]\n"
+                    "       [--command-property k=v]...\n");
     exit(2);
 }
 
@@ -141,11 +140,17 @@ int main(int argc, char **argv) {
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     rd_kafka_conf_set_opaque(conf, &st);
     printf("librdkafka %s settings:", rd_kafka_version_str());
-    static const char *shown[] = {"acks", "enable.idempotence", "linger.ms", "batch.size",
-                                  "batch.num.messages", "compression.type",
+    static const char *shown[] = {"acks",
+                                  "enable.idempotence",
+                                  "linger.ms",
+                                  "batch.size",
+                                  "batch.num.messages",
+                                  "compression.type",
                                   "max.in.flight.requests.per.connection",
-                                  "queue.buffering.max.messages", "queue.buffering.max.kbytes",
-                                  "sticky.partitioning.linger.ms", "partitioner"};
+                                  "queue.buffering.max.messages",
+                                  "queue.buffering.max.kbytes",
+                                  "sticky.partitioning.linger.ms",
+                                  "partitioner"};
     for (size_t k = 0; k < sizeof shown / sizeof *shown; k++)
         print_setting(conf, shown[k]);
     printf("\n");
@@ -171,11 +176,10 @@ int main(int argc, char **argv) {
         rd_kafka_resp_err_t err;
         /* A full local queue is back-pressure, as Java's send blocks on
          * buffer.memory: serve reports and retry. */
-        while ((err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
-                                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        while ((err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                         RD_KAFKA_V_VALUE(payload, (size_t)record_size),
-                                        RD_KAFKA_V_OPAQUE((void *)(intptr_t)send_start),
-                                        RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                                        RD_KAFKA_V_OPAQUE((void *)(intptr_t)send_start), RD_KAFKA_V_END)) ==
+               RD_KAFKA_RESP_ERR__QUEUE_FULL)
             rd_kafka_poll(rk, 10);
         if (err) {
             fprintf(stderr, "send failed: %s\n", rd_kafka_err2str(err));
@@ -202,8 +206,8 @@ int main(int argc, char **argv) {
            "latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.\n",
            (long long)st.count, 1000.0 * (double)st.count / (double)elapsed,
            1000.0 * (double)st.bytes / (double)elapsed / (1024.0 * 1024.0),
-           st.count ? (double)st.total_latency / (double)st.count : 0.0, (double)st.max_latency,
-           pv[0], pv[1], pv[2], pv[3]);
+           st.count ? (double)st.total_latency / (double)st.count : 0.0, (double)st.max_latency, pv[0], pv[1],
+           pv[2], pv[3]);
     rd_kafka_destroy(rk);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
