@@ -31,7 +31,7 @@ bench_say_plain() { bench_clear; echo "  $*"; }
 
 bench_fmt_secs() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 
-# bench_progress SCENARIO CLIENT ROUND [SECONDS]: announces a run.
+# bench_progress SCENARIO CLIENT ROUND [SECONDS [ROUNDS]]: announces a run.
 bench_progress() {
   local done=${runs_done:-0} now elapsed left="?"
   now=$(date +%s)
@@ -41,7 +41,7 @@ bench_progress() {
   elif [ -n "${4:-}" ]; then
     left=$(bench_fmt_secs "$4")
   fi
-  local msg="[$((done + 1))/$bench_total] $1 / $2 / round $3 of ${rounds:-1}"
+  local msg="[$((done + 1))/$bench_total] $1 / $2 / round $3 of ${5:-${rounds:-1}}"
   if [ "$bench_tty" = 1 ]; then
     printf '\r\033[K%s  (elapsed %s, ~%s left)' "$msg" "$(bench_fmt_secs "$elapsed")" "$left" >&2
   else
