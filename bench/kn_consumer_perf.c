@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_lat.h"
 #include "kafka_native.h"
 
 static int64_t wall_ms(void) {
@@ -44,7 +45,8 @@ static void usage(void) {
             "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N --assign\n"
             "       [--group G] [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
             "       [--timeout MS] [--from-latest]\n"
-            "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n");
+            "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
+            "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n");
     exit(1);
 }
 
@@ -59,7 +61,8 @@ static void set(kn_conf *conf, const char *k, const char *v) {
 int main(int argc, char **argv) {
     const char *bootstrap = NULL, *topic = NULL, *group = NULL, *config_file = NULL;
     int64_t num = -1, timeout_ms = 10000;
-    bool assign = false, from_latest = false, hide_header = false;
+    bool assign = false, from_latest = false, hide_header = false, poll_latency = false;
+    bench_lat polls = {0};
     char fetch_size[32] = "1048576";
     char socket_buffer[32] = "2097152"; /* ConsumerPerformance's default */
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
@@ -105,6 +108,8 @@ int main(int argc, char **argv) {
             assign = true;
         } else if (strcmp(a, "--from-latest") == 0) {
             from_latest = true;
+        } else if (strcmp(a, "--poll-latency") == 0) {
+            poll_latency = true;
         } else if (strcmp(a, "--hide-header") == 0) {
             hide_header = true;
         } else {
@@ -162,7 +167,10 @@ int main(int argc, char **argv) {
     int64_t now = wall_ms(), last_consumed = now;
     while (messages < num && now - last_consumed <= timeout_ms) {
         kn_records *recs = NULL;
+        int64_t poll_start_us = poll_latency ? bench_lat_now_us() : 0;
         rc = kn_consumer_poll(c, 100, &recs, es, sizeof es);
+        if (poll_latency)
+            bench_lat_add(&polls, bench_lat_now_us() - poll_start_us);
         now = wall_ms();
         if (rc != KN_OK) {
             fprintf(stderr, "poll: %s: %s\n", kn_err_name(rc), es);
@@ -215,5 +223,7 @@ int main(int argc, char **argv) {
                              : 0.0,
            (double)st.fetch_latency_us_max / 1000.0,
            (double)st.fetch_response_bytes / (1024.0 * 1024.0), (long long)st.polls);
+    if (poll_latency)
+        bench_lat_report(&polls);
     return messages < num ? 1 : 0;
 }

@@ -1,0 +1,126 @@
+# bench/lib/common.sh: helpers sourced by bench/run: messages and the
+# progress line, parsing each client's output into one raw.tsv record,
+# and reading a process's CPU time and peak RSS from /proc.
+#
+# raw.tsv columns: scenario, client, round, then
+#   records/s, MiB/s, CPU s, peak RSS MiB, p50, p99, p99.9, max (ms), extra
+# ("-" when a client does not report a figure). Latencies are the
+# producer's send-to-ack latency or the consumer's poll-call time; extra is
+# rebalance.time.ms for consumers and CPU % for the idle scenario.
+# A run that failed has the single field FAILED instead.
+
+# On a terminal the progress line is redrawn in place on stderr; in a
+# pipe every run start is one plain line.
+bench_tty=0
+[ -t 2 ] && bench_tty=1
+bench_total=0
+bench_t_start=0
+bench_run_secs=0
+
+bench_progress_init() {
+  bench_total=$1
+  bench_t_start=$(date +%s)
+}
+
+bench_clear() { [ "$bench_tty" = 1 ] && printf '\r\033[K' >&2; return 0; }
+
+bench_say() { bench_clear; echo "bench: $*" >&2; }
+
+# Results lines go to stdout as well as the terminal (a CI log keeps them).
+bench_say_plain() { bench_clear; echo "  $*"; }
+
+bench_fmt_secs() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+
+# bench_progress SCENARIO CLIENT ROUND [SECONDS [ROUNDS]]: announces a run.
+bench_progress() {
+  local done=${runs_done:-0} now elapsed left="?"
+  now=$(date +%s)
+  elapsed=$((now - bench_t_start))
+  if [ "$done" -gt 0 ] && [ "$bench_total" -gt "$done" ]; then
+    left=$(bench_fmt_secs $((elapsed * (bench_total - done) / done)))
+  elif [ -n "${4:-}" ]; then
+    left=$(bench_fmt_secs "$4")
+  fi
+  local msg="[$((done + 1))/$bench_total] $1 / $2 / round $3 of ${5:-${rounds:-1}}"
+  if [ "$bench_tty" = 1 ]; then
+    printf '\r\033[K%s  (elapsed %s, ~%s left)' "$msg" "$(bench_fmt_secs "$elapsed")" "$left" >&2
+  else
+    echo "bench: $msg (elapsed $(bench_fmt_secs "$elapsed"), ~$left left)" >&2
+  fi
+}
+
+bench_run_finished() { :; }
+
+bench_progress_end() { bench_clear; }
+
+bench_rdkafka_targets() {
+  pkg-config --exists rdkafka 2>/dev/null && echo librdkafka_consumer_perf librdkafka_producer_perf
+}
+
+# bench_parse KIND LOG TIMEFILE: prints the raw.tsv fields after the round,
+# or nothing when the output shows the run did not do its work.
+bench_parse() {
+  local kind=$1 log=$2 tfile=$3
+  [ -s "$tfile" ] || return 0
+  # GNU time's last line: elapsed user system maxrss_kb.
+  local times
+  times=$(tail -n 1 "$tfile")
+  case "$times" in *[!0-9.\ ]*|'') return 0 ;; esac
+  if grep -q "^WARNING: Exiting before consuming" "$log"; then return 0; fi
+  awk -v kind="$kind" -v times="$times" '
+    # The first number in a field ("(7.14 MB/sec)" -> 7.14).
+    function num(s) { if (match(s, /-?[0-9]+(\.[0-9]+)?/)) return substr(s, RSTART, RLENGTH) + 0; return "" }
+    BEGIN { split(times, t, " "); cpu = t[2] + t[3]; rss = t[4] / 1024
+            rs = ""; p50 = p99 = p999 = mx = ex = "-" }
+    kind == "consume" && /^[0-9][0-9][0-9][0-9]-.*, .*, / {
+      n = split($0, f, ", ")
+      if (n == 10) { rs = num(f[10]); mb = num(f[9]); ex = num(f[7]); cnt = num(f[5]) }
+    }
+    kind == "lua-consume" && /^lua consume: / {
+      split($0, f, ", "); rs = num(f[2]); mb = num(f[3])
+    }
+    kind == "probe" && /^probe: / {
+      split($0, f, ", "); rs = num(f[2]); mb = num(f[3])
+    }
+    (kind == "consume" || kind == "lua-consume") && /^poll latency p50 / {
+      # poll latency p50 A ms, p99 B ms, p99.9 C ms, max D ms over N polls
+      p50 = $4 + 0; p99 = $7 + 0; p999 = $10 + 0; mx = $13 + 0
+    }
+    kind == "produce" && / records sent, .*99\.9th/ {
+      split($0, f, ", ")
+      # "N records sent" "R records/sec (M MB/sec)" avg max 50th 95th 99th 99.9th
+      split(f[2], a, " "); rs = num(a[1]); mb = num(a[3])
+      mx = num(f[4]); p50 = num(f[5]); p99 = num(f[7]); p999 = num(f[8])
+    }
+    kind == "join" && /join\.time\.ms|join time/ {
+      for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { ex = $i; break }
+      rs = 0; mb = 0
+    }
+    END {
+      if (rs == "") exit
+      printf "%.1f\t%.3f\t%.3f\t%.1f\t%s\t%s\t%s\t%s\t%s\n", rs, mb, cpu, rss, p50, p99, p999, mx, ex
+    }' "$log"
+}
+
+# A short summary of a raw.tsv record, for the run log.
+bench_brief() {
+  echo "$1" | awk -F'\t' '{
+    s = ""
+    if ($1 != "-") s = sprintf("%.0f records/s, %s MiB/s, ", $1, $2)
+    s = s sprintf("CPU %s s, peak RSS %s MiB", $3, $4)
+    if ($5 != "-") s = s sprintf(", p50/p99/p99.9 %s/%s/%s ms", $5, $6, $7)
+    if ($9 != "-") s = s sprintf(", extra %s", $9)
+    print s }'
+}
+
+# Cumulative user + system clock ticks of a live process (empty if gone).
+bench_cpu_ticks() {
+  [ -r "/proc/$1/stat" ] || return 0
+  # Fields after the ")" that ends the command name: utime is the 12th.
+  sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+
+# Peak resident set (VmHWM) of a live process in KiB (empty if gone).
+bench_hwm_kb() {
+  awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# bench/lib/latest.sh OUT: prints OUT/results.md for bench/results/latest.md
+# (the page the README shows), with the chart's path made relative to
+# bench/results/ and a line saying which command and folder it came from.
+set -euo pipefail
+out=${1:?usage: bench/lib/latest.sh OUT}
+dir=$(basename "$out")
+echo "<!-- Written by bench/run from bench/results/$dir: do not edit by hand. -->"
+sed "s|(chart.png)|($dir/chart.png)|" "$out/results.md"
+echo
+echo "Raw per-run figures: [$dir/raw.tsv]($dir/raw.tsv); each client's effective settings: [$dir/effective-settings.txt]($dir/effective-settings.txt). Reproduce with \`bench/run\`."

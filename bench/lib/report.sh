@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# bench/lib/report.sh OUT: prints the Markdown results page built from
+# OUT/raw.tsv and OUT/settings.txt (bench/lib/report.awk does the work).
+set -euo pipefail
+out=${1:?usage: bench/lib/report.sh OUT}
+[ -s "$out/raw.tsv" ] || { echo "bench/lib/report.sh: no runs in $out/raw.tsv" >&2; exit 1; }
+exec awk -F'\t' -v settings="$out/settings.txt" -f "$(dirname "$0")/report.awk" "$out/raw.tsv"

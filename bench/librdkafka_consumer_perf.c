@@ -1,0 +1,251 @@
+/*
+ * librdkafka_consumer_perf.c: the librdkafka side of the consumer
+ * comparison. It does what bench/kn_consumer_perf does, with the same
+ * settings and output: every partition of the topic assigned from the
+ * beginning (manual assignment, no group join), auto.offset.reset
+ * earliest, check.crcs false, client.id perf-consumer-client,
+ * max.partition.fetch.bytes 1 MiB, a loop of rd_kafka_consumer_poll(100)
+ * counting key + value bytes until --num-records arrived or nothing
+ * arrived for --timeout ms. Everything else is librdkafka's default;
+ * the effective values of the settings that shape a fetch are printed.
+ *
+ * librdkafka's consumer API hands over one message per poll, so its poll
+ * latency is per message where ours is per batch of records: both are
+ * "time spent in one poll call", as an application sees it.
+ *
+ * Output: Java ConsumerPerformance's CSV header and line (MB = 1024^2
+ * bytes), then "peak RSS ..., CPU ..." and "poll latency ..." lines.
+ * --from-latest starts at the end instead (the idle-cost scenario).
+ * --group G subscribes in group G instead of assigning (the switch
+ * bench/run flips once our consumer subscribes too); rebalance.time.ms
+ * is then the time until the first assignment, as Java reports it.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "bench_lat.h"
+
+static int64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void fmt_time(int64_t ms, char *buf, size_t n) {
+    time_t s = (time_t)(ms / 1000);
+    struct tm tm;
+    localtime_r(&s, &tm);
+    size_t len = strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf + len, n - len, ":%03d", (int)(ms % 1000));
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: librdkafka_consumer_perf --bootstrap-server HOSTS --topic T "
+                    "--num-records N\n"
+                    "       [--fetch-size BYTES] [--timeout MS] [--from-latest]\n"
+                    "       [--command-property k=v]... [--hide-header] [--group G]\n");
+    exit(2);
+}
+
+static void set(rd_kafka_conf_t *conf, const char *k, const char *v) {
+    char es[512];
+    if (rd_kafka_conf_set(conf, k, v, es, sizeof es) != RD_KAFKA_CONF_OK) {
+        fprintf(stderr, "librdkafka_consumer_perf: %s=%s: %s\n", k, v, es);
+        exit(2);
+    }
+}
+
+static void print_setting(rd_kafka_conf_t *conf, const char *k) {
+    char v[512];
+    size_t n = sizeof v;
+    if (rd_kafka_conf_get(conf, k, v, &n) == RD_KAFKA_CONF_OK)
+        printf(" %s=%s", k, v);
+}
+
+int main(int argc, char **argv) {
+    const char *bootstrap = NULL, *topic = NULL, *group_arg = NULL;
+    int64_t num = -1, timeout_ms = 10000;
+    bool from_latest = false, hide_header = false;
+    const char *fetch_size = "1048576";
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--bootstrap-server") && v) {
+            bootstrap = v;
+            i++;
+        } else if (!strcmp(a, "--topic") && v) {
+            topic = v;
+            i++;
+        } else if ((!strcmp(a, "--num-records") || !strcmp(a, "--messages")) && v) {
+            num = strtoll(v, NULL, 10);
+            i++;
+        } else if (!strcmp(a, "--group") && v) {
+            group_arg = v;
+            i++;
+        } else if (!strcmp(a, "--fetch-size") && v) {
+            fetch_size = v;
+            i++;
+        } else if (!strcmp(a, "--timeout") && v) {
+            timeout_ms = strtoll(v, NULL, 10);
+            i++;
+        } else if (!strcmp(a, "--command-property") && v) {
+            char kv[1024];
+            snprintf(kv, sizeof kv, "%s", v);
+            char *eq = strchr(kv, '=');
+            if (!eq)
+                usage();
+            *eq = '\0';
+            set(conf, kv, eq + 1);
+            i++;
+        } else if (!strcmp(a, "--from-latest")) {
+            from_latest = true;
+        } else if (!strcmp(a, "--hide-header")) {
+            hide_header = true;
+        } else if (!strcmp(a, "--assign")) {
+            /* accepted for symmetry with kn_consumer_perf: always assigns */
+        } else {
+            usage();
+        }
+    }
+    if (!bootstrap || !topic || num < 0)
+        usage();
+    char group[64];
+    /* rd_kafka_consumer_poll needs a group handle even with manual
+     * assignment; nothing is joined or committed. */
+    snprintf(group, sizeof group, "librdkafka-perf-%d-%lld", (int)getpid(), (long long)wall_ms());
+    if (group_arg)
+        snprintf(group, sizeof group, "%s", group_arg);
+    set(conf, "bootstrap.servers", bootstrap);
+    set(conf, "group.id", group);
+    set(conf, "enable.auto.commit", "false");
+    set(conf, "max.partition.fetch.bytes", fetch_size);
+    set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
+    set(conf, "check.crcs", "false");
+    set(conf, "client.id", "perf-consumer-client");
+    printf("librdkafka %s settings:", rd_kafka_version_str());
+    static const char *shown[] = {
+        "fetch.max.bytes",     "max.partition.fetch.bytes",  "fetch.wait.max.ms", "fetch.min.bytes",
+        "queued.min.messages", "queued.max.messages.kbytes", "check.crcs",        "auto.offset.reset"};
+    for (size_t k = 0; k < sizeof shown / sizeof *shown; k++)
+        print_setting(conf, shown[k]);
+    printf("\n");
+
+    char es[512];
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, es, sizeof es);
+    if (!rk) {
+        fprintf(stderr, "rd_kafka_new: %s\n", es);
+        return 1;
+    }
+    rd_kafka_poll_set_consumer(rk);
+    if (!hide_header)
+        printf("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, "
+               "nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n");
+    int64_t start_ms = wall_ms(), rebalance_ms = 0;
+    if (group_arg) {
+        rd_kafka_topic_partition_list_t *subs = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(subs, topic, RD_KAFKA_PARTITION_UA);
+        rd_kafka_resp_err_t serr = rd_kafka_subscribe(rk, subs);
+        rd_kafka_topic_partition_list_destroy(subs);
+        if (serr) {
+            fprintf(stderr, "subscribe: %s\n", rd_kafka_err2str(serr));
+            rd_kafka_destroy(rk);
+            return 1;
+        }
+        goto consume;
+    }
+
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, rkt, &md, 30000);
+    if (err || md->topic_cnt != 1 || md->topics[0].err || md->topics[0].partition_cnt <= 0) {
+        fprintf(stderr, "partitions of %s: %s\n", topic,
+                rd_kafka_err2str(err             ? err
+                                 : md->topic_cnt ? md->topics[0].err
+                                                 : 0));
+        if (md)
+            rd_kafka_metadata_destroy(md);
+        rd_kafka_topic_destroy(rkt);
+        rd_kafka_destroy(rk);
+        return 1;
+    }
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+    for (int i = 0; i < md->topics[0].partition_cnt; i++)
+        rd_kafka_topic_partition_list_add(parts, topic, md->topics[0].partitions[i].id)->offset =
+            from_latest ? RD_KAFKA_OFFSET_END : RD_KAFKA_OFFSET_BEGINNING;
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    err = rd_kafka_assign(rk, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    if (err) {
+        fprintf(stderr, "assign: %s\n", rd_kafka_err2str(err));
+        rd_kafka_destroy(rk);
+        return 1;
+    }
+
+consume:;
+    int64_t messages = 0, bytes = 0;
+    int64_t now = wall_ms(), last_consumed = now;
+    bench_lat polls = {0};
+    int failed = 0;
+    while (messages < num && now - last_consumed <= timeout_ms) {
+        int64_t t0 = bench_lat_now_us();
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+        bench_lat_add(&polls, bench_lat_now_us() - t0);
+        now = wall_ms();
+        if (!m)
+            continue;
+        if (m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                fprintf(stderr, "poll: %s\n", rd_kafka_message_errstr(m));
+                failed = 1;
+                rd_kafka_message_destroy(m);
+                break;
+            }
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        last_consumed = now;
+        if (group_arg && messages == 0)
+            rebalance_ms = now - start_ms; /* first record: assignment done */
+        messages++;
+        bytes += (int64_t)m->key_len + (int64_t)m->len;
+        rd_kafka_message_destroy(m);
+    }
+    if (messages < num)
+        printf("WARNING: Exiting before consuming the expected number of messages: timeout (%lld "
+               "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
+               (long long)timeout_ms);
+    int64_t end_ms = wall_ms();
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+
+    double elapsed_s = (double)(end_ms - start_ms) / 1000.0;
+    if (elapsed_s <= 0)
+        elapsed_s = 0.001;
+    double mb = (double)bytes / (1024.0 * 1024.0);
+    char t0[64], t1[64];
+    fmt_time(start_ms, t0, sizeof t0);
+    fmt_time(end_ms, t1, sizeof t1);
+    double fetch_s = (double)(end_ms - start_ms - rebalance_ms) / 1000.0;
+    if (fetch_s <= 0)
+        fetch_s = 0.001;
+    printf("%s, %s, %.4f, %.4f, %lld, %.4f, %lld, %lld, %.4f, %.4f\n", t0, t1, mb, mb / elapsed_s,
+           (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms,
+           (long long)(end_ms - start_ms - rebalance_ms), mb / fetch_s, (double)messages / fetch_s);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
+           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+    bench_lat_report(&polls);
+    return failed || messages < num ? 1 : 0;
+}

@@ -1,0 +1,78 @@
+-- bench/lua/consumer_perf.lua: the consumer benchmark through the Lua
+-- binding (what an application written in Lua sees): every partition of
+-- the topic assigned from the beginning, consumer:poll(100) in a loop,
+-- counting records and key + value bytes until NUM records arrived or
+-- none arrived for TIMEOUT_MS. Same settings as bench/kn_consumer_perf.
+-- A minimal script for bench/run; bench/lua_consumer_perf.lua (written in
+-- parallel) may replace it: bench/run only needs the two output lines.
+--
+--   lua5.4 bench/lua/consumer_perf.lua BOOTSTRAP TOPIC NUM [TIMEOUT_MS] [latest]
+-- Output:
+--   lua consume: N records, R records/sec, M MiB/sec, E s
+--   poll latency p50 A ms, p99 B ms, p99.9 C ms, max D ms over P polls
+-- Peak RSS and CPU are measured from outside (bench/run, GNU time).
+-- Clock: lua-system (installed with busted), monotonic seconds.
+local kafka = require("kafka_native")
+local system = require("system")
+
+local bootstrap, topic, num, timeout_ms, where = arg[1], arg[2], tonumber(arg[3]), tonumber(arg[4] or "10000"), arg[5]
+if not (bootstrap and topic and num) then
+  io.stderr:write("usage: consumer_perf.lua BOOTSTRAP TOPIC NUM [TIMEOUT_MS] [latest]\n")
+  os.exit(2)
+end
+local latest = where == "latest"
+
+local consumer = assert(kafka.consumer({
+  ["bootstrap.servers"] = bootstrap,
+  ["auto.offset.reset"] = latest and "latest" or "earliest",
+  ["check.crcs"] = false,
+  ["client.id"] = "perf-consumer-client",
+  ["max.partition.fetch.bytes"] = 1048576,
+  -- ConsumerPerformance's own setting (--socket-buffer-size, 2 MiB)
+  ["receive.buffer.bytes"] = 2097152,
+}))
+local now = system.monotime
+local start = now()
+local parts = assert(consumer:partitions_for(topic, 30000))
+assert(consumer:assign(parts))
+
+local records, bytes, lat = 0, 0, {}
+local last = now()
+while records < num and (now() - last) * 1000 <= timeout_ms do
+  local t0 = now()
+  local recs, msg, code = consumer:poll(100)
+  local t1 = now()
+  lat[#lat + 1] = t1 - t0
+  if not recs then
+    io.stderr:write("poll: ", tostring(code), ": ", tostring(msg), "\n")
+    os.exit(1)
+  end
+  local n = #recs
+  if n > 0 then
+    last = t1
+    records = records + n
+    for i = 1, n do
+      local r = recs[i]
+      if r.key then bytes = bytes + #r.key end
+      if r.value then bytes = bytes + #r.value end
+    end
+  end
+end
+local elapsed = now() - start
+consumer:close()
+
+table.sort(lat)
+local function pct(p)
+  if #lat == 0 then return 0 end
+  local i = math.floor(p * #lat) + 1
+  if i > #lat then i = #lat end
+  return lat[i] * 1000
+end
+print(string.format("lua consume: %d records, %.1f records/sec, %.4f MiB/sec, %.3f s",
+  records, records / elapsed, bytes / 1048576 / elapsed, elapsed))
+print(string.format("poll latency p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms over %d polls",
+  pct(0.5), pct(0.99), pct(0.999), (lat[#lat] or 0) * 1000, #lat))
+if records < num then
+  print(string.format("WARNING: Exiting before consuming the expected number of messages: timeout (%d ms) exceeded.", timeout_ms))
+  os.exit(1)
+end
