@@ -5,8 +5,11 @@
  *    counts, leaders, available partitions, adaptive load stats);
  *  - expires queued batches past delivery.timeout.ms;
  *  - gets a producer id (InitProducerId) when idempotent, and bumps the
- *    epoch after a sequence gap (a batch with a sequence failed or an
- *    unexpected OUT_OF_ORDER_SEQUENCE_NUMBER);
+ *    epoch locally after a sequence gap (a batch with a sequence failed
+ *    or an unexpected OUT_OF_ORDER_SEQUENCE_NUMBER); each partition
+ *    moves to the new epoch once its own in-flight batches answered;
+ *  - for a transactional producer, adds partitions to the transaction
+ *    (FindCoordinator, AddPartitionsToTxn) before their first batch;
  *  - drains ready batches into one Produce request per leader broker
  *    (one batch per partition per request, split at max.request.size,
  *    at most max.in.flight.requests.per.connection per broker), and
@@ -86,6 +89,7 @@ struct knp_sender {
     int64_t pid_retry_at_ms;
     int32_t pid_attempts;
     bool need_bump;
+    uint32_t pid_gen; /* bumped with every new producer id or epoch */
     kp_InitProducerIdRequest pid_req;
     int64_t md_seen_ms;
     knw_metadata *md;
@@ -258,6 +262,14 @@ static bool lower_seq_queued(const knp_partq *pq, int32_t seq) {
     return false;
 }
 
+/* acc.lock held. pq's sequences have a gap that the broker will never
+ * fill: a new epoch is needed. Only for the current epoch: a batch of an
+ * epoch already replaced is re-sequenced when its partition switches. */
+static void request_bump(knp_sender *s, knp_partq *pq) {
+    if (pq->pid_gen == s->pid_gen)
+        s->need_bump = true;
+}
+
 /* acc.lock held. The outcome of one batch of a Produce request. */
 static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offset,
                          int64_t log_append_time, const char *msg, int64_t now_ms) {
@@ -312,7 +324,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
          * (nothing earlier in flight or waiting): this epoch cannot make
          * progress (e.g. the broker took later sequences after an earlier
          * batch failed), so a new epoch restarts sequences at 0. */
-        s->need_bump = true;
+        request_bump(s, pq);
     }
     if (retriable && !acc->closing && b->attempts <= s->conf.retries && now_ms < b->deadline_ms) {
         b->retry_at_ms = now_ms + backoff_ms(s, b->attempts);
@@ -332,7 +344,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         err = KN_ERR__MSG_TIMED_OUT;
     }
     if (s->conf.idempotent && b->base_seq >= 0)
-        s->need_bump = true; /* a sequence gap: later batches need a new epoch */
+        request_bump(s, pq); /* a sequence gap: later batches need a new epoch */
     kn_log(NULL, KN_LOG_WARN, "producer: %d record(s) failed: %s", (int)b->count, buf);
     if (s->conf.txn && !s->conf.txn->abortable_err) {
         /* A lost record makes the transaction abortable (Java). */
@@ -417,23 +429,13 @@ static void on_init_pid(knw_client *c, knw_resp *resp, void *opaque) {
     if (!err && ir)
         err = ir->error_code;
     if (!err && ir) {
-        bool bump = s->pid_state == PID_REQUESTING && s->producer_id >= 0;
         s->producer_id = ir->producer_id;
         s->epoch = ir->producer_epoch;
         s->pid_state = PID_READY;
         s->pid_attempts = 0;
-        if (bump || s->need_bump) {
-            /* New epoch: every partition's sequences restart at 0, and
-             * batches waiting for a retry get new sequences. */
-            for (int32_t i = 0; i < acc->npqs; i++) {
-                knp_partq *pq = acc->pqs[i];
-                pq->next_seq = 0;
-                pq->acked_next = 0;
-                pq->acked_any = false;
-                for (knp_batch *b = pq->head; b; b = b->next)
-                    b->base_seq = -1;
-            }
-        }
+        /* New id/epoch: each partition restarts its sequences at 0 once
+         * its in-flight batches have answered (see drain). */
+        s->pid_gen++;
         s->need_bump = false;
     } else if (is_fatal_err(err) || err == KN_ERR__CLOSED) {
         if (err != KN_ERR__CLOSED) {
@@ -542,6 +544,22 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         if (s->conf.idempotent) {
             if (s->pid_state != PID_READY || s->need_bump)
                 continue;
+            if (pq->pid_gen != s->pid_gen) {
+                /* A new epoch (or id) since this partition's sequences
+                 * began: its batches still in flight finish under the
+                 * old one first, then it restarts at sequence 0 and its
+                 * waiting retries get new sequences (Java's
+                 * hasStaleProducerIdAndEpoch). Other partitions are not
+                 * held up by this one. */
+                if (pq->inflight > 0)
+                    continue;
+                pq->pid_gen = s->pid_gen;
+                pq->next_seq = 0;
+                pq->acked_next = 0;
+                pq->acked_any = false;
+                for (knp_batch *q = pq->head; q; q = q->next)
+                    q->base_seq = -1;
+            }
             if (b->built && pq->inflight > 0)
                 continue; /* a retry waits for every earlier answer */
             if (pq->inflight > 0 && pq->inflight_node != pq->leader)
@@ -656,7 +674,7 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         next = b->next;
         b->pq->inflight--;
         if (s->conf.idempotent && b->base_seq >= 0)
-            s->need_bump = true;
+            request_bump(s, b->pq);
         knp_acc_complete(acc, b, b->err, -1, -1, errstr);
     }
     if (nb > 0) {
@@ -948,7 +966,7 @@ static void expire(knp_sender *s, int64_t now_ms, int64_t *next_ms) {
                      (int)b->count, pq->topic->name, (int)pq->partition,
                      (long long)(now_ms - b->created_ms));
             if (s->conf.idempotent && b->base_seq >= 0)
-                s->need_bump = true;
+                request_bump(s, pq);
             knp_node *nd = pq->leader >= 0 ? sender_node(s, pq->leader) : NULL;
             kn_log(NULL, KN_LOG_WARN,
                    "producer: %s (queue depth %d, in flight %d on node %d, leader %d, "
@@ -981,6 +999,20 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
         apply_metadata(s, s->md, now_ms);
     }
     expire(s, now_ms, &next);
+    if (s->need_bump && !s->conf.txn && s->pid_state == PID_READY && s->epoch >= 0 &&
+        s->epoch < INT16_MAX - 1) {
+        /* KIP-360 for the idempotent producer, as Java does it: bump the
+         * epoch locally. The broker takes a higher epoch starting at
+         * sequence 0 on each partition, so partitions switch one by one
+         * as their in-flight batches answer, without a round trip and
+         * without stopping the others. At the epoch's limit a new
+         * producer id comes from InitProducerId instead (pid_needed). */
+        s->epoch++;
+        s->pid_gen++;
+        s->need_bump = false;
+        kn_log(NULL, KN_LOG_WARN, "producer: sequence gap: producer %lld bumps its epoch to %d",
+               (long long)s->producer_id, (int)s->epoch);
+    }
     send_pid = pid_needed(s, now_ms);
     if (s->conf.idempotent && s->pid_state != PID_READY && s->pid_retry_at_ms > now_ms &&
         s->pid_retry_at_ms < next)
@@ -1084,16 +1116,8 @@ void knp_sender_latency(knp_sender *s, int64_t *avg_us, int64_t *max_us, int64_t
 void knp_sender_set_pid(knp_sender *s, int64_t producer_id, int16_t epoch) {
     knp_acc *acc = s->acc;
     pthread_mutex_lock(&acc->lock);
-    if (producer_id != s->producer_id || epoch != s->epoch) {
-        for (int32_t i = 0; i < acc->npqs; i++) {
-            knp_partq *pq = acc->pqs[i];
-            pq->next_seq = 0;
-            pq->acked_next = 0;
-            pq->acked_any = false;
-            for (knp_batch *b = pq->head; b; b = b->next)
-                b->base_seq = -1;
-        }
-    }
+    if (producer_id != s->producer_id || epoch != s->epoch)
+        s->pid_gen++; /* partitions restart their sequences (drain) */
     s->producer_id = producer_id;
     s->epoch = epoch;
     s->pid_state = PID_READY;
