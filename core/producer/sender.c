@@ -32,8 +32,8 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
-#include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_add_partitions_to_txn.h"
+#include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_find_coordinator.h"
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_produce.h"
@@ -46,8 +46,8 @@
  * broker-to-broker), and Produce stays at v11, since v12 tells a TV2
  * broker that the client adds partitions implicitly and expects an
  * epoch bump per transaction (EndTxn v5), which this client does not do. */
-#define KNP_PRODUCE_TXN_MAX_VERSION 11
-#define KNP_ADD_PARTITIONS_MAX_VERSION 3
+#define KNP_PRODUCE_TXN_MAX_VERSION      11
+#define KNP_ADD_PARTITIONS_MAX_VERSION   3
 #define KNP_FIND_COORDINATOR_MAX_VERSION 3
 
 enum { PID_NONE, PID_REQUESTING, PID_READY };
@@ -349,8 +349,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     if (s->conf.txn && !s->conf.txn->abortable_err) {
         /* A lost record makes the transaction abortable (Java). */
         s->conf.txn->abortable_err = err;
-        kn_errstr_set(s->conf.txn->abortable_errstr, sizeof s->conf.txn->abortable_errstr,
-                      "%s", buf);
+        kn_errstr_set(s->conf.txn->abortable_errstr, sizeof s->conf.txn->abortable_errstr, "%s", buf);
     }
     knp_acc_complete(acc, b, err, -1, -1, buf);
 }
@@ -692,8 +691,8 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
     }
     /* tds/pds live with the request: freed with it (see on_produce). */
     int rc = knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
-                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION,
-                      &r->req, -1, on_produce, r);
+                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1,
+                      on_produce, r);
     if (rc) {
         pthread_mutex_lock(&acc->lock);
         s->inflight_reqs--;
@@ -924,8 +923,8 @@ static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_coord_
 
 static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
     knp_acc *acc = s->acc;
-    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1,
-                       KNP_FIND_COORDINATOR_MAX_VERSION, &cr->req, -1, on_txn_coord, cr)) {
+    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNP_FIND_COORDINATOR_MAX_VERSION,
+                       &cr->req, -1, on_txn_coord, cr)) {
         pthread_mutex_lock(&acc->lock);
         s->conf.txn->coord_finding = false;
         pthread_mutex_unlock(&acc->lock);
@@ -937,8 +936,8 @@ static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
     pthread_mutex_lock(&acc->lock);
     coord = s->conf.txn->coord;
     pthread_mutex_unlock(&acc->lock);
-    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1,
-                 KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req, -1, on_add_partitions, ar)) {
+    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req,
+                 -1, on_add_partitions, ar)) {
         pthread_mutex_lock(&acc->lock);
         s->conf.txn->adding = false;
         s->conf.txn->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;

@@ -483,7 +483,6 @@ static void test_message_too_large_split(void **s) {
     assert_int_equal(kn_producer_close(p, 10000), 0);
 }
 
-
 /* An ambiguous loss bumps the epoch locally and only the partition that
  * lost records restarts its sequences: with the broker paused, batches
  * for partition 0 go out, time out (request.timeout.ms) and expire
@@ -531,8 +530,7 @@ static void test_epoch_bump_after_loss(void **s) {
     while (ctx.ok + ctx.failed < 12 && kn_test_now_ms() < deadline)
         kn_producer_poll(p, 100);
     kill(bp, SIGCONT);
-    print_message("while paused: %lld ok, %lld failed\n", (long long)ctx.ok,
-                  (long long)ctx.failed);
+    print_message("while paused: %lld ok, %lld failed\n", (long long)ctx.ok, (long long)ctx.failed);
     assert_int_equal(ctx.failed, 10);
 
     r.value = "after";
@@ -554,8 +552,7 @@ static void test_epoch_bump_after_loss(void **s) {
              kn_test_source_path("tools/kafka/java-tool"), broker_dir(), topic, out);
     run(cmd);
     long epoch1 = count_matches(out, "producerEpoch: 1 ", false);
-    snprintf(cmd, sizeof cmd,
-             "grep -o 'producerId: [0-9]*' %s | sort -u | wc -l > %s.ids", out, out);
+    snprintf(cmd, sizeof cmd, "grep -o 'producerId: [0-9]*' %s | sort -u | wc -l > %s.ids", out, out);
     run(cmd);
     char ids_path[300];
     snprintf(ids_path, sizeof ids_path, "%s.ids", out);
