@@ -44,6 +44,11 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
     const kn_conf *c = p->conf;
     memset(ac, 0, sizeof *ac);
     memset(sc, 0, sizeof *sc);
+    if (kn_conf_get_bool(c, "transaction.two.phase.commit.enable") > 0) {
+        kn_errstr_set(errstr, n, "transaction.two.phase.commit.enable: two-phase commit "
+                                 "(KIP-939) is not supported");
+        return KN_ERR__UNSUPPORTED;
+    }
     const char *tid = kn_conf_get_str(c, "transactional.id");
     if (tid && *tid) {
         /* kn_conf_finalize already refused it without idempotence. */
