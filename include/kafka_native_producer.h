@@ -98,9 +98,8 @@ kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_o
  * [0, partition_count); anything else makes the send fail with
  * KN_ERR__INVALID_ARG naming the value (Java throws
  * IllegalArgumentException). */
-typedef int32_t kn_partitioner_cb(const char *topic, const void *key, size_t key_len,
-                                  const void *value, size_t value_len,
-                                  int32_t partition_count, void *opaque);
+typedef int32_t kn_partitioner_cb(const char *topic, const void *key, size_t key_len, const void *value,
+                                  size_t value_len, int32_t partition_count, void *opaque);
 
 /* A producer interceptor. Either function may be NULL.
  * on_send: called first thing in kn_producer_send, in interceptor order,
@@ -132,9 +131,8 @@ typedef struct kn_producer_hooks {
 /* kn_producer_new with hooks (may be NULL: none). A custom partitioner
  * replaces the built-in one (partitioner.ignore.keys and adaptive
  * partitioning then do not apply), as a Java Partitioner instance does. */
-kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
-                                        void *dr_opaque, const kn_producer_hooks *hooks,
-                                        char *errstr, size_t errstr_size);
+kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                                        const kn_producer_hooks *hooks, char *errstr, size_t errstr_size);
 
 /* Appends a record (copied) to its partition's open batch. Returns 0
  * when accepted: exactly one delivery report will follow. Otherwise an
@@ -200,8 +198,7 @@ int kn_producer_close(kn_producer *p, int timeout_ms);
 /* Gets the producer id and epoch for transactional.id from its
  * transaction coordinator, fencing older producers with the same id and
  * completing (aborting) a transaction they left open. */
-int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr,
-                                  size_t errstr_size);
+int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* Starts a transaction (local only; the coordinator hears of it with the
  * first partition or offsets). */
 int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_size);
@@ -210,19 +207,16 @@ int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_si
  * coordinator) only if the transaction commits. offsets: topic,
  * partition and the offset to commit (the next record to read), with
  * optional leader epoch and metadata; borrowed for the call. */
-int kn_producer_send_offsets_to_transaction(kn_producer *p,
-                                            const kn_topic_partition_list *offsets,
-                                            const kn_group_metadata *gm, int timeout_ms,
-                                            char *errstr, size_t errstr_size);
+int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
+                                            size_t errstr_size);
 /* Flushes every record of the transaction, then commits it (EndTxn). A
  * failed record makes it fail with KN_ERR_TRANSACTION_ABORTABLE. */
-int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
-                                   size_t errstr_size);
+int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* Aborts the transaction: records not sent yet fail (KN_ERR__STATE,
  * "aborted"), records already sent are awaited and then marked aborted
  * for read_committed readers (EndTxn). */
-int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr,
-                                  size_t errstr_size);
+int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 
 /* Counters since creation (a consistent copy). */
 typedef struct kn_producer_stats {

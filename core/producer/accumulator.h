@@ -73,6 +73,8 @@ struct knp_partq {
     int64_t stale_before_ms; /* leader unusable until metadata fetched after this */
     int32_t acked_next;     /* idempotence: sequence the broker expects next */
     bool acked_any;         /* idempotence: a batch was acknowledged in this epoch */
+    uint32_t pid_gen;       /* idempotence: the sender's producer id/epoch generation
+                             * its sequences belong to (switched when idle) */
     bool txn_added;         /* transactions: AddPartitionsToTxn done for this one */
     bool txn_adding;        /* transactions: in the AddPartitionsToTxn in flight */
     uint32_t drain_gen;     /* sender: request round that last took a batch */

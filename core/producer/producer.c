@@ -44,6 +44,11 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
     const kn_conf *c = p->conf;
     memset(ac, 0, sizeof *ac);
     memset(sc, 0, sizeof *sc);
+    if (kn_conf_get_bool(c, "transaction.two.phase.commit.enable") > 0) {
+        kn_errstr_set(errstr, n, "transaction.two.phase.commit.enable: two-phase commit "
+                                 "(KIP-939) is not supported");
+        return KN_ERR__UNSUPPORTED;
+    }
     const char *tid = kn_conf_get_str(c, "transactional.id");
     if (tid && *tid) {
         /* kn_conf_finalize already refused it without idempotence. */
@@ -120,9 +125,8 @@ kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_o
     return kn_producer_new_with_hooks(conf, dr, dr_opaque, NULL, errstr, errstr_size);
 }
 
-kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
-                                        void *dr_opaque, const kn_producer_hooks *hooks,
-                                        char *errstr, size_t errstr_size) {
+kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                                        const kn_producer_hooks *hooks, char *errstr, size_t errstr_size) {
     if (!conf || kn_conf_client_type(conf) != KN_CLIENT_PRODUCER) {
         kn_errstr_set(errstr, errstr_size, "kn_producer_new needs a producer configuration");
         return NULL;
@@ -154,8 +158,7 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
                 kn_errstr_set(errstr, errstr_size, "out of memory");
                 goto fail;
             }
-            memcpy(p->interceptors, hooks->interceptors,
-                   hooks->interceptor_count * sizeof *p->interceptors);
+            memcpy(p->interceptors, hooks->interceptors, hooks->interceptor_count * sizeof *p->interceptors);
             p->ninterceptors = hooks->interceptor_count;
         }
     }
@@ -252,14 +255,13 @@ static int await_topic(kn_producer *p, const char *topic, int64_t deadline_ms, c
 
 /* The custom partitioner's choice for rec (explicit partitions are
  * kept). Runs without the lock: user code must not run under it. */
-static int custom_partition(kn_producer *p, const kn_record_out *rec, int32_t *part,
-                            char *errstr, size_t n) {
+static int custom_partition(kn_producer *p, const kn_record_out *rec, int32_t *part, char *errstr, size_t n) {
     pthread_mutex_lock(&p->acc.lock);
     knp_topic *t = knp_acc_topic(&p->acc, rec->topic, false);
     int32_t count = t ? t->partition_count : 0;
     pthread_mutex_unlock(&p->acc.lock);
-    int32_t r = p->partitioner(rec->topic, rec->key, rec->key_len, rec->value, rec->value_len,
-                               count, p->partitioner_opaque);
+    int32_t r = p->partitioner(rec->topic, rec->key, rec->key_len, rec->value, rec->value_len, count,
+                               p->partitioner_opaque);
     if (r < 0 || r >= count) {
         kn_errstr_set(errstr, n,
                       "the custom partitioner returned partition %d for topic %s, which has "
@@ -382,9 +384,8 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
         kn_record_out out = cur;
         int irc = ic->on_send(p, &cur, &out, ic->opaque);
         if (irc) {
-            kn_log(NULL, KN_LOG_WARN,
-                   "producer: interceptor %zu on_send failed (%d): record kept as it was", i,
-                   irc);
+            kn_log(NULL, KN_LOG_WARN, "producer: interceptor %zu on_send failed (%d): record kept as it was",
+                   i, irc);
             continue;
         }
         cur = out;

@@ -25,14 +25,14 @@ typedef struct knp_sender knp_sender;
 /* The transaction state the application thread (txn.c) shares with the
  * sender, guarded by acc.lock. Only for a transactional producer. */
 typedef struct knp_txn_shared {
-    const char *id;        /* transactional.id (the producer's conf owns it) */
-    bool open;             /* in a transaction: partitions may be added */
-    bool started;          /* the coordinator holds partitions or offsets of it */
-    int32_t coord;         /* transaction coordinator node, -1 unknown */
-    bool coord_finding;    /* sender: FindCoordinator in flight */
-    bool adding;           /* sender: AddPartitionsToTxn in flight */
+    const char *id;     /* transactional.id (the producer's conf owns it) */
+    bool open;          /* in a transaction: partitions may be added */
+    bool started;       /* the coordinator holds partitions or offsets of it */
+    int32_t coord;      /* transaction coordinator node, -1 unknown */
+    bool coord_finding; /* sender: FindCoordinator in flight */
+    bool adding;        /* sender: AddPartitionsToTxn in flight */
     int64_t add_retry_at_ms;
-    int abortable_err;     /* the transaction can only be aborted */
+    int abortable_err; /* the transaction can only be aborted */
     char abortable_errstr[256];
 } knp_txn_shared;
 
@@ -100,22 +100,22 @@ struct kn_producer {
     size_t ninterceptors;
     /* transactions (txn.c), application thread */
     bool transactional;
-    int txn_state;             /* knp_txn_state */
-    knp_txn_shared txs;        /* shared with the sender (acc.lock) */
-    int64_t txn_failed;        /* records of this transaction reported failed */
+    int txn_state;      /* knp_txn_state */
+    knp_txn_shared txs; /* shared with the sender (acc.lock) */
+    int64_t txn_failed; /* records of this transaction reported failed */
     int txn_first_err;
     char txn_first_errstr[200];
 };
 
 /* Java's TransactionManager states. */
 enum knp_txn_state {
-    KNP_TXN_UNINIT,       /* init_transactions not done yet */
-    KNP_TXN_READY,        /* between transactions */
-    KNP_TXN_IN_TXN,       /* begin_transaction done */
-    KNP_TXN_COMMITTING,   /* EndTxn(commit) not confirmed yet */
-    KNP_TXN_ABORTING,     /* EndTxn(abort) not confirmed yet */
-    KNP_TXN_ABORTABLE,    /* an error: only abort_transaction is allowed */
-    KNP_TXN_FATAL,        /* fenced or similar: only close */
+    KNP_TXN_UNINIT,     /* init_transactions not done yet */
+    KNP_TXN_READY,      /* between transactions */
+    KNP_TXN_IN_TXN,     /* begin_transaction done */
+    KNP_TXN_COMMITTING, /* EndTxn(commit) not confirmed yet */
+    KNP_TXN_ABORTING,   /* EndTxn(abort) not confirmed yet */
+    KNP_TXN_ABORTABLE,  /* an error: only abort_transaction is allowed */
+    KNP_TXN_FATAL,      /* fenced or similar: only close */
 };
 
 /* txn.c: send() admission for a transactional producer: 0, or the error

@@ -5,8 +5,11 @@
  *    counts, leaders, available partitions, adaptive load stats);
  *  - expires queued batches past delivery.timeout.ms;
  *  - gets a producer id (InitProducerId) when idempotent, and bumps the
- *    epoch after a sequence gap (a batch with a sequence failed or an
- *    unexpected OUT_OF_ORDER_SEQUENCE_NUMBER);
+ *    epoch locally after a sequence gap (a batch with a sequence failed
+ *    or an unexpected OUT_OF_ORDER_SEQUENCE_NUMBER); each partition
+ *    moves to the new epoch once its own in-flight batches answered;
+ *  - for a transactional producer, adds partitions to the transaction
+ *    (FindCoordinator, AddPartitionsToTxn) before their first batch;
  *  - drains ready batches into one Produce request per leader broker
  *    (one batch per partition per request, split at max.request.size,
  *    at most max.in.flight.requests.per.connection per broker), and
@@ -29,8 +32,8 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
-#include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_add_partitions_to_txn.h"
+#include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_find_coordinator.h"
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_produce.h"
@@ -43,8 +46,8 @@
  * broker-to-broker), and Produce stays at v11, since v12 tells a TV2
  * broker that the client adds partitions implicitly and expects an
  * epoch bump per transaction (EndTxn v5), which this client does not do. */
-#define KNP_PRODUCE_TXN_MAX_VERSION 11
-#define KNP_ADD_PARTITIONS_MAX_VERSION 3
+#define KNP_PRODUCE_TXN_MAX_VERSION      11
+#define KNP_ADD_PARTITIONS_MAX_VERSION   3
 #define KNP_FIND_COORDINATOR_MAX_VERSION 3
 
 enum { PID_NONE, PID_REQUESTING, PID_READY };
@@ -86,6 +89,7 @@ struct knp_sender {
     int64_t pid_retry_at_ms;
     int32_t pid_attempts;
     bool need_bump;
+    uint32_t pid_gen; /* bumped with every new producer id or epoch */
     kp_InitProducerIdRequest pid_req;
     int64_t md_seen_ms;
     knw_metadata *md;
@@ -258,6 +262,14 @@ static bool lower_seq_queued(const knp_partq *pq, int32_t seq) {
     return false;
 }
 
+/* acc.lock held. pq's sequences have a gap that the broker will never
+ * fill: a new epoch is needed. Only for the current epoch: a batch of an
+ * epoch already replaced is re-sequenced when its partition switches. */
+static void request_bump(knp_sender *s, knp_partq *pq) {
+    if (pq->pid_gen == s->pid_gen)
+        s->need_bump = true;
+}
+
 /* acc.lock held. The outcome of one batch of a Produce request. */
 static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offset,
                          int64_t log_append_time, const char *msg, int64_t now_ms) {
@@ -312,7 +324,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
          * (nothing earlier in flight or waiting): this epoch cannot make
          * progress (e.g. the broker took later sequences after an earlier
          * batch failed), so a new epoch restarts sequences at 0. */
-        s->need_bump = true;
+        request_bump(s, pq);
     }
     if (retriable && !acc->closing && b->attempts <= s->conf.retries && now_ms < b->deadline_ms) {
         b->retry_at_ms = now_ms + backoff_ms(s, b->attempts);
@@ -332,13 +344,12 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         err = KN_ERR__MSG_TIMED_OUT;
     }
     if (s->conf.idempotent && b->base_seq >= 0)
-        s->need_bump = true; /* a sequence gap: later batches need a new epoch */
+        request_bump(s, pq); /* a sequence gap: later batches need a new epoch */
     kn_log(NULL, KN_LOG_WARN, "producer: %d record(s) failed: %s", (int)b->count, buf);
     if (s->conf.txn && !s->conf.txn->abortable_err) {
         /* A lost record makes the transaction abortable (Java). */
         s->conf.txn->abortable_err = err;
-        kn_errstr_set(s->conf.txn->abortable_errstr, sizeof s->conf.txn->abortable_errstr,
-                      "%s", buf);
+        kn_errstr_set(s->conf.txn->abortable_errstr, sizeof s->conf.txn->abortable_errstr, "%s", buf);
     }
     knp_acc_complete(acc, b, err, -1, -1, buf);
 }
@@ -417,23 +428,13 @@ static void on_init_pid(knw_client *c, knw_resp *resp, void *opaque) {
     if (!err && ir)
         err = ir->error_code;
     if (!err && ir) {
-        bool bump = s->pid_state == PID_REQUESTING && s->producer_id >= 0;
         s->producer_id = ir->producer_id;
         s->epoch = ir->producer_epoch;
         s->pid_state = PID_READY;
         s->pid_attempts = 0;
-        if (bump || s->need_bump) {
-            /* New epoch: every partition's sequences restart at 0, and
-             * batches waiting for a retry get new sequences. */
-            for (int32_t i = 0; i < acc->npqs; i++) {
-                knp_partq *pq = acc->pqs[i];
-                pq->next_seq = 0;
-                pq->acked_next = 0;
-                pq->acked_any = false;
-                for (knp_batch *b = pq->head; b; b = b->next)
-                    b->base_seq = -1;
-            }
-        }
+        /* New id/epoch: each partition restarts its sequences at 0 once
+         * its in-flight batches have answered (see drain). */
+        s->pid_gen++;
         s->need_bump = false;
     } else if (is_fatal_err(err) || err == KN_ERR__CLOSED) {
         if (err != KN_ERR__CLOSED) {
@@ -542,6 +543,22 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         if (s->conf.idempotent) {
             if (s->pid_state != PID_READY || s->need_bump)
                 continue;
+            if (pq->pid_gen != s->pid_gen) {
+                /* A new epoch (or id) since this partition's sequences
+                 * began: its batches still in flight finish under the
+                 * old one first, then it restarts at sequence 0 and its
+                 * waiting retries get new sequences (Java's
+                 * hasStaleProducerIdAndEpoch). Other partitions are not
+                 * held up by this one. */
+                if (pq->inflight > 0)
+                    continue;
+                pq->pid_gen = s->pid_gen;
+                pq->next_seq = 0;
+                pq->acked_next = 0;
+                pq->acked_any = false;
+                for (knp_batch *q = pq->head; q; q = q->next)
+                    q->base_seq = -1;
+            }
             if (b->built && pq->inflight > 0)
                 continue; /* a retry waits for every earlier answer */
             if (pq->inflight > 0 && pq->inflight_node != pq->leader)
@@ -656,7 +673,7 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         next = b->next;
         b->pq->inflight--;
         if (s->conf.idempotent && b->base_seq >= 0)
-            s->need_bump = true;
+            request_bump(s, b->pq);
         knp_acc_complete(acc, b, b->err, -1, -1, errstr);
     }
     if (nb > 0) {
@@ -674,8 +691,8 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
     }
     /* tds/pds live with the request: freed with it (see on_produce). */
     int rc = knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
-                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION,
-                      &r->req, -1, on_produce, r);
+                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1,
+                      on_produce, r);
     if (rc) {
         pthread_mutex_lock(&acc->lock);
         s->inflight_reqs--;
@@ -906,8 +923,8 @@ static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_coord_
 
 static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
     knp_acc *acc = s->acc;
-    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1,
-                       KNP_FIND_COORDINATOR_MAX_VERSION, &cr->req, -1, on_txn_coord, cr)) {
+    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNP_FIND_COORDINATOR_MAX_VERSION,
+                       &cr->req, -1, on_txn_coord, cr)) {
         pthread_mutex_lock(&acc->lock);
         s->conf.txn->coord_finding = false;
         pthread_mutex_unlock(&acc->lock);
@@ -919,8 +936,8 @@ static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
     pthread_mutex_lock(&acc->lock);
     coord = s->conf.txn->coord;
     pthread_mutex_unlock(&acc->lock);
-    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1,
-                 KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req, -1, on_add_partitions, ar)) {
+    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req,
+                 -1, on_add_partitions, ar)) {
         pthread_mutex_lock(&acc->lock);
         s->conf.txn->adding = false;
         s->conf.txn->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;
@@ -948,7 +965,7 @@ static void expire(knp_sender *s, int64_t now_ms, int64_t *next_ms) {
                      (int)b->count, pq->topic->name, (int)pq->partition,
                      (long long)(now_ms - b->created_ms));
             if (s->conf.idempotent && b->base_seq >= 0)
-                s->need_bump = true;
+                request_bump(s, pq);
             knp_node *nd = pq->leader >= 0 ? sender_node(s, pq->leader) : NULL;
             kn_log(NULL, KN_LOG_WARN,
                    "producer: %s (queue depth %d, in flight %d on node %d, leader %d, "
@@ -981,6 +998,20 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
         apply_metadata(s, s->md, now_ms);
     }
     expire(s, now_ms, &next);
+    if (s->need_bump && !s->conf.txn && s->pid_state == PID_READY && s->epoch >= 0 &&
+        s->epoch < INT16_MAX - 1) {
+        /* KIP-360 for the idempotent producer, as Java does it: bump the
+         * epoch locally. The broker takes a higher epoch starting at
+         * sequence 0 on each partition, so partitions switch one by one
+         * as their in-flight batches answer, without a round trip and
+         * without stopping the others. At the epoch's limit a new
+         * producer id comes from InitProducerId instead (pid_needed). */
+        s->epoch++;
+        s->pid_gen++;
+        s->need_bump = false;
+        kn_log(NULL, KN_LOG_WARN, "producer: sequence gap: producer %lld bumps its epoch to %d",
+               (long long)s->producer_id, (int)s->epoch);
+    }
     send_pid = pid_needed(s, now_ms);
     if (s->conf.idempotent && s->pid_state != PID_READY && s->pid_retry_at_ms > now_ms &&
         s->pid_retry_at_ms < next)
@@ -1084,16 +1115,8 @@ void knp_sender_latency(knp_sender *s, int64_t *avg_us, int64_t *max_us, int64_t
 void knp_sender_set_pid(knp_sender *s, int64_t producer_id, int16_t epoch) {
     knp_acc *acc = s->acc;
     pthread_mutex_lock(&acc->lock);
-    if (producer_id != s->producer_id || epoch != s->epoch) {
-        for (int32_t i = 0; i < acc->npqs; i++) {
-            knp_partq *pq = acc->pqs[i];
-            pq->next_seq = 0;
-            pq->acked_next = 0;
-            pq->acked_any = false;
-            for (knp_batch *b = pq->head; b; b = b->next)
-                b->base_seq = -1;
-        }
-    }
+    if (producer_id != s->producer_id || epoch != s->epoch)
+        s->pid_gen++; /* partitions restart their sequences (drain) */
     s->producer_id = producer_id;
     s->epoch = epoch;
     s->pid_state = PID_READY;

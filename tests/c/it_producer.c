@@ -483,6 +483,92 @@ static void test_message_too_large_split(void **s) {
     assert_int_equal(kn_producer_close(p, 10000), 0);
 }
 
+/* An ambiguous loss bumps the epoch locally and only the partition that
+ * lost records restarts its sequences: with the broker paused, batches
+ * for partition 0 go out, time out (request.timeout.ms) and expire
+ * (delivery.timeout.ms) with sequence numbers the broker may or may not
+ * have taken. After the broker resumes, both partitions must keep
+ * working (no OUT_OF_ORDER_SEQUENCE wedge), under the same producer id
+ * with epoch 1 on disk (a local KIP-360 bump, not a new producer id). */
+static void test_epoch_bump_after_loss(void **s) {
+    (void)s;
+    pid_t bp = broker_pid();
+    if (bp <= 0)
+        fail_msg("no broker pid under %s (run tools/kafka/broker env)", broker_dir());
+    char topic[128];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("bump"));
+    create_topic(topic, 2);
+    kn_conf *conf = base_conf();
+    set(conf, "linger.ms", "0");
+    set(conf, "request.timeout.ms", "1000");
+    set(conf, "delivery.timeout.ms", "1500");
+    simple_ctx ctx = {0, 0, 0};
+    char err[512];
+    kn_producer *p = kn_producer_new(conf, on_simple, &ctx, err, sizeof err);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", err);
+    kn_record_out r = KN_RECORD_OUT_INIT;
+    r.topic = topic;
+    r.value = "warm";
+    r.value_len = 4;
+    for (int part = 0; part < 2; part++) {
+        r.partition = part;
+        assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
+    }
+    assert_int_equal(kn_producer_flush(p, 30000), 0);
+    assert_int_equal(ctx.ok, 2);
+
+    assert_int_equal(kill(bp, SIGSTOP), 0);
+    r.partition = 0;
+    r.value = "lost?";
+    r.value_len = 5;
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
+    /* Bounded: every one of them fails once delivery.timeout.ms passed. */
+    int64_t deadline = kn_test_now_ms() + 20000;
+    while (ctx.ok + ctx.failed < 12 && kn_test_now_ms() < deadline)
+        kn_producer_poll(p, 100);
+    kill(bp, SIGCONT);
+    print_message("while paused: %lld ok, %lld failed\n", (long long)ctx.ok, (long long)ctx.failed);
+    assert_int_equal(ctx.failed, 10);
+
+    r.value = "after";
+    r.value_len = 5;
+    for (int i = 0; i < 200; i++) {
+        r.partition = i % 2;
+        assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
+    }
+    assert_int_equal(kn_producer_flush(p, 60000), 0);
+    assert_int_equal(ctx.ok, 202);
+    assert_int_equal(ctx.failed, 10);
+    assert_int_equal(kn_producer_close(p, 10000), 0);
+
+    /* On disk: one producer id; partition 0's last batches carry epoch 1. */
+    char out[256], cmd[2048];
+    snprintf(out, sizeof out, "/tmp/kn-it-producer-%d-bump.dump", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "%s dump-log --files %s/node-1/data/%s-0/00000000000000000000.log > %s 2>/dev/null",
+             kn_test_source_path("tools/kafka/java-tool"), broker_dir(), topic, out);
+    run(cmd);
+    long epoch1 = count_matches(out, "producerEpoch: 1 ", false);
+    snprintf(cmd, sizeof cmd, "grep -o 'producerId: [0-9]*' %s | sort -u | wc -l > %s.ids", out, out);
+    run(cmd);
+    char ids_path[300];
+    snprintf(ids_path, sizeof ids_path, "%s.ids", out);
+    FILE *f = fopen(ids_path, "r");
+    assert_non_null(f);
+    long ids = -1;
+    if (fscanf(f, "%ld", &ids) != 1)
+        ids = -1;
+    fclose(f);
+    unlink(ids_path);
+    unlink(out);
+    print_message("partition 0: %ld batch(es) with epoch 1, %ld producer id(s)\n", epoch1, ids);
+    assert_true(epoch1 > 0);
+    assert_int_equal(ids, 1);
+}
+
 int main(void) {
     kn_test_bootstrap();
     const char *nr = getenv("KN_TEST_RECORDS");
@@ -507,6 +593,7 @@ int main(void) {
         cmocka_unit_test(test_unknown_topic_times_out),
         cmocka_unit_test(test_acks_1_and_0),
         cmocka_unit_test(test_message_too_large_split),
+        cmocka_unit_test(test_epoch_bump_after_loss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,6 +304,68 @@ static void test_send_offsets(void **st) {
     assert_int_equal(kn_producer_close(p, 10000), 0);
 }
 
+
+/* A record that fails inside a transaction makes it abortable: commit
+ * refuses with KN_ERR_TRANSACTION_ABORTABLE, so do later sends; abort
+ * works and the next transaction commits. The failing record is larger
+ * than the topic's max.message.bytes (MESSAGE_TOO_LARGE, alone). */
+static void test_abortable_error(void **st) {
+    (void)st;
+    char topic[128], tid[128], cmd[1024];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("txnabortable"));
+    snprintf(tid, sizeof tid, "%s", kn_test_topic("tidabortable"));
+    snprintf(cmd, sizeof cmd,
+             "%s topics --bootstrap-server %s --create --topic %s --partitions 1 "
+             "--config max.message.bytes=2000 >/dev/null 2>&1",
+             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic);
+    if (system(cmd) != 0)
+        fail_msg("cannot create topic %s", topic);
+    tx_ctx ctx = {0, 0, 0};
+    char err[512];
+    kn_producer *p = txn_producer(tid, &ctx);
+    must(kn_producer_init_transactions(p, 30000, err, sizeof err), "init", err);
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin", err);
+    send_values(p, topic, "A", 0, 5);
+    static char big[5000];
+    memset(big, 'A', sizeof big);
+    kn_record_out r = KN_RECORD_OUT_INIT;
+    r.topic = topic;
+    r.value = big;
+    r.value_len = sizeof big;
+    must(kn_producer_send(p, &r, err, sizeof err), "send big", err);
+    int rc = kn_producer_commit_transaction(p, 30000, err, sizeof err);
+    print_message("commit with a failed record: %s: %s\n", kn_err_name(rc), err);
+    assert_int_equal(rc, KN_ERR_TRANSACTION_ABORTABLE);
+    assert_int_equal(ctx.failed, 1);
+    assert_int_equal(ctx.first_err, KN_ERR_MESSAGE_TOO_LARGE);
+    assert_int_equal(kn_producer_send(p, &r, err, sizeof err), KN_ERR_TRANSACTION_ABORTABLE);
+    assert_int_equal(kn_producer_begin_transaction(p, err, sizeof err), KN_ERR__STATE);
+    must(kn_producer_abort_transaction(p, 30000, err, sizeof err), "abort", err);
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin 2", err);
+    send_values(p, topic, "C", 0, 20);
+    must(kn_producer_commit_transaction(p, 30000, err, sizeof err), "commit 2", err);
+    assert_int_equal(kn_producer_close(p, 10000), 0);
+    int c, a;
+    read_counts("read_committed", topic, 1, 20, &c, &a);
+    assert_int_equal(c, 20);
+    assert_int_equal(a, 0);
+}
+
+
+/* Two-phase commit (KIP-939) is refused at creation, not ignored. */
+static void test_two_phase_commit_refused(void **st) {
+    (void)st;
+    kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
+    set(conf, "bootstrap.servers", kn_test_bootstrap());
+    set(conf, "transactional.id", "kn-2pc");
+    set(conf, "transaction.two.phase.commit.enable", "true");
+    char err[512] = "";
+    kn_producer *p = kn_producer_new(conf, NULL, NULL, err, sizeof err);
+    kn_conf_destroy(conf);
+    assert_null(p);
+    assert_non_null(strstr(err, "transaction.two.phase.commit.enable"));
+}
+
 int main(void) {
     kn_test_bootstrap();
     const char *filter = getenv("KN_TEST_FILTER");
@@ -313,6 +375,8 @@ int main(void) {
         cmocka_unit_test(test_commit_visible_abort_not),
         cmocka_unit_test(test_fencing),
         cmocka_unit_test(test_send_offsets),
+        cmocka_unit_test(test_abortable_error),
+        cmocka_unit_test(test_two_phase_commit_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
