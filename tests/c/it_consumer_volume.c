@@ -190,10 +190,10 @@ static void read_all(const char *topic, int64_t n, const char *codec) {
     kn_consumer_stats st;
     kn_consumer_get_stats(c, &st);
     fprintf(stderr,
-            "codec %-6s: %lld records exactly once in %lld ms, %lld fetches (%lld incremental), "
-            "%lld polls\n",
+            "codec %-6s: %lld records exactly once in %lld ms, %lld fetches (%lld incremental, "
+            "%lld failed), %lld polls\n",
             codec, (long long)n, (long long)took, (long long)st.fetch_requests,
-            (long long)st.fetch_incremental, (long long)st.polls);
+            (long long)st.fetch_incremental, (long long)st.fetch_errors, (long long)st.polls);
     assert_int_equal(st.records, n);
     assert_int_equal(st.buffered_partitions, 0);
     assert_int_equal(kn_consumer_close(c), KN_OK);
