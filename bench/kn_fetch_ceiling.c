@@ -204,8 +204,8 @@ int main(int argc, char **argv) {
             knw_resp_free(resp);
         }
         if (rc == 0 && records == before && mono_ms() - start > 60000) {
-            fprintf(stderr, "kn_fetch_ceiling: only %lld of %lld records after 60 s\n",
-                    (long long)records, (long long)num);
+            fprintf(stderr, "kn_fetch_ceiling: only %lld of %lld records after 60 s\n", (long long)records,
+                    (long long)num);
             rc = 1;
         }
     }
@@ -213,9 +213,9 @@ int main(int argc, char **argv) {
     if (ms < 1)
         ms = 1;
     printf("time.ms, records, data.fetched.in.MB, nMsg.sec, MB.sec, fetches, avg.fetch.ms\n");
-    printf("%lld, %lld, %.4f, %.4f, %.4f, %lld, %.2f\n", (long long)ms, (long long)records,
-           bytes / 1048576.0, records * 1000.0 / ms, bytes / 1048576.0 * 1000.0 / ms,
-           (long long)fetches, fetches ? latency_us / 1000.0 / fetches : 0.0);
+    printf("%lld, %lld, %.4f, %.4f, %.4f, %lld, %.2f\n", (long long)ms, (long long)records, bytes / 1048576.0,
+           records * 1000.0 / ms, bytes / 1048576.0 * 1000.0 / ms, (long long)fetches,
+           fetches ? latency_us / 1000.0 / fetches : 0.0);
     kn_free(offsets);
     kn_free(fps);
     knw_metadata_release(md);
