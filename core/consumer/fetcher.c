@@ -573,6 +573,8 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
     knw_resp_free(resp);
     if (refresh)
         knw_metadata_request_refresh(client, false, "consumer offset reset retry");
+    /* Positioned partitions can be fetched now, not at the next tick. */
+    knw_wakeup(client);
     knc_req_free(req);
 }
 
