@@ -274,9 +274,10 @@ typedef struct knc_drain_opts {
  * p->position past each (control records and aborted transactions are
  * skipped, and so are offsets below the position). Releases the
  * buffered data once it is used up and goes on with the read-ahead
- * slice (p->ahead), which starts where the drained one ended. A batch that does not decode fails
- * the partition (knc_part_fail, KN_ERR__BAD_BATCH, naming topic,
- * partition and offset) after the records before it were added.
+ * slice (p->ahead), which starts where the drained one ended. A batch
+ * that does not decode fails the partition (knc_part_fail,
+ * KN_ERR__BAD_BATCH, naming topic, partition and offset) after the
+ * records before it were added; the read-ahead slice is dropped.
  * Returns the number of records added, or KN_ERR__NOMEM. */
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts);
 

@@ -23,9 +23,9 @@
  * position the application has since moved is dropped. An error
  * answered to a read-ahead fetch is only a reason to back off: it is
  * acted on (reset, failure) when the partition fetches at its position
- * again, after the records before it were delivered. A Fetch response is kept
- * raw; each partition's records blob stays in it, referenced, until
- * poll drains it (drain.c).
+ * again, after the records before it were delivered. A Fetch response
+ * is kept raw; each partition's records blob stays in it, referenced,
+ * until poll drains it (drain.c).
  *
  * Requests are built under the lock and sent after it is released, so
  * a knw_send that fails (or completes) inline cannot deadlock.
@@ -498,9 +498,10 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
             }
         }
     }
-done:
+done:;
     if (buf || failed)
         knc_ready_notify(c);
+    bool closed = c->closed;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     if (buf)
@@ -511,7 +512,8 @@ done:
         knw_metadata_request_refresh(client, false, "consumer fetch error");
     /* Tick again right after this round of I/O: the node is free, and
      * the partitions just filled may already read ahead. */
-    knw_wakeup(client);
+    if (!closed)
+        knw_wakeup(client);
     knc_req_free(req);
 }
 
@@ -574,11 +576,15 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
             refresh = true;
         }
     }
+    bool closed = c->closed;
     pthread_cond_broadcast(&c->cond);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     if (refresh)
         knw_metadata_request_refresh(client, false, "consumer offset reset retry");
+    /* Positioned partitions can be fetched now, not at the next tick. */
+    if (!closed)
+        knw_wakeup(client);
     knc_req_free(req);
 }
 

@@ -41,8 +41,7 @@ static int setup(void **state) {
         fail_msg("command failed: %s", cmd);
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
     char es[512];
-    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es),
-                     KN_OK);
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es), KN_OK);
     kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
     kn_conf_destroy(conf);
     if (!p)
@@ -129,8 +128,8 @@ static void test_by_duration(void **state) {
         int64_t pos = -1;
         int rc = kn_consumer_position(c, topic, 0, 20000, &pos);
         if (rc != KN_OK || pos != cases[k].position)
-            fail_msg("%s: position %lld (%s), expected %lld", cases[k].reset, (long long)pos,
-                     kn_err_name(rc), (long long)cases[k].position);
+            fail_msg("%s: position %lld (%s), expected %lld", cases[k].reset, (long long)pos, kn_err_name(rc),
+                     (long long)cases[k].position);
         read_from(c, cases[k].position);
         assert_int_equal(kn_consumer_close(c), KN_OK);
         kn_consumer_destroy(c);
@@ -149,8 +148,7 @@ static void test_by_duration_out_of_range(void **state) {
 static void test_by_duration_invalid(void **state) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char es[512];
-    assert_int_equal(kn_conf_set(conf, "auto.offset.reset", "by_duration:1H", es, sizeof es),
-                     KN_ERR__CONFIG);
+    assert_int_equal(kn_conf_set(conf, "auto.offset.reset", "by_duration:1H", es, sizeof es), KN_ERR__CONFIG);
     assert_non_null(strstr(es, "auto.offset.reset"));
     assert_non_null(strstr(es, "by_duration"));
     assert_int_equal(kn_conf_set(conf, "auto.offset.reset", "by_duration:-PT1H", es, sizeof es),

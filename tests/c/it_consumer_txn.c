@@ -22,10 +22,10 @@
 
 #include "kafka_native.h"
 
-#define PARTS 4
+#define PARTS     4
 #define PRODUCERS 3
-#define TXNS 30
-#define RECORDS 40
+#define TXNS      30
+#define RECORDS   40
 
 static void run(const char *fmt, ...) {
     char cmd[4096];
@@ -77,8 +77,7 @@ static kn_consumer *new_consumer(const char *isolation, const char *part_bytes) 
 /* Reads everything with one isolation level and checks it against the
  * production rule. */
 static void read_and_check(bool committed_only, const char *part_bytes) {
-    kn_consumer *c = new_consumer(committed_only ? "read_committed" : "read_uncommitted",
-                                  part_bytes);
+    kn_consumer *c = new_consumer(committed_only ? "read_committed" : "read_uncommitted", part_bytes);
     static bool seen[PRODUCERS][TXNS][RECORDS];
     memset(seen, 0, sizeof seen);
     /* per (producer, partition): the last (txn, record) seen, in order */
@@ -131,11 +130,10 @@ static void read_and_check(bool committed_only, const char *part_bytes) {
             int i, t, j;
             if (sscanf(buf, "p%d-t%d-r%d", &i, &t, &j) != 3 || i < 0 || i >= PRODUCERS || t < 0 ||
                 t >= TXNS || j < 0 || j >= RECORDS)
-                fail_msg("partition %d offset %lld: unexpected value %s", (int)p, (long long)off,
-                         buf);
+                fail_msg("partition %d offset %lld: unexpected value %s", (int)p, (long long)off, buf);
             if (committed_only && aborted(i, t))
-                fail_msg("read_committed returned %s (an aborted transaction) at %d/%lld", buf,
-                         (int)p, (long long)off);
+                fail_msg("read_committed returned %s (an aborted transaction) at %d/%lld", buf, (int)p,
+                         (long long)off);
             if (seen[i][t][j])
                 fail_msg("%s returned twice", buf);
             seen[i][t][j] = true;

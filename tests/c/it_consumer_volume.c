@@ -28,8 +28,8 @@
 
 #include "kafka_native.h"
 
-#define PARTS 8
-#define PAYLOADS 1000
+#define PARTS     8
+#define PAYLOADS  1000
 #define VALUE_LEN 100
 
 static void run(const char *fmt, ...) {
@@ -67,8 +67,8 @@ static void check_value(const void *v, size_t len, int32_t partition, int64_t of
     const char *s = v;
     int i = -1;
     if (memcmp(s, "kn", 2) != 0 || sscanf(s + 2, "%6d", &i) != 1 || i < 0 || i >= PAYLOADS)
-        fail_msg("partition %d offset %lld: value does not start with a payload index",
-                 (int)partition, (long long)offset);
+        fail_msg("partition %d offset %lld: value does not start with a payload index", (int)partition,
+                 (long long)offset);
     char want[VALUE_LEN];
     payload(i, want);
     if (memcmp(s, want, VALUE_LEN) != 0)
@@ -79,8 +79,7 @@ static void check_value(const void *v, size_t len, int32_t partition, int64_t of
 static kn_consumer *new_consumer(const char *first, ...) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char es[512];
-    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es),
-                     KN_OK);
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es), KN_OK);
     va_list ap;
     va_start(ap, first);
     for (const char *k = first; k; k = va_arg(ap, const char *)) {
@@ -163,8 +162,8 @@ static void read_all(const char *topic, int64_t n, const char *codec) {
             int64_t off = kn_records_offset(r, i);
             assert_true(p >= 0 && p < PARTS);
             if (off != next[p])
-                fail_msg("%s: partition %d: offset %lld, expected %lld", codec, (int)p,
-                         (long long)off, (long long)next[p]);
+                fail_msg("%s: partition %d: offset %lld, expected %lld", codec, (int)p, (long long)off,
+                         (long long)next[p]);
             next[p]++;
             size_t len;
             assert_null(kn_records_key(r, i, &len)); /* the perf tool sends no key */
@@ -190,10 +189,10 @@ static void read_all(const char *topic, int64_t n, const char *codec) {
     kn_consumer_stats st;
     kn_consumer_get_stats(c, &st);
     fprintf(stderr,
-            "codec %-6s: %lld records exactly once in %lld ms, %lld fetches (%lld incremental), "
-            "%lld polls\n",
+            "codec %-6s: %lld records exactly once in %lld ms, %lld fetches (%lld incremental, "
+            "%lld failed), %lld polls\n",
             codec, (long long)n, (long long)took, (long long)st.fetch_requests,
-            (long long)st.fetch_incremental, (long long)st.polls);
+            (long long)st.fetch_incremental, (long long)st.fetch_errors, (long long)st.polls);
     assert_int_equal(st.records, n);
     assert_int_equal(st.buffered_partitions, 0);
     assert_int_equal(kn_consumer_close(c), KN_OK);
@@ -276,8 +275,8 @@ static void read_with_churn(const char *topic) {
             if (paused[q])
                 fail_msg("partition %d returned a record while paused", (int)q);
             if (off != next[q])
-                fail_msg("churn: partition %d: offset %lld, expected %lld", (int)q,
-                         (long long)off, (long long)next[q]);
+                fail_msg("churn: partition %d: offset %lld, expected %lld", (int)q, (long long)off,
+                         (long long)next[q]);
             next[q]++;
             size_t len;
             const void *v = kn_records_value(r, i, &len);
@@ -287,8 +286,7 @@ static void read_with_churn(const char *topic) {
     }
     for (int p = 0; p < PARTS; p++)
         assert_int_equal(next[p], end[p]);
-    fprintf(stderr, "churn: every partition read to its end through %d seeks and %d pauses\n",
-            seeks, pauses);
+    fprintf(stderr, "churn: every partition read to its end through %d seeks and %d pauses\n", seeks, pauses);
     assert_true(seeks > 0 && pauses > 0);
     assert_int_equal(kn_consumer_close(c), KN_OK);
     kn_consumer_destroy(c);
@@ -308,8 +306,8 @@ static void test_volume(void **state) {
         snprintf(topic, sizeof topic, "%s", kn_test_topic(codec));
         int64_t t0 = kn_test_now_ms();
         produce(topic, n, codec);
-        fprintf(stderr, "codec %-6s: %lld records written by the Java producer in %lld ms\n",
-                codec, (long long)n, (long long)(kn_test_now_ms() - t0));
+        fprintf(stderr, "codec %-6s: %lld records written by the Java producer in %lld ms\n", codec,
+                (long long)n, (long long)(kn_test_now_ms() - t0));
         read_all(topic, n, codec);
         if (!churned) {
             read_with_churn(topic);
