@@ -399,10 +399,8 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         int64_t now = knw_now_ms();
         if (now >= deadline)
             break;
-        c->poll_deadline_ms = deadline == INT64_MAX ? 0 : deadline;
         if (!kicked || drained_dry) {
-            /* Let the fetcher act on dry partitions now, with this
-             * poll's budget as its wait clamp. */
+            /* Let the fetcher act on dry partitions now. */
             kicked = true;
             drained_dry = false;
             knw_wakeup(c->client);
@@ -416,7 +414,6 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
         }
     }
-    c->poll_deadline_ms = 0;
     c->in_poll = false;
     kng_polled(c, knw_now_ms());
     c->stats.polls++;

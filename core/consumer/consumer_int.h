@@ -336,7 +336,6 @@ struct kn_consumer {
     size_t fetch_next; /* rotation: which partition leads the next Fetch */
     knc_node *nodes;
     size_t node_count, node_cap;
-    int64_t poll_deadline_ms; /* a poll is waiting until then (0: none) */
     bool wakeup;
     bool closed;
     /* settings, read once */

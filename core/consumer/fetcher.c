@@ -739,13 +739,11 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     }
     if (m > 0) {
         c->fetch_next = (start + 1) % n;
-        int wait = c->fetch_max_wait_ms;
-        if (c->poll_deadline_ms > 0) {
-            int64_t left = c->poll_deadline_ms - now_ms;
-            if (left < wait)
-                wait = left > 0 ? (int)left : 0;
-        }
-        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, wait, &reqs);
+        /* The full fetch.max.wait.ms always, as Java does: poll returns
+         * at its own deadline without the Fetch, and an answer comes as
+         * soon as data lands. Clamping it to poll's budget made an idle
+         * consumer polling every 100 ms send ten Fetches a second. */
+        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, c->fetch_max_wait_ms, &reqs);
     }
 out:
     pthread_mutex_unlock(&c->lock);
