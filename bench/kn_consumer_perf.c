@@ -9,10 +9,11 @@
  * columns and units, then one line with peak RSS and CPU seconds
  * (getrusage) to compare with the JVM.
  *
- * Group subscription does not exist yet, so --assign (manual assignment
- * of every partition of the topic) is required; rebalance.time.ms is
- * then 0 and fetch.time.ms the whole run, as Java reports for a run
- * with no rebalance.
+ * Without --assign it subscribes with --group (a fresh group per run, as
+ * ConsumerPerformance does) and, like Java, reports rebalance.time.ms as
+ * subscribe -> the first partitions assigned, and fetch.time.ms as the
+ * rest of the run. --assign (manual assignment of every partition, no
+ * group) reports rebalance.time.ms 0 and fetch.time.ms the whole run.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,10 +41,33 @@ static void fmt_time(int64_t ms, char *buf, size_t n) {
     snprintf(buf + len, n - len, ":%03d", (int)(ms % 1000));
 }
 
+/* Subscribe mode: when the first partitions were assigned (wall ms). */
+static int64_t assigned_at_ms;
+
+static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partition_list *parts,
+                        void *opaque) {
+    (void)c;
+    (void)parts;
+    (void)opaque;
+    if (ev == KN_REBALANCE_ASSIGNED && assigned_at_ms == 0)
+        assigned_at_ms = wall_ms();
+    return 0;
+}
+
+static int assign_all(kn_consumer *c, const char *topic) {
+    kn_topic_partition_list *parts = NULL;
+    int rc = kn_consumer_partitions_for(c, topic, 30000, &parts);
+    if (rc != KN_OK)
+        return rc;
+    rc = kn_consumer_assign(c, parts);
+    kn_topic_partition_list_destroy(parts);
+    return rc;
+}
+
 static void usage(void) {
     fprintf(stderr,
-            "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N --assign\n"
-            "       [--group G] [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
+            "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
+            "       (--assign | --group G) [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
             "       [--timeout MS] [--from-latest]\n"
             "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
             "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n");
@@ -118,13 +142,15 @@ int main(int argc, char **argv) {
     }
     if (!bootstrap || !topic || num < 0)
         usage();
-    if (!assign) {
-        fprintf(stderr, "kn_consumer_perf: group subscription not implemented yet: "
-                        "use --assign (manual assignment of every partition)\n");
+    if (!assign && !group) {
+        fprintf(stderr, "kn_consumer_perf: give --group G (subscribe) or --assign (manual "
+                        "assignment of every partition)\n");
         return 1;
     }
-    if (group)
+    if (assign && group)
         fprintf(stderr, "kn_consumer_perf: --group %s ignored: --assign uses no group\n", group);
+    if (!assign)
+        set(conf, "group.id", group);
     if (config_file && kn_conf_load_properties(conf, config_file, es, sizeof es) != KN_OK) {
         fprintf(stderr, "%s\n", es);
         return 1;
@@ -149,17 +175,9 @@ int main(int argc, char **argv) {
         printf("start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, "
                "nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec\n");
     int64_t start_ms = wall_ms();
-    kn_topic_partition_list *parts = NULL;
-    int rc = kn_consumer_partitions_for(c, topic, 30000, &parts);
+    int rc = assign ? assign_all(c, topic) : kn_consumer_subscribe(c, &topic, 1, on_rebalance, NULL);
     if (rc != KN_OK) {
-        fprintf(stderr, "partitions of %s: %s\n", topic, kn_err_name(rc));
-        kn_consumer_destroy(c);
-        return 1;
-    }
-    rc = kn_consumer_assign(c, parts);
-    kn_topic_partition_list_destroy(parts);
-    if (rc != KN_OK) {
-        fprintf(stderr, "assign: %s\n", kn_err_name(rc));
+        fprintf(stderr, "%s: %s\n", assign ? "assign" : "subscribe", kn_err_name(rc));
         kn_consumer_destroy(c);
         return 1;
     }
@@ -200,7 +218,7 @@ int main(int argc, char **argv) {
     kn_consumer_destroy(c);
 
     double elapsed_s = (double)(end_ms - start_ms) / 1000.0;
-    int64_t rebalance_ms = 0;
+    int64_t rebalance_ms = assigned_at_ms > 0 ? assigned_at_ms - start_ms : 0;
     int64_t fetch_ms = (end_ms - start_ms) - rebalance_ms;
     double mb = (double)bytes / (1024.0 * 1024.0);
     char t0[64], t1[64];

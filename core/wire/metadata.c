@@ -30,6 +30,7 @@ typedef struct md_req {
     char **names;
     int count;
     bool all;
+    uint64_t topic_gen; /* the registered set when the request was built */
 } md_req;
 
 static void md_req_free(md_req *m) {
@@ -124,8 +125,10 @@ void knw_metadata_add_topics(knw_client *c, const char *const *topics, int count
         c->md.topics[c->md.topic_count++] = dup;
         added = true;
     }
-    if (added)
+    if (added) {
         c->md.want = true; /* a new topic needs its metadata now */
+        c->md.topic_gen++; /* a request already in flight does not cover it */
+    }
     pthread_mutex_unlock(&c->lock);
     if (added)
         knw_loop_wake(&c->loop);
@@ -163,8 +166,9 @@ void knw_md_on_disconnect(knw_client *c, knw_conn *conn) {
     pthread_mutex_unlock(&c->lock);
 }
 
-static bool snapshot_ok(const knw_metadata *md, bool all, int64_t base, int64_t min_fetched) {
-    if (!md)
+static bool snapshot_ok(const knw_metadata *md, bool all, int64_t base, int64_t min_fetched,
+                        uint64_t topic_gen) {
+    if (!md || md->topic_gen < topic_gen)
         return false;
     if (all && !md->all_topics)
         return false;
@@ -185,7 +189,8 @@ knw_metadata *knw_metadata_wait(knw_client *c, bool all_topics, int64_t min_fetc
     int64_t deadline = knw_now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     pthread_mutex_lock(&c->lock);
     int64_t base = c->md.current ? c->md.current->fetched_at_ms : -1;
-    if (min_fetched_at_ms > 0 && snapshot_ok(c->md.current, all_topics, base, min_fetched_at_ms)) {
+    uint64_t gen = c->md.topic_gen;
+    if (min_fetched_at_ms > 0 && snapshot_ok(c->md.current, all_topics, base, min_fetched_at_ms, gen)) {
         knw_metadata *md = c->md.current;
         knw_metadata_retain(md);
         pthread_mutex_unlock(&c->lock);
@@ -202,7 +207,7 @@ knw_metadata *knw_metadata_wait(knw_client *c, bool all_topics, int64_t min_fetc
             *err = KN_ERR__CLOSED;
             return NULL;
         }
-        if (snapshot_ok(c->md.current, all_topics, base, min_fetched_at_ms)) {
+        if (snapshot_ok(c->md.current, all_topics, base, min_fetched_at_ms, gen)) {
             knw_metadata *md = c->md.current;
             knw_metadata_retain(md);
             pthread_mutex_unlock(&c->lock);
@@ -262,7 +267,8 @@ static int cmp_topics(const void *a, const void *b) {
  * built for ids below this bound above the count. */
 #define KNW_MD_PARTITION_SLACK 1024
 
-static knw_metadata *build_snapshot(const kp_MetadataResponse *r, bool all, int64_t now_ms) {
+static knw_metadata *build_snapshot(const kp_MetadataResponse *r, const md_req *mr, int64_t now_ms) {
+    bool all = mr->all;
     md_box *box = kn_calloc(1, sizeof *box);
     if (!box)
         return NULL;
@@ -274,6 +280,7 @@ static knw_metadata *build_snapshot(const kp_MetadataResponse *r, bool all, int6
     md->cluster_id = arena_str(a, r->cluster_id);
     md->controller_id = r->controller_id;
     md->all_topics = all;
+    md->topic_gen = mr->topic_gen;
     if (r->brokers.count > 0) {
         md->brokers = kn_arena_calloc(a, (size_t)r->brokers.count, sizeof *md->brokers);
         if (!md->brokers)
@@ -383,7 +390,7 @@ static void md_response(knw_client *c, knw_resp *resp, void *opaque) {
         md_failed(c, now, "the response lists no broker");
         goto out;
     }
-    knw_metadata *md = build_snapshot(body, mr->all, now);
+    knw_metadata *md = build_snapshot(body, mr, now);
     if (!md) {
         md_failed(c, now, "out of memory");
         goto out;
@@ -416,11 +423,13 @@ static md_req *md_req_build(knw_client *c, bool all) {
     kp_MetadataRequest_init(&mr->body);
     mr->all = all;
     mr->body.allow_auto_topic_creation = c->set.allow_auto_topic_creation;
+    pthread_mutex_lock(&c->lock);
+    mr->topic_gen = c->md.topic_gen; /* all topics covers the registered ones too */
     if (all) {
+        pthread_mutex_unlock(&c->lock);
         mr->body.topics.count = -1; /* null: every topic */
         return mr;
     }
-    pthread_mutex_lock(&c->lock);
     int n = c->md.topic_count;
     mr->names = kn_calloc((size_t)(n ? n : 1), sizeof *mr->names);
     mr->items = kn_calloc((size_t)(n ? n : 1), sizeof *mr->items);

@@ -131,6 +131,7 @@ typedef struct knw_metadata {
     knw_topic *topics;     /* sorted by name */
     int32_t topic_count;
     bool all_topics;       /* true if this snapshot lists every topic */
+    uint64_t topic_gen;    /* the registered-topic set it was asked for (see wait) */
 } knw_metadata;
 
 /* Current snapshot (retained: release it), or NULL before the first. */
@@ -152,7 +153,9 @@ void knw_metadata_remove_topics(knw_client *client, const char *const *topics, i
 void knw_metadata_request_refresh(knw_client *client, bool all_topics, const char *reason);
 /* Blocks until a snapshot newer than the current one (or, if
  * min_fetched_at_ms > 0, one fetched at or after that time) exists, or
- * timeout. Returns it retained, or NULL with *err set. */
+ * timeout. The snapshot returned was always requested after every topic
+ * registered before the call (knw_metadata_add_topics), so it answers
+ * for them. Returns it retained, or NULL with *err set. */
 knw_metadata *knw_metadata_wait(knw_client *client, bool all_topics, int64_t min_fetched_at_ms,
                                 int timeout_ms, int *err);
 

@@ -194,6 +194,7 @@ typedef struct knw_md_state {
     int topic_count, topic_cap;
     bool want;     /* a refresh was asked for */
     bool want_all; /* ... listing every topic */
+    uint64_t topic_gen; /* bumped whenever a topic is registered */
     /* network thread only */
     bool in_flight;
     int failures; /* consecutive failed refreshes */
