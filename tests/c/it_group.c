@@ -17,6 +17,7 @@
  *  - a member that stops polling for longer than max.poll.interval.ms
  *    leaves (the other takes everything), reports its partitions lost on
  *    its next poll and rejoins, with a valid group identity;
+ *  - a custom assignor (kn_consumer_add_assignor) decides the split;
  *  - a pattern subscription picks up a matching topic created later.
  *
  * Every wait is bounded; a member still running at the end is killed.
@@ -55,6 +56,35 @@ typedef struct member {
 } member;
 
 static char member_bin[4096];
+
+/* Every member still running, so a failed test (cmocka leaves the test
+ * function at the failed assertion) does not leave processes behind. */
+static pid_t live[16];
+
+static void live_add(pid_t pid) {
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (!live[i]) {
+            live[i] = pid;
+            return;
+        }
+}
+
+static void live_remove(pid_t pid) {
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (live[i] == pid)
+            live[i] = 0;
+}
+
+static int kill_leftovers(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (live[i]) {
+            kill(live[i], SIGKILL);
+            waitpid(live[i], NULL, 0);
+            live[i] = 0;
+        }
+    return 0;
+}
 
 static const char *member_path(void) {
     if (!member_bin[0]) {
@@ -98,6 +128,7 @@ static void member_start(member *m, const char *name, const char *group, const c
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         fail_msg("posix_spawn %s: %s", argv[0], strerror(rc));
+    live_add(m->pid);
 }
 
 /* Waits (bounded) for the member to exit; returns its status. */
@@ -107,12 +138,14 @@ static int member_wait(member *m, int timeout_ms) {
     while (m->pid > 0) {
         pid_t r = waitpid(m->pid, &status, WNOHANG);
         if (r == m->pid) {
+            live_remove(m->pid);
             m->pid = 0;
             return status;
         }
         if (kn_test_now_ms() > end) {
             kill(m->pid, SIGKILL);
             waitpid(m->pid, &status, 0);
+            live_remove(m->pid);
             m->pid = 0;
             fail_msg("member %s did not exit in %d ms", m->name, timeout_ms);
         }
@@ -727,19 +760,55 @@ static void test_poll_timeout(void **state) {
     remove_logs(ms, 2);
 }
 
+/* ---- custom assignor ------------------------------------------------------------------ */
+
+static void test_custom_assignor(void **state) {
+    (void)state;
+    char topic[256], group[64];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-custom"));
+    snprintf(group, sizeof group, "g-custom-%d", (int)getpid());
+    create_topic(topic, NPART);
+    member ms[2];
+    member_start(&ms[0], "A", group, "--topic", topic, "--session-ms", "6000", "--custom-assignor",
+                 "--quiet-records", NULL);
+    wait_owns(ms, 1, (int[]){6});
+    member_start(&ms[1], "B", group, "--topic", topic, "--session-ms", "6000", "--custom-assignor",
+                 "--quiet-records", NULL);
+    /* "kn-first" gives everything to the smallest member id: one member
+     * has 6, the other none, once both are in (the leader ran it in
+     * poll: CUSTOM-ASSIGNED names 2 members). */
+    int64_t end = kn_test_now_ms() + WAIT_MS;
+    for (;;) {
+        char a[1024], b[1024];
+        member_own(&ms[0], a, sizeof a);
+        member_own(&ms[1], b, sizeof b);
+        bool two = first_line(&ms[0], "CUSTOM-ASSIGNED 2", 0, NULL, 0) > 0 ||
+                   first_line(&ms[1], "CUSTOM-ASSIGNED 2", 0, NULL, 0) > 0;
+        if (two && a[0] && b[0] && list_count(a) + list_count(b) == NPART &&
+            (list_count(a) == 0 || list_count(b) == 0))
+            break;
+        if (kn_test_now_ms() > end)
+            fail_msg("custom assignment not seen: A [%s] B [%s]", a, b);
+        usleep(50000);
+    }
+    member_stop(&ms[1]);
+    member_stop(&ms[0]);
+    remove_logs(ms, 2);
+}
+
 /* ---- pattern --------------------------------------------------------------------------- */
 
-static void test_pattern(void **state) {
-    (void)state;
+static void pattern(const char *protocol) {
     char prefix[128], t1[256], t2[256], group[64], re[300];
-    snprintf(prefix, sizeof prefix, "kn-pat-%d", (int)getpid());
+    snprintf(prefix, sizeof prefix, "kn-pat-%s-%d", protocol, (int)getpid());
     snprintf(t1, sizeof t1, "%s-one", prefix);
     snprintf(t2, sizeof t2, "%s-two", prefix);
     snprintf(re, sizeof re, "%s-.*", prefix);
-    snprintf(group, sizeof group, "g-pattern-%d", (int)getpid());
+    snprintf(group, sizeof group, "g-pattern-%s-%d", protocol, (int)getpid());
     create_topic(t1, 2);
     member ms[1];
-    member_start(&ms[0], "A", group, "--pattern", re, "--metadata-age-ms", "1000", NULL);
+    member_start(&ms[0], "A", group, "--pattern", re, "--metadata-age-ms", "1000", "--protocol", protocol,
+                 NULL);
     wait_owns(ms, 1, (int[]){2});
     create_topic(t2, 2);
     wait_owns(ms, 1, (int[]){4});
@@ -767,17 +836,33 @@ static void test_pattern(void **state) {
     remove_logs(ms, 1);
 }
 
+static void test_pattern(void **state) {
+    (void)state;
+    pattern("classic");
+}
+
+static void test_pattern_kip848(void **state) {
+    (void)state;
+    pattern("consumer");
+}
+
 int main(void) {
     kn_test_bootstrap();
     signal(SIGPIPE, SIG_IGN);
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handoff_range),  cmocka_unit_test(test_handoff_roundrobin),
-        cmocka_unit_test(test_handoff_sticky), cmocka_unit_test(test_handoff_cooperative),
-        cmocka_unit_test(test_handoff_kip848), cmocka_unit_test(test_kill),
-        cmocka_unit_test(test_static_restart), cmocka_unit_test(test_poll_timeout),
-        cmocka_unit_test(test_pattern),
+        cmocka_unit_test_teardown(test_handoff_range, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_roundrobin, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_sticky, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_cooperative, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_kip848, kill_leftovers),
+        cmocka_unit_test_teardown(test_kill, kill_leftovers),
+        cmocka_unit_test_teardown(test_static_restart, kill_leftovers),
+        cmocka_unit_test_teardown(test_poll_timeout, kill_leftovers),
+        cmocka_unit_test_teardown(test_custom_assignor, kill_leftovers),
+        cmocka_unit_test_teardown(test_pattern, kill_leftovers),
+        cmocka_unit_test_teardown(test_pattern_kip848, kill_leftovers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
