@@ -121,8 +121,8 @@ struct kn_log_queue {
     pthread_mutex_t lock;
     kn_log_rec *head, *tail;
     size_t count, capacity;
-    atomic_size_t approx;   /* count, readable without the lock */
-    uint64_t dropped;       /* since the last take */
+    atomic_size_t approx; /* count, readable without the lock */
+    uint64_t dropped;     /* since the last take */
 };
 
 kn_log_queue *kn_log_queue_new(size_t capacity) {

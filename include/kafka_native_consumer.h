@@ -270,6 +270,44 @@ kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c);
  * like Java's. */
 int kn_consumer_enforce_rebalance(kn_consumer *c, const char *reason);
 
+/* ---- custom assignors (classic protocol) ----
+ * Java's ConsumerPartitionAssignor: when this member leads the group
+ * and the coordinator chose the assignor's name, assign runs on the
+ * application thread inside poll (never on the network thread) with
+ * every member's subscription and the partition counts, and records
+ * its decision with kn_assignor_ctx_assign. */
+
+typedef struct kn_assignor_ctx kn_assignor_ctx;
+/* The members, in the coordinator's order. Strings are valid during
+ * the assign call only. */
+int32_t kn_assignor_ctx_member_count(const kn_assignor_ctx *ctx);
+const char *kn_assignor_ctx_member_id(const kn_assignor_ctx *ctx, int32_t member);
+/* NULL for a dynamic member. */
+const char *kn_assignor_ctx_member_instance_id(const kn_assignor_ctx *ctx, int32_t member);
+int32_t kn_assignor_ctx_member_topic_count(const kn_assignor_ctx *ctx, int32_t member);
+const char *kn_assignor_ctx_member_topic(const kn_assignor_ctx *ctx, int32_t member, int32_t i);
+/* The topic's partition count in the leader's metadata (0: unknown). */
+int32_t kn_assignor_ctx_partition_count(const kn_assignor_ctx *ctx, const char *topic);
+/* Gives topic/partition to member. KN_OK, KN_ERR__INVALID_ARG (member
+ * out of range, topic nobody subscribes to, partition out of range) or
+ * KN_ERR__NOMEM. */
+int kn_assignor_ctx_assign(kn_assignor_ctx *ctx, int32_t member, const char *topic,
+                           int32_t partition);
+
+/* Returns 0, or an error: the member then fails its join (the group
+ * stops with that error, reported by poll). */
+typedef int kn_assign_cb(kn_consumer *c, kn_assignor_ctx *ctx, void *opaque);
+
+/* Offers a custom assignor under name, ahead of the ones in
+ * partition.assignment.strategy (custom ones in the order added).
+ * cooperative: it supports KIP-429 (it must never move a partition
+ * straight from one member to another in one round). Call before
+ * subscribe. Returns KN_OK, KN_ERR__STATE (no group.id, KIP-848, or
+ * already subscribed), KN_ERR__INVALID_ARG (empty or duplicate name,
+ * NULL cb) or KN_ERR__NOMEM. */
+int kn_consumer_add_assignor(kn_consumer *c, const char *name, int cooperative, kn_assign_cb *cb,
+                             void *opaque);
+
 /* ---- committed offsets (need group.id) ----
  * A manually assigned consumer's commits carry no generation or member
  * id (as Java's); a subscribed member's carry its generation (or member

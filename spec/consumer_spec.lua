@@ -93,6 +93,35 @@ describe("kafka_native.consumer", function()
     assert(consumer:close())
   end)
 
+  it("gives records without headers an empty, stable headers table, and says LogAppendTime", function()
+    local lat, plain = helper.topic("consumer-logappend"), helper.topic("consumer-plain")
+    local res = assert(admin:create_topics({ { name = plain, partitions = 1 }, { name = lat, partitions = 1,
+      configs = { ["message.timestamp.type"] = "LogAppendTime" } } }, { timeout_ms = 30000 }))
+    assert.is_nil(res[lat].error, res[lat].message)
+    assert(admin:wait_for_topics({ lat, plain }, 30000))
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = bootstrap }))
+    assert(producer:send(lat, "plain", { timestamp = 1000 }))
+    assert(producer:send(plain, "no headers", { timestamp = 1000 }))
+    assert(producer:flush(30000))
+    assert(producer:close())
+    local consumer = new_consumer()
+    assert(consumer:assign({ { topic = lat, partition = 0 } }))
+    local r = poll_n(consumer, 1)[1]
+    assert.are.equal("LogAppendTime", r.timestamp_type)
+    assert.is_true(r.timestamp > 1000) -- the broker's append time
+    assert(consumer:assign({ { topic = plain, partition = 0 } }))
+    r = poll_n(consumer, 1)[1]
+    assert.are.equal("no headers", r.value)
+    assert.are.equal("CreateTime", r.timestamp_type)
+    assert.are.equal(1000, r.timestamp)
+    assert.are.same({}, r.headers)
+    assert.are.equal(r.headers, r.headers) -- the same table on every read
+    r.headers[1] = { "added", "later" }
+    assert.are.equal("added", r.headers[1][1])
+    assert(consumer:close())
+    admin:delete_topics({ lat, plain })
+  end)
+
   it("iterates with records() until a poll returns nothing", function()
     local consumer = new_consumer()
     assert(consumer:assign({ { topic = small, partition = 0, offset = "beginning" } }))

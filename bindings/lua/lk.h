@@ -84,6 +84,8 @@ int lk_consumer_new(lua_State *L);
 
 /* ---- lk_records.c ---- */
 
+/* Registers the metatable every record table shares. */
+void lk_records_register(lua_State *L);
 /* Pushes an array of record tables ({topic, partition, offset,
  * timestamp, timestamp_type, leader_epoch, key, value, headers}) built
  * from recs (borrowed; the caller frees it, guarded). */

@@ -48,7 +48,7 @@ typedef struct lk_consumer {
     kn_consumer *c;            /* NULL once closed */
     lk_commit_ev *head, *tail; /* finished commits, callbacks not run */
     int has_deser, has_on_consume, has_on_commit;
-    lk_ready ready;    /* readiness socket (ready_listen / ready_accept) */
+    lk_ready ready;     /* readiness socket (ready_listen / ready_accept) */
     kn_log_queue *logq; /* options.log's queue, or NULL */
     lk_group group;     /* subscribe state (lk_group.c) */
 } lk_consumer;

@@ -237,8 +237,8 @@ static int lk_producer_tostring(lua_State *L) {
     return 1;
 }
 
-static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer", "value_serializer", "on_send",
-                                                  "on_acknowledgement"};
+static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer", "value_serializer",
+                                                  "on_send", "on_acknowledgement"};
 #define LK_PRODUCER_FN_OPTS 5
 
 /* kafka_native.producer(config [, {on_delivery=, key_serializer=,

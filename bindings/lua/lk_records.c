@@ -5,10 +5,14 @@
  * kn_topic_partition_list).
  *
  * Records are built for speed: each table is created with its final
- * size, a topic string is pushed once per run of records from the same
+ * size, field names are pushed once per poll and set with lua_rawset,
+ * a topic string is pushed once per run of records from the same
  * topic (one Lua string per topic per poll, shared by the records), key,
  * value and header bytes are pushed once straight from the fetched
- * batches (no C copy). Nothing here allocates C memory: the caller
+ * batches (no C copy). The common-case fields are left out: a record
+ * without headers has no headers table until one is read, and
+ * timestamp_type is only stored for LogAppendTime (the record
+ * metatable's __index answers both; see lk_record_index). Nothing here allocates C memory: the caller
  * guards the kn_records and lists it passes in.
  */
 #include <string.h>
@@ -20,12 +24,75 @@ static void lk_set_int(lua_State *L, const char *key, lua_Integer v) {
     lua_setfield(L, -2, key);
 }
 
+#define LK_RECORD_MT "kafka_native.record"
+
+/* Record fields, pushed once per poll and reused as keys (lua_rawset
+ * with a key already on the stack skips interning the name for every
+ * record). */
+enum {
+    F_TOPIC,
+    F_PARTITION,
+    F_OFFSET,
+    F_TIMESTAMP,
+    F_LEADER_EPOCH,
+    F_KEY,
+    F_VALUE,
+    F_HEADERS,
+    F_TSTYPE,
+    F_N
+};
+static const char *const lk_record_fields[F_N] = {
+    [F_TOPIC] = "topic",         [F_PARTITION] = "partition",       [F_OFFSET] = "offset",
+    [F_TIMESTAMP] = "timestamp", [F_LEADER_EPOCH] = "leader_epoch", [F_KEY] = "key",
+    [F_VALUE] = "value",         [F_HEADERS] = "headers",           [F_TSTYPE] = "timestamp_type",
+};
+
+/* __index of every record: the fields most loops never read are only
+ * stored when they differ from the common case. A record without
+ * headers gets its (empty, then stable) headers table on first read; a
+ * missing timestamp_type is "CreateTime". */
+static int lk_record_index(lua_State *L) {
+    const char *k = lua_tostring(L, 2);
+    if (k && strcmp(k, "headers") == 0) {
+        lua_createtable(L, 0, 0);
+        lua_pushvalue(L, 2);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, 1);
+        return 1;
+    }
+    if (k && strcmp(k, "timestamp_type") == 0) {
+        lua_pushliteral(L, "CreateTime");
+        return 1;
+    }
+    return 0;
+}
+
+void lk_records_register(lua_State *L) {
+    if (luaL_newmetatable(L, LK_RECORD_MT)) {
+        lua_pushcfunction(L, lk_record_index);
+        lua_setfield(L, -2, "__index");
+    }
+    lua_pop(L, 1);
+}
+
+static void lk_rawset_int(lua_State *L, int key, lua_Integer v) {
+    lua_pushvalue(L, key);
+    lua_pushinteger(L, v);
+    lua_rawset(L, -3);
+}
+
 void lk_records_push(lua_State *L, const kn_records *recs) {
     size_t n = kn_records_count(recs);
+    luaL_checkstack(L, F_N + 8, "building records");
     lua_createtable(L, (int)n, 0);
     int arr = lua_gettop(L);
+    for (int f = 0; f < F_N; f++)
+        lua_pushstring(L, lk_record_fields[f]);
+    int keys = arr + 1; /* keys + F_xxx: the field's name */
+    luaL_getmetatable(L, LK_RECORD_MT);
+    int mt = lua_gettop(L);
     lua_pushnil(L); /* the current topic's string */
-    int topic_slot = arr + 1;
+    int topic_slot = mt + 1;
     const char *last_topic = NULL;
     for (size_t i = 0; i < n; i++) {
         const char *topic = kn_records_topic(recs, i);
@@ -35,46 +102,55 @@ void lk_records_push(lua_State *L, const kn_records *recs) {
         }
         last_topic = topic;
         size_t nh = kn_records_header_count(recs, i);
-        lua_createtable(L, 0, 9);
+        int log_append = kn_records_timestamp_type(recs, i) == KN_TIMESTAMP_LOG_APPEND_TIME;
+        lua_createtable(L, 0, 7 + (nh > 0) + log_append);
+        lua_pushvalue(L, keys + F_TOPIC);
         lua_pushvalue(L, topic_slot);
-        lua_setfield(L, -2, "topic");
-        lk_set_int(L, "partition", kn_records_partition(recs, i));
-        lk_set_int(L, "offset", (lua_Integer)kn_records_offset(recs, i));
-        lk_set_int(L, "timestamp", (lua_Integer)kn_records_timestamp(recs, i));
-        if (kn_records_timestamp_type(recs, i) == KN_TIMESTAMP_LOG_APPEND_TIME)
+        lua_rawset(L, -3);
+        lk_rawset_int(L, keys + F_PARTITION, kn_records_partition(recs, i));
+        lk_rawset_int(L, keys + F_OFFSET, (lua_Integer)kn_records_offset(recs, i));
+        lk_rawset_int(L, keys + F_TIMESTAMP, (lua_Integer)kn_records_timestamp(recs, i));
+        lk_rawset_int(L, keys + F_LEADER_EPOCH, kn_records_leader_epoch(recs, i));
+        if (log_append) {
+            lua_pushvalue(L, keys + F_TSTYPE);
             lua_pushliteral(L, "LogAppendTime");
-        else
-            lua_pushliteral(L, "CreateTime");
-        lua_setfield(L, -2, "timestamp_type");
-        lk_set_int(L, "leader_epoch", kn_records_leader_epoch(recs, i));
+            lua_rawset(L, -3);
+        }
         size_t len;
         const void *bytes = kn_records_key(recs, i, &len);
         if (bytes) {
+            lua_pushvalue(L, keys + F_KEY);
             lua_pushlstring(L, (const char *)bytes, len);
-            lua_setfield(L, -2, "key");
+            lua_rawset(L, -3);
         }
         bytes = kn_records_value(recs, i, &len);
         if (bytes) {
+            lua_pushvalue(L, keys + F_VALUE);
             lua_pushlstring(L, (const char *)bytes, len);
-            lua_setfield(L, -2, "value");
+            lua_rawset(L, -3);
         }
-        lua_createtable(L, (int)nh, 0);
-        for (size_t h = 0; h < nh; h++) {
-            const char *hk;
-            size_t hk_len, hv_len;
-            const void *hv;
-            if (kn_records_header(recs, i, h, &hk, &hk_len, &hv, &hv_len) != KN_OK)
-                break;
-            lua_createtable(L, 2, 0);
-            lua_pushlstring(L, hk, hk_len);
-            lua_rawseti(L, -2, 1);
-            if (hv) {
-                lua_pushlstring(L, (const char *)hv, hv_len);
-                lua_rawseti(L, -2, 2);
+        if (nh > 0) {
+            lua_pushvalue(L, keys + F_HEADERS);
+            lua_createtable(L, (int)nh, 0);
+            for (size_t h = 0; h < nh; h++) {
+                const char *hk;
+                size_t hk_len, hv_len;
+                const void *hv;
+                if (kn_records_header(recs, i, h, &hk, &hk_len, &hv, &hv_len) != KN_OK)
+                    break;
+                lua_createtable(L, 2, 0);
+                lua_pushlstring(L, hk, hk_len);
+                lua_rawseti(L, -2, 1);
+                if (hv) {
+                    lua_pushlstring(L, (const char *)hv, hv_len);
+                    lua_rawseti(L, -2, 2);
+                }
+                lua_rawseti(L, -2, (int)(h + 1));
             }
-            lua_rawseti(L, -2, (int)(h + 1));
+            lua_rawset(L, -3);
         }
-        lua_setfield(L, -2, "headers");
+        lua_pushvalue(L, mt);
+        lua_setmetatable(L, -2);
         lua_rawseti(L, arr, (int)(i + 1));
     }
     lua_settop(L, arr);

@@ -17,6 +17,7 @@
  *  - a member that stops polling for longer than max.poll.interval.ms
  *    leaves (the other takes everything), reports its partitions lost on
  *    its next poll and rejoins, with a valid group identity;
+ *  - a custom assignor (kn_consumer_add_assignor) decides the split;
  *  - a pattern subscription picks up a matching topic created later.
  *
  * Every wait is bounded; a member still running at the end is killed.
@@ -727,6 +728,42 @@ static void test_poll_timeout(void **state) {
     remove_logs(ms, 2);
 }
 
+/* ---- custom assignor ------------------------------------------------------------------ */
+
+static void test_custom_assignor(void **state) {
+    (void)state;
+    char topic[256], group[64];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-custom"));
+    snprintf(group, sizeof group, "g-custom-%d", (int)getpid());
+    create_topic(topic, NPART);
+    member ms[2];
+    member_start(&ms[0], "A", group, "--topic", topic, "--session-ms", "6000", "--custom-assignor",
+                 "--quiet-records", NULL);
+    wait_owns(ms, 1, (int[]){6});
+    member_start(&ms[1], "B", group, "--topic", topic, "--session-ms", "6000", "--custom-assignor",
+                 "--quiet-records", NULL);
+    /* "kn-first" gives everything to the smallest member id: one member
+     * has 6, the other none, once both are in (the leader ran it in
+     * poll: CUSTOM-ASSIGNED names 2 members). */
+    int64_t end = kn_test_now_ms() + WAIT_MS;
+    for (;;) {
+        char a[1024], b[1024];
+        member_own(&ms[0], a, sizeof a);
+        member_own(&ms[1], b, sizeof b);
+        bool two = first_line(&ms[0], "CUSTOM-ASSIGNED 2", 0, NULL, 0) > 0 ||
+                   first_line(&ms[1], "CUSTOM-ASSIGNED 2", 0, NULL, 0) > 0;
+        if (two && a[0] && b[0] && list_count(a) + list_count(b) == NPART &&
+            (list_count(a) == 0 || list_count(b) == 0))
+            break;
+        if (kn_test_now_ms() > end)
+            fail_msg("custom assignment not seen: A [%s] B [%s]", a, b);
+        usleep(50000);
+    }
+    member_stop(&ms[1]);
+    member_stop(&ms[0]);
+    remove_logs(ms, 2);
+}
+
 /* ---- pattern --------------------------------------------------------------------------- */
 
 static void test_pattern(void **state) {
@@ -773,11 +810,11 @@ int main(void) {
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handoff_range),  cmocka_unit_test(test_handoff_roundrobin),
-        cmocka_unit_test(test_handoff_sticky), cmocka_unit_test(test_handoff_cooperative),
-        cmocka_unit_test(test_handoff_kip848), cmocka_unit_test(test_kill),
-        cmocka_unit_test(test_static_restart), cmocka_unit_test(test_poll_timeout),
-        cmocka_unit_test(test_pattern),
+        cmocka_unit_test(test_handoff_range),   cmocka_unit_test(test_handoff_roundrobin),
+        cmocka_unit_test(test_handoff_sticky),  cmocka_unit_test(test_handoff_cooperative),
+        cmocka_unit_test(test_handoff_kip848),  cmocka_unit_test(test_kill),
+        cmocka_unit_test(test_static_restart),  cmocka_unit_test(test_poll_timeout),
+        cmocka_unit_test(test_custom_assignor), cmocka_unit_test(test_pattern),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

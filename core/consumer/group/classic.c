@@ -200,7 +200,7 @@ fail:
 /* Decodes every member's subscription, runs the chosen assignor over the
  * metadata view and builds the SyncGroup assignments into s (arena a).
  * Returns 0, or an error with errstr. */
-static int kng_leader_assign(kn_consumer *c, const kp_JoinGroupResponse *jr, kn_arena *a,
+static int kng_leader_assign(kn_consumer *c, bool locked, const kp_JoinGroupResponse *jr, kn_arena *a,
                              kp_SyncGroupRequest *s, char *errstr, size_t n) {
     kng_group *g = c->grp;
     const kn_assignor *asg = kn_asg_list_find(g->asgs, g->protocol_name);
@@ -297,7 +297,13 @@ static int kng_leader_assign(kn_consumer *c, const kp_JoinGroupResponse *jr, kn_
         view[vcnt].racks = any ? racks : NULL;
         vcnt++;
     }
+    /* The tick reads these under the lock; a parked (custom) leader step
+     * runs without it. */
+    if (!locked)
+        pthread_mutex_lock(&c->lock);
     kng_remember_counts(g, md, all, tcnt);
+    if (!locked)
+        pthread_mutex_unlock(&c->lock);
     if (missing)
         knw_metadata_request_refresh(c->client, false, "group leader: subscribed topic unknown");
     if (md)
@@ -462,9 +468,19 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     s->protocol_type = kng_s("consumer");
     s->protocol_name = kng_s(kng_adup(&sync->arena, g->protocol_name));
     bool leader = g->leader_id && g->member_id && strcmp(g->leader_id, g->member_id) == 0;
+    const kn_assignor *chosen = kn_asg_list_find(g->asgs, g->protocol_name);
+    if (leader && !jr->skip_assignment && chosen && chosen->opaque) {
+        /* A custom assignor is application code: poll runs it. */
+        g->leader_resp = resp;
+        g->leader_sync = sync;
+        resp = NULL;
+        sync = NULL;
+        kng_set_state(c, KNG_LEADER);
+        goto out;
+    }
     if (leader && !jr->skip_assignment) {
         char errstr[256] = "";
-        err = kng_leader_assign(c, jr, &sync->arena, s, errstr, sizeof errstr);
+        err = kng_leader_assign(c, true, jr, &sync->arena, s, errstr, sizeof errstr);
         if (err) {
             kng_req_free(sync);
             sync = NULL;
@@ -656,7 +672,7 @@ void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, i
     /* Heartbeats keep the generation alive whenever we hold one outside
      * the join round itself. */
     if (member && !g->hb_inflight && c->coord_id >= 0 && g->state != KNG_JOINING && g->state != KNG_SYNCING &&
-        g->state != KNG_FATAL && g->state != KNG_IDLE) {
+        g->state != KNG_LEADER && g->state != KNG_FATAL && g->state != KNG_IDLE) {
         if (now_ms >= g->next_hb_ms) {
             kng_req *h = kng_req_new(c, KP_API_HEARTBEAT);
             if (h) {
@@ -695,6 +711,47 @@ void kng_classic_send(kn_consumer *c, knw_client *client, void *plan) {
         kng_send_req(c, client, r);
         r = next;
     }
+}
+
+int kng_classic_leader_step(kn_consumer *c) {
+    kng_group *g = c->grp;
+    knw_resp *resp = g->leader_resp;
+    kng_req *sync = g->leader_sync;
+    g->leader_resp = NULL;
+    g->leader_sync = NULL;
+    if (!resp || !sync) {
+        knw_resp_free(resp);
+        kng_req_free(sync);
+        return 0;
+    }
+    int32_t gen = g->generation;
+    pthread_mutex_unlock(&c->lock);
+    char errstr[256] = "";
+    int err = kng_leader_assign(c, false, resp->body, &sync->arena, &sync->u.sync, errstr, sizeof errstr);
+    knw_resp_free(resp);
+    pthread_mutex_lock(&c->lock);
+    if (g->state != KNG_LEADER || g->generation != gen) {
+        kng_req_free(sync); /* left or fenced meanwhile */
+        return 0;
+    }
+    if (err) {
+        kng_req_free(sync);
+        kng_fail(c, err, "group leader assignment failed: %s", errstr);
+        return err;
+    }
+    g->inflight = true;
+    kng_set_state(c, KNG_SYNCING);
+    pthread_mutex_unlock(&c->lock);
+    kng_send_req(c, c->client, sync);
+    pthread_mutex_lock(&c->lock);
+    return 0;
+}
+
+void kng_classic_discard(kng_group *g) {
+    knw_resp_free(g->leader_resp);
+    kng_req_free(g->leader_sync);
+    g->leader_resp = NULL;
+    g->leader_sync = NULL;
 }
 
 void kng_classic_leave(kn_consumer *c, const char *reason) {

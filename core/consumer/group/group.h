@@ -7,6 +7,7 @@
  *    leader hands to the assignor;
  *  - classic.c: the classic protocol on the network thread
  *    (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, leader assignment);
+ *  - custom.c: application-defined assignors (kn_consumer_add_assignor);
  *  - kip848.c: the KIP-848 protocol on the network thread
  *    (ConsumerGroupHeartbeat and reconciliation toward the target);
  *  - rebalance.c: the application-thread half: the public subscribe /
@@ -36,6 +37,7 @@ typedef enum kng_state {
     KNG_PREPARE,   /* app: revoke (eager) / commit before joining */
     KNG_JOINING,   /* JoinGroup in flight */
     KNG_SYNCING,   /* SyncGroup in flight */
+    KNG_LEADER,    /* app: run a custom assignor, then SyncGroup */
     KNG_ASSIGNING, /* app: apply the assignment SyncGroup (or 848) gave */
     KNG_STABLE,    /* member of the generation, heartbeating */
     KNG_LOST,      /* app: drop every partition as lost, then rejoin */
@@ -58,7 +60,11 @@ typedef struct kng_group {
     bool subscription_changed; /* the matched set moved: rejoin */
     /* assignors (classic) */
     kn_asg_list *asgs;
-    bool cooperative; /* every offered assignor supports COOPERATIVE */
+    bool cooperative;            /* every offered assignor supports COOPERATIVE */
+    struct kng_custom **customs; /* custom.c */
+    int32_t custom_cnt;
+    void *leader_resp; /* KNG_LEADER: the JoinGroup answer (knw_resp) */
+    void *leader_sync; /* ... and the SyncGroup being built */
     char *remote_assignor;
     /* identity */
     char *member_id; /* "" until the coordinator (or we, 848) give one */
@@ -128,6 +134,11 @@ void kng_subscription_clear(kng_group *g);
  * sent by kng_classic_send after the lock is released. */
 void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms);
 void kng_classic_send(kn_consumer *c, knw_client *client, void *plan);
+/* KNG_LEADER, application thread, c->lock held (dropped while the
+ * assignor runs): assigns and sends SyncGroup. Returns 0 or the error. */
+int kng_classic_leader_step(kn_consumer *c);
+/* Frees a parked leader step (c->lock held). */
+void kng_classic_discard(kng_group *g);
 /* Blocking LeaveGroup (application thread, no lock). */
 void kng_classic_leave(kn_consumer *c, const char *reason);
 
@@ -138,6 +149,10 @@ void kng_848_send(kn_consumer *c, knw_client *client, void *plan);
 /* Blocking leave heartbeat (epoch -1, or -2 for a static member). */
 void kng_848_leave(kn_consumer *c);
 void kng_848_destroy(kng_group *g);
+
+/* ---- custom.c --------------------------------------------------------- */
+
+void kng_custom_destroy(kng_group *g);
 
 /* ---- shared helpers (rebalance.c) ------------------------------------ */
 

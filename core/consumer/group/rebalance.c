@@ -31,11 +31,11 @@
 /* ---- helpers shared with classic.c / kip848.c ---------------------------- */
 
 static bool kng_needs_app(kng_state s) {
-    return s == KNG_PREPARE || s == KNG_ASSIGNING || s == KNG_LOST || s == KNG_FATAL;
+    return s == KNG_PREPARE || s == KNG_ASSIGNING || s == KNG_LOST || s == KNG_FATAL || s == KNG_LEADER;
 }
 
-static const char *const kng_state_names[] = {"IDLE",      "UNJOINED", "PREPARE", "JOINING", "SYNCING",
-                                              "ASSIGNING", "STABLE",   "LOST",    "FATAL"};
+static const char *const kng_state_names[] = {"IDLE",   "UNJOINED",  "PREPARE", "JOINING", "SYNCING",
+                                              "LEADER", "ASSIGNING", "STABLE",  "LOST",    "FATAL"};
 
 void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s)
@@ -83,8 +83,7 @@ void kng_polled(kn_consumer *c, int64_t now_ms) {
     }
 }
 
-int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
-                            const char **instance_id) {
+int32_t kng_commit_identity(const kn_consumer *c, const char **member_id, const char **instance_id) {
     const kng_group *g = c->grp;
     *instance_id = NULL;
     if (!g || g->state == KNG_IDLE || g->generation < 0 || !g->member_id ||
@@ -188,6 +187,8 @@ void kng_destroy(kn_consumer *c) {
         return;
     kng_subscription_clear(g);
     kng_848_destroy(g);
+    kng_classic_discard(g);
+    kng_custom_destroy(g);
     kn_asg_list_destroy(g->asgs);
     kn_free(g->remote_assignor);
     kn_free(g->member_id);
@@ -443,6 +444,9 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
     case KNG_LOST:
         rc = kng_step_lost(c);
         break;
+    case KNG_LEADER:
+        rc = kng_classic_leader_step(c);
+        break;
     case KNG_FATAL:
         kn_errstr_set(errstr, n, "consumer group %s: %s", c->group_id, g->fatal_msg);
         rc = g->fatal_err;
@@ -598,6 +602,7 @@ static int kng_leave(kn_consumer *c, const char *reason) {
     kn_topic_partition_list_destroy(owned);
     pthread_mutex_lock(&c->lock);
     bool consumer_protocol = g->consumer_protocol;
+    kng_classic_discard(g);
     g->state = KNG_IDLE; /* heartbeats stop */
     pthread_mutex_unlock(&c->lock);
     if (consumer_protocol)

@@ -26,7 +26,10 @@
  *   [--strategy range|roundrobin|sticky|cooperative-sticky]
  *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
  *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
- *   [--quiet-records] [--max-poll-ms N] [--stall-ms N]
+ *   [--quiet-records] [--max-poll-ms N] [--stall-ms N] [--custom-assignor]
+ *
+ * --custom-assignor: offers "kn-first" (kn_consumer_add_assignor), which
+ * gives every partition to the member with the smallest member id.
  *
  * --stall-ms: once, after the first non-empty assignment, stop polling
  * for N ms (to exceed max.poll.interval.ms). META is written after each
@@ -103,6 +106,25 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
     return 0;
 }
 
+/* "kn-first": everything to the member with the smallest member id. */
+static int assign_first(kn_consumer *c, kn_assignor_ctx *ctx, void *opaque) {
+    (void)c;
+    (void)opaque;
+    int32_t first = 0;
+    for (int32_t m = 1; m < kn_assignor_ctx_member_count(ctx); m++)
+        if (strcmp(kn_assignor_ctx_member_id(ctx, m), kn_assignor_ctx_member_id(ctx, first)) < 0)
+            first = m;
+    for (int32_t m = 0; m < kn_assignor_ctx_member_count(ctx); m++)
+        for (int32_t i = 0; i < kn_assignor_ctx_member_topic_count(ctx, m); i++) {
+            const char *t = kn_assignor_ctx_member_topic(ctx, m, i);
+            for (int32_t p = 0; p < kn_assignor_ctx_partition_count(ctx, t); p++)
+                if (m == first && kn_assignor_ctx_assign(ctx, first, t, p) != KN_OK)
+                    return KN_ERR__FAIL;
+        }
+    printf("%lld %s CUSTOM-ASSIGNED %d members\n", now_real_ms(), id, (int)kn_assignor_ctx_member_count(ctx));
+    return 0;
+}
+
 static void set(kn_conf *conf, const char *k, const char *v) {
     char es[512];
     if (kn_conf_set(conf, k, v, es, sizeof es) != KN_OK) {
@@ -117,11 +139,15 @@ int main(int argc, char **argv) {
     const char *commit = "sync", *md_age = NULL;
     long duration_ms = -1, stall_ms = 0;
     const char *max_poll = NULL;
-    int quiet = 0;
+    int quiet = 0, custom = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quiet-records") == 0) {
             quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--custom-assignor") == 0) {
+            custom = 1;
             continue;
         }
         if (!v) {
@@ -213,6 +239,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     int rc;
+    if (custom && (rc = kn_consumer_add_assignor(c, "kn-first", 0, assign_first, NULL)) != KN_OK) {
+        printf("%lld %s ERROR add_assignor: %s\n", now_real_ms(), id, kn_err_name(rc));
+        return 1;
+    }
     if (pattern) {
         rc = kn_consumer_subscribe_pattern(c, pattern, on_rebalance, NULL);
     } else {
