@@ -354,6 +354,31 @@ describe("kafka_native consumer groups", function()
     end)
   end
 
+  it("examples/lua/group_member.lua consumes a topic in another process", function()
+    local topic = filled_topic("group-example")
+    local group = helper.topic("g-example")
+    local interp = ({ ["5.4"] = "lua5.4", ["5.3"] = "lua5.3", ["5.1"] = "lua5.1", jit = "luajit" })[helper.abi]
+    -- runs 4 s (bounded by the example itself), output read once it exited
+    local cmd = string.format("LUA_CPATH='%s;;' %s examples/lua/group_member.lua %s %s 4 2>&1",
+      helper.cpath, interp, topic, group)
+    local pipe = assert(io.popen(cmd))
+    local out = pipe:read("*a")
+    pipe:close()
+    local assigned = {}
+    for p in out:gmatch("assigned [^\n]-%[(%d+)%], starting at offset 0") do assigned[#assigned + 1] = p end
+    assert.are.equal(PARTITIONS, #assigned, out)
+    assert.matches(": " .. RECORDS .. " records, 1 rebalances", out)
+    assert.matches("revoked [^\n]+ %(commit: ok%)", out)
+    -- its commits are what the group resumes from
+    local consumer = new_consumer(group)
+    local query = {}
+    for p = 0, PARTITIONS - 1 do query[#query + 1] = { topic = topic, partition = p } end
+    local total = 0
+    for _, e in ipairs(assert(consumer:committed(query, 10000))) do total = total + (e.offset or 0) end
+    assert.are.equal(RECORDS, total)
+    assert(consumer:close())
+  end)
+
   it("reports wrong arguments and state errors", function()
     local topic = filled_topic("group-errors")
     local consumer = new_consumer(helper.topic("g-errors"))

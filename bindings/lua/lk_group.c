@@ -120,6 +120,7 @@ int lk_group_leave(lua_State *L, lk_group *g, const lk_group_call *saved) {
     g->fn_idx = saved->fn_idx;
     g->err_idx = saved->err_idx;
     if (err_idx) {
+        lua_pushvalue(L, err_idx);
         lua_replace(L, saved->top + 1); /* the error message takes the trampoline's slot */
         lua_settop(L, saved->top + 1);
         return saved->top + 1;
