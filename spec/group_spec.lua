@@ -301,6 +301,27 @@ describe("kafka_native consumer groups", function()
     assert(consumer:close())
   end)
 
+  it("on_lost runs when the member missed max.poll.interval.ms, then it rejoins", function()
+    local topic = filled_topic("group-lost")
+    local consumer = new_consumer(helper.topic("g-lost"), { ["max.poll.interval.ms"] = 1500 })
+    local events = {}
+    assert(consumer:subscribe({ topic }, {
+      on_assigned = function(_, parts) events[#events + 1] = "assigned " .. #parts end,
+      on_revoked = function(_, parts) events[#events + 1] = "revoked " .. #parts end,
+      on_lost = function(c, parts)
+        events[#events + 1] = "lost " .. #parts
+        assert.are.equal(PARTITIONS, #c:assignment()) -- still listed during the call
+      end,
+    }))
+    poll_until({ consumer }, function() return #events == 1 end)
+    -- no poll for longer than max.poll.interval.ms: the member leaves
+    os.execute("sleep 3")
+    poll_until({ consumer }, function() return #events >= 3 end)
+    assert.are.same({ "assigned " .. PARTITIONS, "lost " .. PARTITIONS, "assigned " .. PARTITIONS }, events)
+    assert.are.equal(PARTITIONS, consumer:metrics().partitions_lost)
+    assert(consumer:close())
+  end)
+
   it("close() returns an error raised in on_revoked and still closes", function()
     local topic = filled_topic("group-close-error")
     local consumer = new_consumer(helper.topic("g-close-error"))

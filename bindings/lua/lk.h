@@ -144,11 +144,11 @@ void lk_log_deliver(lua_State *L, kn_log_queue *q, int uv);
 
 /* A consumer's group state (a field of its userdata; zeroed = idle). */
 typedef struct lk_group {
-    lua_State *L;   /* the state of the running poll / unsubscribe / close; NULL: listener not run */
-    int fn_idx;     /* that call's stack slot holding the trampoline */
-    int err_idx;    /* that call's slot holding the first listener error, 0: none */
-    int in_listener; /* > 0 while a Lua listener runs */
-    kn_rebalance_event ev;                /* the event being delivered */
+    lua_State *L;          /* the state of the running poll / unsubscribe / close; NULL: listener not run */
+    int fn_idx;            /* that call's stack slot holding the trampoline */
+    int err_idx;           /* that call's slot holding the first listener error, 0: none */
+    int in_listener;       /* > 0 while a Lua listener runs */
+    kn_rebalance_event ev; /* the event being delivered */
     const kn_topic_partition_list *parts; /* its partitions (borrowed, during the call) */
 } lk_group;
 /* What lk_group_enter saved, for lk_group_leave. */
