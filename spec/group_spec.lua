@@ -400,6 +400,29 @@ describe("kafka_native consumer groups", function()
     assert(consumer:close())
   end)
 
+  it("the readiness socket wakes an event loop for a rebalance step", function()
+    local unix = require("socket.unix")
+    local topic = filled_topic("group-ready")
+    local consumer = new_consumer(helper.topic("g-ready"))
+    local path = assert(consumer:ready_listen())
+    local sock = assert(unix.stream())
+    assert(sock:connect(path))
+    assert(consumer:ready_accept())
+    local assigned = false
+    assert(consumer:subscribe({ topic }, { on_assigned = function() assigned = true end }))
+    -- no poll is waiting: only the hook can say the assignment is ready
+    sock:settimeout(30)
+    assert.are.equal(1, #assert(sock:receive(1)))
+    assert.is_false(assigned)
+    local deadline = os.time() + 30
+    while not assigned do
+      assert(os.time() <= deadline, "timed out")
+      assert(consumer:poll(100))
+    end
+    assert(consumer:close())
+    sock:close()
+  end)
+
   it("reports wrong arguments and state errors", function()
     local topic = filled_topic("group-errors")
     local consumer = new_consumer(helper.topic("g-errors"))
