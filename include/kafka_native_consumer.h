@@ -246,10 +246,10 @@ int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t coun
 /* Subscribes to every topic whose whole name matches regex (POSIX
  * extended syntax; like Java's Pattern.matcher(name).matches()),
  * re-matched against live metadata every metadata.max.age.ms; internal
- * topics are skipped under exclude.internal.topics. Under KIP-848 the
- * pattern is sent to the coordinator (SubscribedTopicRegex, which uses
- * RE2/J syntax), which resolves it. KN_ERR__INVALID_ARG for a regex that
- * does not compile. */
+ * topics are skipped under exclude.internal.topics. Both protocols
+ * match on the client (under KIP-848 the matches are sent as topic
+ * names, like Java's subscribe(Pattern)). KN_ERR__INVALID_ARG for a
+ * regex that does not compile. */
 int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
                                   void *opaque);
 /* Leaves the group: runs REVOKED (or LOST) for the owned partitions,

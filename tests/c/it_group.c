@@ -766,17 +766,17 @@ static void test_custom_assignor(void **state) {
 
 /* ---- pattern --------------------------------------------------------------------------- */
 
-static void test_pattern(void **state) {
-    (void)state;
+static void pattern(const char *protocol) {
     char prefix[128], t1[256], t2[256], group[64], re[300];
-    snprintf(prefix, sizeof prefix, "kn-pat-%d", (int)getpid());
+    snprintf(prefix, sizeof prefix, "kn-pat-%s-%d", protocol, (int)getpid());
     snprintf(t1, sizeof t1, "%s-one", prefix);
     snprintf(t2, sizeof t2, "%s-two", prefix);
     snprintf(re, sizeof re, "%s-.*", prefix);
-    snprintf(group, sizeof group, "g-pattern-%d", (int)getpid());
+    snprintf(group, sizeof group, "g-pattern-%s-%d", protocol, (int)getpid());
     create_topic(t1, 2);
     member ms[1];
-    member_start(&ms[0], "A", group, "--pattern", re, "--metadata-age-ms", "1000", NULL);
+    member_start(&ms[0], "A", group, "--pattern", re, "--metadata-age-ms", "1000", "--protocol", protocol,
+                 NULL);
     wait_owns(ms, 1, (int[]){2});
     create_topic(t2, 2);
     wait_owns(ms, 1, (int[]){4});
@@ -804,6 +804,16 @@ static void test_pattern(void **state) {
     remove_logs(ms, 1);
 }
 
+static void test_pattern(void **state) {
+    (void)state;
+    pattern("classic");
+}
+
+static void test_pattern_kip848(void **state) {
+    (void)state;
+    pattern("consumer");
+}
+
 int main(void) {
     kn_test_bootstrap();
     signal(SIGPIPE, SIG_IGN);
@@ -815,6 +825,7 @@ int main(void) {
         cmocka_unit_test(test_handoff_kip848),  cmocka_unit_test(test_kill),
         cmocka_unit_test(test_static_restart),  cmocka_unit_test(test_poll_timeout),
         cmocka_unit_test(test_custom_assignor), cmocka_unit_test(test_pattern),
+        cmocka_unit_test(test_pattern_kip848),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

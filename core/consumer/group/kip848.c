@@ -4,8 +4,9 @@
  *
  * One request does everything: ConsumerGroupHeartbeat. It joins (member
  * epoch 0, with a member id this client generated, a UUID string like
- * Java's), carries the subscription (topic names, or the pattern as
- * SubscribedTopicRegex), the server assignor and the partitions owned
+ * Java's), carries the subscription (topic names; a pattern is matched
+ * here against metadata, as Java does for subscribe(Pattern), and its
+ * matches are sent), the server assignor and the partitions owned
  * now; its answer carries the member epoch, the heartbeat interval and,
  * when it changed, the target assignment by topic id.
  *
@@ -218,9 +219,10 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
     r->subscribed_topic_regex = kng_s(NULL);
     if (epoch < 0)
         return h; /* leaving: the rest is ignored */
-    if (g->has_pattern) {
-        r->subscribed_topic_regex = kng_s(kng_adup(&h->arena, g->pattern));
-    } else {
+    {
+        /* A pattern is resolved here, against metadata (POSIX ERE, like
+         * Java's subscribe(Pattern) with this protocol); the matches go
+         * out as topic names. */
         r->subscribed_topic_names.items =
             kn_arena_calloc(&h->arena, (size_t)(g->topic_cnt ? g->topic_cnt : 1), sizeof(kn_str));
         if (!r->subscribed_topic_names.items)
@@ -368,6 +370,8 @@ void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *
         kng_set_member_id(g, id, 22);
         g->generation = 0;
     }
+    if (g->has_pattern && md && md->all_topics && kng_match_pattern(g, md))
+        knw_metadata_add_topics(c->client, (const char *const *)g->topics, g->topic_cnt);
     if (g->target && g->target_unresolved) {
         kng_target_apply(c, md);
         if (g->target_unresolved && now_ms >= g->retry_at_ms) {
