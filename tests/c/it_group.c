@@ -57,6 +57,35 @@ typedef struct member {
 
 static char member_bin[4096];
 
+/* Every member still running, so a failed test (cmocka leaves the test
+ * function at the failed assertion) does not leave processes behind. */
+static pid_t live[16];
+
+static void live_add(pid_t pid) {
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (!live[i]) {
+            live[i] = pid;
+            return;
+        }
+}
+
+static void live_remove(pid_t pid) {
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (live[i] == pid)
+            live[i] = 0;
+}
+
+static int kill_leftovers(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (live[i]) {
+            kill(live[i], SIGKILL);
+            waitpid(live[i], NULL, 0);
+            live[i] = 0;
+        }
+    return 0;
+}
+
 static const char *member_path(void) {
     if (!member_bin[0]) {
         ssize_t n = readlink("/proc/self/exe", member_bin, sizeof member_bin - 1);
@@ -99,6 +128,7 @@ static void member_start(member *m, const char *name, const char *group, const c
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         fail_msg("posix_spawn %s: %s", argv[0], strerror(rc));
+    live_add(m->pid);
 }
 
 /* Waits (bounded) for the member to exit; returns its status. */
@@ -108,12 +138,14 @@ static int member_wait(member *m, int timeout_ms) {
     while (m->pid > 0) {
         pid_t r = waitpid(m->pid, &status, WNOHANG);
         if (r == m->pid) {
+            live_remove(m->pid);
             m->pid = 0;
             return status;
         }
         if (kn_test_now_ms() > end) {
             kill(m->pid, SIGKILL);
             waitpid(m->pid, &status, 0);
+            live_remove(m->pid);
             m->pid = 0;
             fail_msg("member %s did not exit in %d ms", m->name, timeout_ms);
         }
@@ -820,12 +852,17 @@ int main(void) {
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handoff_range),   cmocka_unit_test(test_handoff_roundrobin),
-        cmocka_unit_test(test_handoff_sticky),  cmocka_unit_test(test_handoff_cooperative),
-        cmocka_unit_test(test_handoff_kip848),  cmocka_unit_test(test_kill),
-        cmocka_unit_test(test_static_restart),  cmocka_unit_test(test_poll_timeout),
-        cmocka_unit_test(test_custom_assignor), cmocka_unit_test(test_pattern),
-        cmocka_unit_test(test_pattern_kip848),
+        cmocka_unit_test_teardown(test_handoff_range, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_roundrobin, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_sticky, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_cooperative, kill_leftovers),
+        cmocka_unit_test_teardown(test_handoff_kip848, kill_leftovers),
+        cmocka_unit_test_teardown(test_kill, kill_leftovers),
+        cmocka_unit_test_teardown(test_static_restart, kill_leftovers),
+        cmocka_unit_test_teardown(test_poll_timeout, kill_leftovers),
+        cmocka_unit_test_teardown(test_custom_assignor, kill_leftovers),
+        cmocka_unit_test_teardown(test_pattern, kill_leftovers),
+        cmocka_unit_test_teardown(test_pattern_kip848, kill_leftovers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
