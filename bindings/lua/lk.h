@@ -7,7 +7,8 @@
  * userdata), lk_producer.c, lk_consumer.c + lk_records.c (consumer
  * records and topic-partition lists), lk_callback.c (the pcall
  * trampoline and the C-memory guard), lk_log.c (log handler option),
- * lk_ready.c (the consumer's readiness socket).
+ * lk_ready.c (the consumer's readiness socket), lk_group.c (the
+ * consumer's group methods and rebalance listener).
  *
  * Threads: every function here runs on the thread that owns the
  * lua_State; the library's network threads never see a lua_State.
@@ -138,6 +139,44 @@ int lk_log_setup(lua_State *L, int opts, int uv, kn_conf *conf, kn_log_queue **q
 /* Runs uv.log(level, message) for the records queued now (q may be
  * NULL); keeps the stack as it was. */
 void lk_log_deliver(lua_State *L, kn_log_queue *q, int uv);
+
+/* ---- lk_group.c: consumer groups and the rebalance listener ---- */
+
+/* A consumer's group state (a field of its userdata; zeroed = idle). */
+typedef struct lk_group {
+    lua_State *L;          /* the state of the running poll / unsubscribe / close; NULL: listener not run */
+    int fn_idx;            /* that call's stack slot holding the trampoline */
+    int err_idx;           /* that call's slot holding the first listener error, 0: none */
+    int in_listener;       /* > 0 while a Lua listener runs */
+    kn_rebalance_event ev; /* the event being delivered */
+    const kn_topic_partition_list *parts; /* its partitions (borrowed, during the call) */
+} lk_group;
+/* What lk_group_enter saved, for lk_group_leave. */
+typedef struct lk_group_call {
+    lua_State *L;
+    int fn_idx, err_idx, top;
+} lk_group_call;
+
+/* The group methods, added to the consumer's method table. */
+extern const luaL_Reg lk_group_methods[];
+/* lk_consumer.c: the open consumer at argument 1 (raises when closed)
+ * and its group state. */
+kn_consumer *lk_consumer_group_check(lua_State *L, lk_group **gp);
+/* Around a C call that may run the listener (the consumer must be at
+ * stack index 1): enter pushes one slot (may raise: call it before
+ * taking C resources); leave pops it and returns 0, or the stack index
+ * of the first listener error message (left there). */
+void lk_group_enter(lua_State *L, lk_group *g, lk_group_call *saved);
+int lk_group_leave(lua_State *L, lk_group *g, const lk_group_call *saved);
+/* Inside a listener: pushes nil, "<what> cannot run inside a rebalance
+ * listener", "_STATE" and returns 3; else returns 0. */
+int lk_group_busy(lua_State *L, lk_group *g, const char *what);
+/* close(): leaves the group with the listener still reachable (it may
+ * commit through the consumer), then drops it. Returns 0 or the stack
+ * index of a listener error message. */
+int lk_group_close(lua_State *L, lk_group *g, kn_consumer *c);
+/* Adds the group counters of st to the table on top. */
+void lk_group_metrics(lua_State *L, const kn_consumer_stats *st);
 
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);

@@ -17,6 +17,9 @@
  * again: nothing is skipped. Commit events behind the failing one stay
  * queued.
  *
+ * Group methods and the rebalance listener are in lk_group.c; poll
+ * and close bracket their C call with lk_group_enter / _leave.
+ *
  * Lua values the consumer owns (the opts functions, per-commit callbacks
  * referenced with luaL_ref) live in its uservalue table. Lifetimes as in
  * lk_admin.c; __gc runs no Lua code.
@@ -47,6 +50,7 @@ typedef struct lk_consumer {
     int has_deser, has_on_consume, has_on_commit;
     lk_ready ready;     /* readiness socket (ready_listen / ready_accept) */
     kn_log_queue *logq; /* options.log's queue, or NULL */
+    lk_group group;     /* subscribe state (lk_group.c) */
 } lk_consumer;
 
 static lk_consumer *lk_consumer_check(lua_State *L) {
@@ -161,9 +165,19 @@ static kn_topic_partition_list *lk_tpl_arg(lua_State *L, int idx, int with_offse
 
 /* ---- lifetime ---------------------------------------------------------- */
 
-/* The one close path; run_lua: run the queued commit callbacks (never
- * from __gc). Returns the values pushed (0 without run_lua). */
+kn_consumer *lk_consumer_group_check(lua_State *L, lk_group **gp) {
+    lk_consumer *lc = lk_consumer_check(L);
+    *gp = &lc->group;
+    return lc->c;
+}
+
+/* The one close path; run_lua: run the rebalance listener and the
+ * queued commit callbacks (never from __gc). Returns the values pushed
+ * (0 without run_lua). */
 static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
+    int group_err = 0;
+    if (lc->c && run_lua)
+        group_err = lk_group_close(L, &lc->group, lc->c);
     if (lc->c) {
         kn_consumer *c = lc->c;
         lc->c = NULL;
@@ -196,6 +210,8 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
     }
     if (failed)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, uv + 1));
+    if (group_err)
+        return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, group_err));
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -203,6 +219,9 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
 /* consumer:close() -> true, or nil, message, "_CALLBACK". */
 static int lk_consumer_close(lua_State *L) {
     lk_consumer *lc = (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT);
+    int busy = lk_group_busy(L, &lc->group, "close");
+    if (busy)
+        return busy;
     lua_settop(L, 1);
     return lk_consumer_shutdown(L, lc, 1);
 }
@@ -210,6 +229,8 @@ static int lk_consumer_close(lua_State *L) {
 #if LUA_VERSION_NUM >= 504
 static int lk_consumer_close_scope(lua_State *L) {
     lk_consumer *lc = (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT);
+    if (lc->group.in_listener)
+        return 0; /* its poll is still running: __gc closes it later */
     lua_settop(L, 1);
     lk_consumer_shutdown(L, lc, 1);
     return 0;
@@ -348,13 +369,27 @@ static int lk_consumer_deserialize(lua_State *L, int uv, int arr) {
 static int lk_consumer_poll(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
     int timeout_ms = lk_timeout_arg(L, 2, 0);
+    int busy = lk_group_busy(L, &lc->group, "poll");
+    if (busy)
+        return busy;
     lua_settop(L, 1);
     lua_getuservalue(L, 1);                            /* 2 */
     lk_cguard *g = lk_cguard_push(L, lk_free_records); /* 3 */
     char errstr[512] = "";
     kn_records *recs = NULL;
     lk_ready_rearm(&lc->ready);
+    lk_group_call call;
+    lk_group_enter(L, &lc->group, &call);
     int err = kn_consumer_poll(lc->c, timeout_ms, &recs, errstr, sizeof(errstr));
+    int listener_err = lk_group_leave(L, &lc->group, &call); /* 4 when set */
+    if (listener_err) {
+        /* The rebalance step completed; records (if any) come again. */
+        if (recs)
+            lk_consumer_rewind(lc, recs);
+        kn_records_free(recs);
+        lk_log_deliver(L, lc->logq, 2);
+        return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, listener_err));
+    }
     lk_log_deliver(L, lc->logq, 2);
     if (err)
         return lk_push_error(L, err, errstr);
@@ -752,6 +787,7 @@ static int lk_consumer_metrics(lua_State *L) {
     lk_set_int(L, "commit_errors", st.commit_errors);
     lk_set_int(L, "validations", st.validations);
     lk_set_int(L, "truncations", st.truncations);
+    lk_group_metrics(L, &st);
     return 1;
 }
 
@@ -794,6 +830,7 @@ void lk_consumer_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_CONSUMER_MT)) {
         luaL_setfuncs(L, lk_consumer_meta, 0);
         luaL_newlib(L, lk_consumer_methods);
+        luaL_setfuncs(L, lk_group_methods, 0);
         lua_setfield(L, -2, "__index");
         lua_pushliteral(L, "kafka_native.consumer");
         lua_setfield(L, -2, "__name");

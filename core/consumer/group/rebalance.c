@@ -44,8 +44,12 @@ void kng_set_state(kn_consumer *c, kng_state s) {
                kng_state_names[c->grp->state], kng_state_names[s], c->grp->reason[0] ? ": " : "",
                c->grp->reason);
     c->grp->state = s;
-    if (kng_needs_app(s))
+    if (kng_needs_app(s)) {
         pthread_cond_broadcast(&c->cond);
+        /* An event loop waiting on the readiness hook (no poll blocked)
+         * must learn that poll has a rebalance step to run. */
+        knc_ready_notify(c);
+    }
 }
 
 void kng_set_member_id(kng_group *g, const char *id, int32_t len) {
