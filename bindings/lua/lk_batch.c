@@ -279,6 +279,8 @@ void lk_batch_push_tables(lua_State *L, int arr) {
     lua_setuservalue(L, -2);
 }
 
+/* one method per line */
+/* clang-format off */
 static const luaL_Reg lk_batch_methods[] = {
     {"value", lk_batch_value},
     {"key", lk_batch_key},
@@ -303,6 +305,7 @@ static const luaL_Reg lk_batch_meta[] = {
     {"__tostring", lk_batch_tostring},
     {NULL, NULL},
 };
+/* clang-format on */
 
 void lk_batch_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_BATCH_MT)) {
