@@ -90,6 +90,11 @@ void lk_records_register(lua_State *L);
  * timestamp, timestamp_type, leader_epoch, key, value, headers}) built
  * from recs (borrowed; the caller frees it, guarded). */
 void lk_records_push(lua_State *L, const kn_records *recs);
+/* Pushes the table of record i (0-based) of recs, as lk_records_push
+ * builds it. */
+void lk_record_push(lua_State *L, const kn_records *recs, size_t i);
+/* Pushes record i's headers: an array of {key, value} pairs. */
+void lk_record_headers_push(lua_State *L, const kn_records *recs, size_t i);
 /* An offset argument at idx: an integer >= 0, "beginning" or "end".
  * Returns 1 with *out set, or 0 for anything else. Never raises. */
 int lk_offset_value(lua_State *L, int idx, int64_t *out);
@@ -105,6 +110,15 @@ int lk_tpl_fill(lua_State *L, int idx, kn_topic_partition_list *list, int with_o
 #define LK_TPL_ERRORS  2 /* error: code name, nil when none */
 /* Pushes list (borrowed) as an array of {topic=, partition=, ...}. */
 void lk_tpl_push(lua_State *L, const kn_topic_partition_list *list, int flags);
+
+/* ---- lk_batch.c: consumer:poll_batch's batch userdata ---- */
+
+void lk_batch_register(lua_State *L);
+/* Pushes a raw batch that takes the kn_records out of g (g->ptr NULL
+ * after; may raise before, leaving g the owner). */
+void lk_batch_push_raw(lua_State *L, lk_cguard *g);
+/* Pushes a batch over the record array at arr (an absolute index). */
+void lk_batch_push_tables(lua_State *L, int arr);
 
 /* ---- lk_ready.c: a consumer's readiness socket (OpenResty) ---- */
 

@@ -365,8 +365,10 @@ static int lk_consumer_deserialize(lua_State *L, int uv, int arr) {
 }
 
 /* consumer:poll([timeout_ms]) -> array of records (empty after a
- * timeout), or nil, message, code. Default timeout 0. */
-static int lk_consumer_poll(lua_State *L) {
+ * timeout), or nil, message, code. Default timeout 0. With batch: the
+ * same poll, returned as a batch (lk_batch.c): raw (no table per record)
+ * unless a deserializer or on_consume needs the record tables. */
+static int lk_consumer_poll_as(lua_State *L, int batch) {
     lk_consumer *lc = lk_consumer_check(L);
     int timeout_ms = lk_timeout_arg(L, 2, 0);
     int busy = lk_group_busy(L, &lc->group, "poll");
@@ -394,7 +396,11 @@ static int lk_consumer_poll(lua_State *L) {
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = recs;
-    lk_records_push(L, recs); /* 4 */
+    int raw = batch && !lc->has_deser && !lc->has_on_consume;
+    if (raw)
+        lk_batch_push_raw(L, g); /* 4: owns recs from here */
+    else
+        lk_records_push(L, recs); /* 4 */
     int status = lk_consumer_run_events(L, lc, 2);
     if (status == LUA_OK && lc->has_deser)
         status = lk_consumer_deserialize(L, 2, 4);
@@ -418,8 +424,14 @@ static int lk_consumer_poll(lua_State *L) {
     }
     lk_cguard_release(g);
     lua_settop(L, 4);
+    if (batch && !raw)
+        lk_batch_push_tables(L, 4);
     return 1;
 }
+static int lk_consumer_poll(lua_State *L) { return lk_consumer_poll_as(L, 0); }
+
+/* consumer:poll_batch([timeout_ms]) -> batch, or nil, message, code. */
+static int lk_consumer_poll_batch(lua_State *L) { return lk_consumer_poll_as(L, 1); }
 
 /* The records() iterator: upvalues consumer, timeout, current batch,
  * next index. Ends (nil) when a poll returns no records; raises when a
@@ -796,6 +808,7 @@ static const luaL_Reg lk_consumer_methods[] = {
     {"assignment", lk_consumer_assignment},
     {"partitions_for", lk_consumer_partitions_for},
     {"poll", lk_consumer_poll},
+    {"poll_batch", lk_consumer_poll_batch},
     {"records", lk_consumer_records},
     {"seek", lk_consumer_seek},
     {"seek_to_beginning", lk_consumer_seek_to_beginning},

@@ -50,6 +50,7 @@ int luaopen_kafka_native(lua_State *L) {
     lk_producer_register(L);
     lk_consumer_register(L);
     lk_records_register(L);
+    lk_batch_register(L);
     luaL_newlib(L, lk_module_funcs);
     lua_pushliteral(L, KN_VERSION_STR);
     lua_setfield(L, -2, "version");

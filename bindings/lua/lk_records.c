@@ -81,16 +81,95 @@ static void lk_rawset_int(lua_State *L, int key, lua_Integer v) {
     lua_rawset(L, -3);
 }
 
-void lk_records_push(lua_State *L, const kn_records *recs) {
-    size_t n = kn_records_count(recs);
+/* Pushes record i's headers as an array of {key, value} pairs (value
+ * nil for a null header value). */
+void lk_record_headers_push(lua_State *L, const kn_records *recs, size_t i) {
+    size_t nh = kn_records_header_count(recs, i);
+    lua_createtable(L, (int)nh, 0);
+    for (size_t h = 0; h < nh; h++) {
+        const char *hk;
+        size_t hk_len, hv_len;
+        const void *hv;
+        if (kn_records_header(recs, i, h, &hk, &hk_len, &hv, &hv_len) != KN_OK)
+            break;
+        lua_createtable(L, 2, 0);
+        lua_pushlstring(L, hk, hk_len);
+        lua_rawseti(L, -2, 1);
+        if (hv) {
+            lua_pushlstring(L, (const char *)hv, hv_len);
+            lua_rawseti(L, -2, 2);
+        }
+        lua_rawseti(L, -2, (int)(h + 1));
+    }
+}
+
+/* Pushes the table of record i: keys + F_xxx hold the field names,
+ * topic the record's topic string, mt the record metatable. */
+static void lk_record_build(lua_State *L, const kn_records *recs, size_t i, int keys, int topic, int mt) {
+    size_t nh = kn_records_header_count(recs, i);
+    int log_append = kn_records_timestamp_type(recs, i) == KN_TIMESTAMP_LOG_APPEND_TIME;
+    lua_createtable(L, 0, 7 + (nh > 0) + log_append);
+    lua_pushvalue(L, keys + F_TOPIC);
+    lua_pushvalue(L, topic);
+    lua_rawset(L, -3);
+    lk_rawset_int(L, keys + F_PARTITION, kn_records_partition(recs, i));
+    lk_rawset_int(L, keys + F_OFFSET, (lua_Integer)kn_records_offset(recs, i));
+    lk_rawset_int(L, keys + F_TIMESTAMP, (lua_Integer)kn_records_timestamp(recs, i));
+    lk_rawset_int(L, keys + F_LEADER_EPOCH, kn_records_leader_epoch(recs, i));
+    if (log_append) {
+        lua_pushvalue(L, keys + F_TSTYPE);
+        lua_pushliteral(L, "LogAppendTime");
+        lua_rawset(L, -3);
+    }
+    size_t len;
+    const void *bytes = kn_records_key(recs, i, &len);
+    if (bytes) {
+        lua_pushvalue(L, keys + F_KEY);
+        lua_pushlstring(L, (const char *)bytes, len);
+        lua_rawset(L, -3);
+    }
+    bytes = kn_records_value(recs, i, &len);
+    if (bytes) {
+        lua_pushvalue(L, keys + F_VALUE);
+        lua_pushlstring(L, (const char *)bytes, len);
+        lua_rawset(L, -3);
+    }
+    if (nh > 0) {
+        lua_pushvalue(L, keys + F_HEADERS);
+        lk_record_headers_push(L, recs, i);
+        lua_rawset(L, -3);
+    }
+    lua_pushvalue(L, mt);
+    lua_setmetatable(L, -2);
+}
+
+/* Pushes the field names (F_N values) then the record metatable;
+ * returns the index of the first name. */
+static int lk_record_keys_push(lua_State *L) {
     luaL_checkstack(L, F_N + 8, "building records");
-    lua_createtable(L, (int)n, 0);
-    int arr = lua_gettop(L);
+    int keys = lua_gettop(L) + 1;
     for (int f = 0; f < F_N; f++)
         lua_pushstring(L, lk_record_fields[f]);
-    int keys = arr + 1; /* keys + F_xxx: the field's name */
     luaL_getmetatable(L, LK_RECORD_MT);
-    int mt = lua_gettop(L);
+    return keys;
+}
+
+void lk_record_push(lua_State *L, const kn_records *recs, size_t i) {
+    int base = lua_gettop(L);
+    int keys = lk_record_keys_push(L);
+    int mt = keys + F_N;
+    lua_pushstring(L, kn_records_topic(recs, i));
+    lk_record_build(L, recs, i, keys, mt + 1, mt);
+    lua_replace(L, base + 1);
+    lua_settop(L, base + 1);
+}
+
+void lk_records_push(lua_State *L, const kn_records *recs) {
+    size_t n = kn_records_count(recs);
+    lua_createtable(L, (int)n, 0);
+    int arr = lua_gettop(L);
+    int keys = lk_record_keys_push(L); /* keys + F_xxx: the field's name */
+    int mt = keys + F_N;
     lua_pushnil(L); /* the current topic's string */
     int topic_slot = mt + 1;
     const char *last_topic = NULL;
@@ -101,56 +180,7 @@ void lk_records_push(lua_State *L, const kn_records *recs) {
             lua_replace(L, topic_slot);
         }
         last_topic = topic;
-        size_t nh = kn_records_header_count(recs, i);
-        int log_append = kn_records_timestamp_type(recs, i) == KN_TIMESTAMP_LOG_APPEND_TIME;
-        lua_createtable(L, 0, 7 + (nh > 0) + log_append);
-        lua_pushvalue(L, keys + F_TOPIC);
-        lua_pushvalue(L, topic_slot);
-        lua_rawset(L, -3);
-        lk_rawset_int(L, keys + F_PARTITION, kn_records_partition(recs, i));
-        lk_rawset_int(L, keys + F_OFFSET, (lua_Integer)kn_records_offset(recs, i));
-        lk_rawset_int(L, keys + F_TIMESTAMP, (lua_Integer)kn_records_timestamp(recs, i));
-        lk_rawset_int(L, keys + F_LEADER_EPOCH, kn_records_leader_epoch(recs, i));
-        if (log_append) {
-            lua_pushvalue(L, keys + F_TSTYPE);
-            lua_pushliteral(L, "LogAppendTime");
-            lua_rawset(L, -3);
-        }
-        size_t len;
-        const void *bytes = kn_records_key(recs, i, &len);
-        if (bytes) {
-            lua_pushvalue(L, keys + F_KEY);
-            lua_pushlstring(L, (const char *)bytes, len);
-            lua_rawset(L, -3);
-        }
-        bytes = kn_records_value(recs, i, &len);
-        if (bytes) {
-            lua_pushvalue(L, keys + F_VALUE);
-            lua_pushlstring(L, (const char *)bytes, len);
-            lua_rawset(L, -3);
-        }
-        if (nh > 0) {
-            lua_pushvalue(L, keys + F_HEADERS);
-            lua_createtable(L, (int)nh, 0);
-            for (size_t h = 0; h < nh; h++) {
-                const char *hk;
-                size_t hk_len, hv_len;
-                const void *hv;
-                if (kn_records_header(recs, i, h, &hk, &hk_len, &hv, &hv_len) != KN_OK)
-                    break;
-                lua_createtable(L, 2, 0);
-                lua_pushlstring(L, hk, hk_len);
-                lua_rawseti(L, -2, 1);
-                if (hv) {
-                    lua_pushlstring(L, (const char *)hv, hv_len);
-                    lua_rawseti(L, -2, 2);
-                }
-                lua_rawseti(L, -2, (int)(h + 1));
-            }
-            lua_rawset(L, -3);
-        }
-        lua_pushvalue(L, mt);
-        lua_setmetatable(L, -2);
+        lk_record_build(L, recs, i, keys, topic_slot, mt);
         lua_rawseti(L, arr, (int)(i + 1));
     }
     lua_settop(L, arr);

@@ -1,0 +1,323 @@
+/*
+ * lk_batch.c: the batch userdata consumer:poll_batch returns: the
+ * records of one poll, read by index (batch:value(i), batch:key(i), ...,
+ * #batch, and the stateless iterator batch:each()) without a Lua table
+ * per record.
+ *
+ * Two kinds, one interface:
+ *  - raw (no deserializer, no on_consume): the batch owns the poll's
+ *    kn_records and every accessor reads it directly; a Lua string is
+ *    only made for the field asked for. The fetched buffers are freed by
+ *    batch:close() (or __close on 5.4) or when the batch is collected.
+ *  - tables (a deserializer or on_consume is set): poll_batch ran poll's
+ *    whole path (record tables, deserializers, on_consume with its
+ *    rewind on error) and the batch reads the resulting array, kept in
+ *    its user value. Same results as poll, same cost.
+ *
+ * Why this shape: per record, poll builds a table with seven fields
+ * plus a metatable; a loop that reads only the value pays for all of it
+ * in allocation and GC. Every accessor is a C closure whose first
+ * upvalue is the batch metatable, so the type check is one
+ * lua_getmetatable + lua_rawequal instead of a registry lookup by name.
+ */
+#include <string.h>
+
+#include "lk.h"
+
+#define LK_BATCH_MT "kafka_native.batch"
+
+typedef struct lk_batch {
+    kn_records *recs; /* raw batch: owned; NULL for tables or once closed */
+    lua_Integer n;    /* records in the batch */
+    int tables;       /* 1: the records are the array in the user value */
+    int closed;
+} lk_batch;
+
+/* The batch at index 1, checked against the metatable in upvalue 1. */
+static lk_batch *lk_batch_self(lua_State *L) {
+    lk_batch *b = (lk_batch *)lua_touserdata(L, 1);
+    if (b == NULL || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(1)))
+        luaL_argerror(L, 1, "kafka_native.batch expected");
+    lua_pop(L, 1);
+    if (b->closed)
+        luaL_error(L, "batch is closed");
+    return b;
+}
+
+/* The batch at 1 and the 1-based record index at 2, checked; returns
+ * the 0-based index. */
+static size_t lk_batch_index(lua_State *L, lk_batch **bp) {
+    lk_batch *b = lk_batch_self(L);
+    lua_Integer i;
+    if (!lk_get_integer(L, 2, &i))
+        luaL_argerror(L, 2, "record index (integer) expected");
+    if (i < 1 || i > b->n) {
+        lua_pushfstring(L, "record index %d out of range 1..%d", (int)i, (int)b->n);
+        luaL_argerror(L, 2, lua_tostring(L, -1));
+    }
+    *bp = b;
+    return (size_t)(i - 1);
+}
+
+/* Tables batch: pushes field f of record i (0-based), via the record's
+ * metatable (headers, timestamp_type defaults). */
+static int lk_batch_table_field(lua_State *L, size_t i, const char *f) {
+    lua_getuservalue(L, 1);
+    lua_rawgeti(L, -1, (int)(i + 1));
+    if (f == NULL)
+        return 1; /* the record itself */
+    if (!lua_istable(L, -1))
+        return luaL_error(L, "batch record %d is not a table (on_consume result)", (int)(i + 1));
+    lua_getfield(L, -1, f);
+    return 1;
+}
+
+static void lk_push_bytes(lua_State *L, const void *p, size_t len) {
+    if (p)
+        lua_pushlstring(L, (const char *)p, len);
+    else
+        lua_pushnil(L);
+}
+
+static int lk_batch_value(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "value");
+    size_t len;
+    const void *p = kn_records_value(b->recs, i, &len);
+    lk_push_bytes(L, p, len);
+    return 1;
+}
+
+static int lk_batch_key(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "key");
+    size_t len;
+    const void *p = kn_records_key(b->recs, i, &len);
+    lk_push_bytes(L, p, len);
+    return 1;
+}
+
+static int lk_batch_offset(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "offset");
+    lua_pushinteger(L, (lua_Integer)kn_records_offset(b->recs, i));
+    return 1;
+}
+
+static int lk_batch_partition(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "partition");
+    lua_pushinteger(L, kn_records_partition(b->recs, i));
+    return 1;
+}
+
+static int lk_batch_topic(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "topic");
+    lua_pushstring(L, kn_records_topic(b->recs, i));
+    return 1;
+}
+
+static int lk_batch_timestamp(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "timestamp");
+    lua_pushinteger(L, (lua_Integer)kn_records_timestamp(b->recs, i));
+    return 1;
+}
+
+/* batch:headers(i) -> array of {key, value} (a new table per call on a
+ * raw batch). */
+static int lk_batch_headers(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, "headers");
+    lk_record_headers_push(L, b->recs, i);
+    return 1;
+}
+
+/* batch:record(i) -> the record table poll would have returned (built
+ * now on a raw batch). */
+static int lk_batch_record(lua_State *L) {
+    lk_batch *b;
+    size_t i = lk_batch_index(L, &b);
+    if (b->tables)
+        return lk_batch_table_field(L, i, NULL);
+    lk_record_push(L, b->recs, i);
+    return 1;
+}
+
+/* batch:values([t]) / batch:keys([t]): t[i] = value (key) of record i
+ * for i = 1..#batch, nil for a null one; t (reused across polls: the
+ * entries past #batch are not touched) or a new table is returned. One
+ * C call per poll instead of one per record: the loop over t stays in
+ * the VM (and in LuaJIT's traces). */
+static int lk_batch_fill(lua_State *L, const char *field,
+                         const void *(*get)(const kn_records *, size_t, size_t *)) {
+    lk_batch *b = lk_batch_self(L);
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_createtable(L, (int)b->n, 0);
+    } else {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_settop(L, 2);
+    }
+    if (b->tables)
+        lua_getuservalue(L, 1); /* 3 */
+    for (lua_Integer i = 0; i < b->n; i++) {
+        if (b->tables) {
+            lua_rawgeti(L, 3, (int)(i + 1));
+            lua_getfield(L, -1, field);
+            lua_remove(L, -2);
+        } else {
+            size_t len;
+            const void *p = get(b->recs, (size_t)i, &len);
+            lk_push_bytes(L, p, len);
+        }
+        lua_rawseti(L, 2, (int)(i + 1));
+    }
+    lua_settop(L, 2);
+    return 1;
+}
+static int lk_batch_values(lua_State *L) { return lk_batch_fill(L, "value", kn_records_value); }
+static int lk_batch_keys(lua_State *L) { return lk_batch_fill(L, "key", kn_records_key); }
+
+/* The generic-for step of batch:each(): (batch, i) -> i + 1, value, key,
+ * or nothing past the end. One C call per record, no table. */
+static int lk_batch_next(lua_State *L) {
+    lk_batch *b = lk_batch_self(L);
+    lua_Integer i = lua_tointeger(L, 2);
+    lua_settop(L, 2);
+    if (i < 0 || i >= b->n)
+        return 0;
+    if (b->tables) {
+        lua_getuservalue(L, 1);          /* 3 */
+        lua_rawgeti(L, 3, (int)(i + 1)); /* 4: the record table */
+        lua_pushinteger(L, i + 1);
+        lua_getfield(L, 4, "value");
+        lua_getfield(L, 4, "key");
+        return 3;
+    }
+    lua_pushinteger(L, i + 1);
+    size_t len;
+    const void *p = kn_records_value(b->recs, (size_t)i, &len);
+    lk_push_bytes(L, p, len);
+    p = kn_records_key(b->recs, (size_t)i, &len);
+    lk_push_bytes(L, p, len);
+    return 3;
+}
+
+/* batch:each() -> next, batch, 0 for `for i, value, key in batch:each()`. */
+static int lk_batch_each(lua_State *L) {
+    lk_batch_self(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushcclosure(L, lk_batch_next, 1);
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 0);
+    return 3;
+}
+
+static int lk_batch_len(lua_State *L) {
+    lk_batch *b = (lk_batch *)luaL_checkudata(L, 1, LK_BATCH_MT);
+    lua_pushinteger(L, b->closed ? 0 : b->n);
+    return 1;
+}
+
+static void lk_batch_free(lk_batch *b) {
+    kn_records_free(b->recs);
+    b->recs = NULL;
+    b->closed = 1;
+}
+
+/* batch:close(): frees the fetched buffers now; later reads raise. */
+static int lk_batch_close(lua_State *L) {
+    lk_batch_free((lk_batch *)luaL_checkudata(L, 1, LK_BATCH_MT));
+    return 0;
+}
+
+static int lk_batch_tostring(lua_State *L) {
+    lk_batch *b = (lk_batch *)luaL_checkudata(L, 1, LK_BATCH_MT);
+    if (b->closed)
+        lua_pushliteral(L, "kafka_native.batch (closed)");
+    else
+        lua_pushfstring(L, "kafka_native.batch (%d records)", (int)b->n);
+    return 1;
+}
+
+static lk_batch *lk_batch_new(lua_State *L) {
+    lk_batch *b = (lk_batch *)lk_newuserdata(L, sizeof(*b));
+    memset(b, 0, sizeof(*b));
+    luaL_getmetatable(L, LK_BATCH_MT);
+    lua_setmetatable(L, -2);
+    return b;
+}
+
+void lk_batch_push_raw(lua_State *L, lk_cguard *g) {
+    lk_batch *b = lk_batch_new(L); /* may raise: g still owns the records */
+    b->recs = (kn_records *)g->ptr;
+    g->ptr = NULL;
+    b->n = (lua_Integer)kn_records_count(b->recs);
+}
+
+void lk_batch_push_tables(lua_State *L, int arr) {
+    lk_batch *b = lk_batch_new(L);
+    b->tables = 1;
+    b->n = (lua_Integer)lua_rawlen(L, arr);
+    lua_pushvalue(L, arr);
+    lua_setuservalue(L, -2);
+}
+
+/* one method per line */
+/* clang-format off */
+static const luaL_Reg lk_batch_methods[] = {
+    {"value", lk_batch_value},
+    {"key", lk_batch_key},
+    {"offset", lk_batch_offset},
+    {"partition", lk_batch_partition},
+    {"topic", lk_batch_topic},
+    {"timestamp", lk_batch_timestamp},
+    {"headers", lk_batch_headers},
+    {"record", lk_batch_record},
+    {"each", lk_batch_each},
+    {"values", lk_batch_values},
+    {"keys", lk_batch_keys},
+    {NULL, NULL},
+};
+
+static const luaL_Reg lk_batch_meta[] = {
+    {"__len", lk_batch_len},
+    {"__gc", lk_batch_close},
+#if LUA_VERSION_NUM >= 504
+    {"__close", lk_batch_close},
+#endif
+    {"__tostring", lk_batch_tostring},
+    {NULL, NULL},
+};
+/* clang-format on */
+
+void lk_batch_register(lua_State *L) {
+    if (luaL_newmetatable(L, LK_BATCH_MT)) {
+        luaL_setfuncs(L, lk_batch_meta, 0);
+        lua_createtable(L, 0, 10);
+        lua_pushvalue(L, -2); /* upvalue: the metatable */
+        luaL_setfuncs(L, lk_batch_methods, 1);
+        lua_pushcfunction(L, lk_batch_close);
+        lua_setfield(L, -2, "close");
+        lua_setfield(L, -2, "__index");
+        lua_pushliteral(L, LK_BATCH_MT);
+        lua_setfield(L, -2, "__name");
+    }
+    lua_pop(L, 1);
+}
