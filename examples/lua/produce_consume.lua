@@ -1,13 +1,13 @@
 -- examples/lua/produce_consume.lua: produce a few records with delivery
--- reports, then read them back.
+-- reports, then read them back as a member of a consumer group.
 --
 --   KAFKA_BOOTSTRAP=127.0.0.1:9092 lua5.4 examples/lua/produce_consume.lua [topic] [count]
 --
 -- Values are tables serialized to JSON by the producer's value_serializer
--- (lua-cjson when it is installed, else the tiny encoder below). Consumer groups are not implemented yet,
--- so the consumer uses manual assignment: it asks for the topic's
--- partitions, assigns them all from the beginning and polls until it has
--- seen every record it produced.
+-- (lua-cjson when it is installed, else the tiny encoder below). The
+-- consumer subscribes to the topic in a fresh group with a rebalance
+-- listener, polls until it has seen every record it produced, commits,
+-- and leaves the group on close.
 local kafka = require("kafka_native")
 
 local bootstrap = os.getenv("KAFKA_BOOTSTRAP") or "127.0.0.1:9092"
@@ -19,7 +19,9 @@ local count = tonumber(arg[2] or "10")
 local ok, cjson = pcall(require, "cjson")
 local encode
 if ok then
-  encode = cjson.encode
+  -- A serializer is called as fn(value, topic); cjson.encode takes
+  -- exactly one argument.
+  encode = function(v) return cjson.encode(v) end
 else
   local function quote(s)
     return '"' .. s:gsub('[%c"\\]', function(c)
@@ -75,14 +77,27 @@ assert(producer:flush(30000))
 assert(producer:close())
 print(string.format("delivered %d, failed %d", delivered, failed))
 
--- Consume: manual assignment of every partition, from the beginning.
+-- Consume: join a fresh group; the coordinator assigns the partitions,
+-- and the listener runs inside poll on this thread.
+local group = "kn-demo-group-" .. os.time()
 local consumer = assert(kafka.consumer({
   ["bootstrap.servers"] = bootstrap,
+  ["group.id"] = group,
   ["auto.offset.reset"] = "earliest",
+  ["enable.auto.commit"] = false,
 }))
-local partitions = assert(consumer:partitions_for(topic, 30000))
-for _, tp in ipairs(partitions) do tp.offset = "beginning" end
-assert(consumer:assign(partitions))
+local function names(parts)
+  local out = {}
+  for _, p in ipairs(parts) do out[#out + 1] = p.topic .. "[" .. p.partition .. "]" end
+  return table.concat(out, " ")
+end
+assert(consumer:subscribe({ topic }, {
+  on_assigned = function(_, parts) print("  group " .. group .. " assigned " .. names(parts)) end,
+  on_revoked = function(c, parts)
+    assert(c:commit()) -- still ours: commit before they move
+    print("  revoked " .. names(parts) .. " (committed)")
+  end,
+}))
 
 print("consuming")
 local seen = 0
@@ -96,6 +111,7 @@ while seen < delivered and os.time() < deadline do
       record.offset, tostring(record.key), tostring(record.value)))
   end
 end
-consumer:close()
+assert(consumer:commit())
+assert(consumer:close()) -- on_revoked, then LeaveGroup
 print(string.format("consumed %d of %d", seen, delivered))
 os.exit(seen == delivered and failed == 0 and 0 or 1)
