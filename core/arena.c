@@ -68,3 +68,13 @@ void kn_arena_destroy(kn_arena *a) {
     a->head = NULL;
     a->total = 0;
 }
+
+char *kn_arena_strdup(kn_arena *a, const char *s) {
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *d = kn_arena_alloc(a, n + 1);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}

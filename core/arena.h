@@ -22,6 +22,9 @@ void kn_arena_init(kn_arena *a, size_t chunk_size);
 void *kn_arena_alloc(kn_arena *a, size_t size);
 /* n zeroed elements of size each, NULL on overflow or failure. */
 void *kn_arena_calloc(kn_arena *a, size_t n, size_t size);
+/* A NUL-terminated copy of s in the arena; NULL for a NULL s or on
+ * allocation failure. */
+char *kn_arena_strdup(kn_arena *a, const char *s);
 /* Frees every chunk; the arena may be reused after kn_arena_init. */
 void kn_arena_destroy(kn_arena *a);
 

@@ -42,21 +42,6 @@ typedef struct kng_req {
     struct kng_req *next;
 } kng_req;
 
-static kn_str kng_s(const char *s) {
-    kn_str r = {s, s ? (int32_t)strlen(s) : -1};
-    return r;
-}
-
-static char *kng_adup(kn_arena *a, const char *s) {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s);
-    char *d = kn_arena_alloc(a, n + 1);
-    if (d)
-        memcpy(d, s, n + 1);
-    return d;
-}
-
 static kng_req *kng_req_new(kn_consumer *c, int16_t api) {
     kng_req *r = kn_calloc(1, sizeof(*r));
     if (!r)
@@ -93,7 +78,7 @@ static kn_asg_tp *kng_owned(kn_consumer *c, kn_arena *a, int32_t *cnt) {
     if (!v)
         return NULL;
     for (size_t i = 0; i < c->part_count; i++) {
-        v[i].topic = kng_adup(a, c->parts[i]->topic);
+        v[i].topic = kn_arena_strdup(a, c->parts[i]->topic);
         v[i].partition = c->parts[i]->partition;
     }
     *cnt = (int32_t)c->part_count;
@@ -133,13 +118,13 @@ static kng_req *kng_join_build(kn_consumer *c) {
         return NULL;
     kp_JoinGroupRequest *j = &r->u.join;
     kp_JoinGroupRequest_init(j);
-    j->group_id = kng_s(kng_adup(&r->arena, c->group_id));
+    j->group_id = kn_str_c(kn_arena_strdup(&r->arena, c->group_id));
     j->session_timeout_ms = g->session_timeout_ms;
     j->rebalance_timeout_ms = g->rebalance_timeout_ms;
-    j->member_id = kng_s(kng_adup(&r->arena, g->member_id));
-    j->group_instance_id = kng_s(kng_adup(&r->arena, g->instance_id));
-    j->protocol_type = kng_s("consumer");
-    j->reason = kng_s(g->reason[0] ? kng_adup(&r->arena, g->reason) : NULL);
+    j->member_id = kn_str_c(kn_arena_strdup(&r->arena, g->member_id));
+    j->group_instance_id = kn_str_c(kn_arena_strdup(&r->arena, g->instance_id));
+    j->protocol_type = kn_str_c("consumer");
+    j->reason = kn_str_c(g->reason[0] ? kn_arena_strdup(&r->arena, g->reason) : NULL);
     int32_t n = kn_asg_list_count(g->asgs);
     j->protocols.items = kn_arena_calloc(&r->arena, (size_t)n, sizeof(*j->protocols.items));
     if (!j->protocols.items)
@@ -149,7 +134,7 @@ static kng_req *kng_join_build(kn_consumer *c) {
     if (!topics)
         goto fail;
     for (int32_t i = 0; i < g->topic_cnt; i++)
-        topics[i] = kng_adup(&r->arena, g->topics[i]);
+        topics[i] = kn_arena_strdup(&r->arena, g->topics[i]);
     sub.topics = topics;
     sub.topic_cnt = g->topic_cnt;
     sub.owned = kng_owned(c, &r->arena, &sub.owned_cnt);
@@ -181,7 +166,7 @@ static kng_req *kng_join_build(kn_consumer *c) {
         }
         memcpy(copy, buf, blen);
         kn_free(buf);
-        j->protocols.items[j->protocols.count].name = kng_s(kng_adup(&r->arena, a->name));
+        j->protocols.items[j->protocols.count].name = kn_str_c(kn_arena_strdup(&r->arena, a->name));
         j->protocols.items[j->protocols.count].metadata.ptr = copy;
         j->protocols.items[j->protocols.count].metadata.len = (int32_t)blen;
         j->protocols.count++;
@@ -288,7 +273,7 @@ static int kng_leader_assign(kn_consumer *c, bool locked, const kp_JoinGroupResp
             for (int32_t r = 0; r < kp->replica_count; r++) {
                 const knw_broker *b = knw_metadata_broker(md, kp->replicas[r]);
                 if (b && b->rack) {
-                    names[racks[p].cnt++] = kng_adup(a, b->rack);
+                    names[racks[p].cnt++] = kn_arena_strdup(a, b->rack);
                     any = true;
                 }
             }
@@ -335,7 +320,7 @@ static int kng_leader_assign(kn_consumer *c, bool locked, const kp_JoinGroupResp
             kn_asg_output_free(&out);
             return KN_ERR__NOMEM;
         }
-        s->assignments.items[i].member_id = kng_s(mem[i].member_id);
+        s->assignments.items[i].member_id = kn_str_c(mem[i].member_id);
         s->assignments.items[i].assignment.ptr = copy;
         s->assignments.items[i].assignment.len = (int32_t)blen;
         s->assignments.count++;
@@ -461,12 +446,12 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     }
     kp_SyncGroupRequest *s = &sync->u.sync;
     kp_SyncGroupRequest_init(s);
-    s->group_id = kng_s(kng_adup(&sync->arena, c->group_id));
+    s->group_id = kn_str_c(kn_arena_strdup(&sync->arena, c->group_id));
     s->generation_id = g->generation;
-    s->member_id = kng_s(kng_adup(&sync->arena, g->member_id));
-    s->group_instance_id = kng_s(kng_adup(&sync->arena, g->instance_id));
-    s->protocol_type = kng_s("consumer");
-    s->protocol_name = kng_s(kng_adup(&sync->arena, g->protocol_name));
+    s->member_id = kn_str_c(kn_arena_strdup(&sync->arena, g->member_id));
+    s->group_instance_id = kn_str_c(kn_arena_strdup(&sync->arena, g->instance_id));
+    s->protocol_type = kn_str_c("consumer");
+    s->protocol_name = kn_str_c(kn_arena_strdup(&sync->arena, g->protocol_name));
     bool leader = g->leader_id && g->member_id && strcmp(g->leader_id, g->member_id) == 0;
     const kn_assignor *chosen = kn_asg_list_find(g->asgs, g->protocol_name);
     if (leader && !jr->skip_assignment && chosen && chosen->opaque) {
@@ -590,7 +575,7 @@ static kng_req *kng_leave_build(kn_consumer *c, const char *reason) {
         return NULL;
     kp_LeaveGroupRequest *l = &r->u.leave;
     kp_LeaveGroupRequest_init(l);
-    l->group_id = kng_s(kng_adup(&r->arena, c->group_id));
+    l->group_id = kn_str_c(kn_arena_strdup(&r->arena, c->group_id));
     /* v3+ (all Kafka 4 serves): the member goes in the members array. */
     l->members.items = kn_arena_calloc(&r->arena, 1, sizeof(*l->members.items));
     if (!l->members.items) {
@@ -598,9 +583,9 @@ static kng_req *kng_leave_build(kn_consumer *c, const char *reason) {
         return NULL;
     }
     l->members.count = 1;
-    l->members.items[0].member_id = kng_s(kng_adup(&r->arena, g->member_id));
-    l->members.items[0].group_instance_id = kng_s(kng_adup(&r->arena, g->instance_id));
-    l->members.items[0].reason = kng_s(kng_adup(&r->arena, reason));
+    l->members.items[0].member_id = kn_str_c(kn_arena_strdup(&r->arena, g->member_id));
+    l->members.items[0].group_instance_id = kn_str_c(kn_arena_strdup(&r->arena, g->instance_id));
+    l->members.items[0].reason = kn_str_c(kn_arena_strdup(&r->arena, reason));
     r->timeout_ms = c->request_timeout_ms;
     return r;
 }
@@ -677,10 +662,10 @@ void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, i
             kng_req *h = kng_req_new(c, KP_API_HEARTBEAT);
             if (h) {
                 kp_HeartbeatRequest_init(&h->u.hb);
-                h->u.hb.group_id = kng_s(kng_adup(&h->arena, c->group_id));
+                h->u.hb.group_id = kn_str_c(kn_arena_strdup(&h->arena, c->group_id));
                 h->u.hb.generation_id = g->generation;
-                h->u.hb.member_id = kng_s(kng_adup(&h->arena, g->member_id));
-                h->u.hb.group_instance_id = kng_s(kng_adup(&h->arena, g->instance_id));
+                h->u.hb.member_id = kn_str_c(kn_arena_strdup(&h->arena, g->member_id));
+                h->u.hb.group_instance_id = kn_str_c(kn_arena_strdup(&h->arena, g->instance_id));
                 h->generation = g->generation;
                 h->timeout_ms = g->session_timeout_ms;
                 g->hb_inflight = true;

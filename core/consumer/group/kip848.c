@@ -51,21 +51,6 @@ typedef struct kng_target {
     int32_t *part_cnt;
 } kng_target;
 
-static kn_str kng_s(const char *s) {
-    kn_str r = {s, s ? (int32_t)strlen(s) : -1};
-    return r;
-}
-
-static char *kng_adup(kn_arena *a, const char *s) {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s);
-    char *d = kn_arena_alloc(a, n + 1);
-    if (d)
-        memcpy(d, s, n + 1);
-    return d;
-}
-
 /* Java's Uuid.randomUuid().toString(): 16 random bytes, base64url
  * without padding (22 characters). */
 static void kng_new_member_id(char out[23]) {
@@ -207,16 +192,16 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
     kn_arena_init(&h->arena, 1024);
     kp_ConsumerGroupHeartbeatRequest *r = &h->req;
     kp_ConsumerGroupHeartbeatRequest_init(r);
-    r->group_id = kng_s(kng_adup(&h->arena, c->group_id));
-    r->member_id = kng_s(kng_adup(&h->arena, g->member_id));
+    r->group_id = kn_str_c(kn_arena_strdup(&h->arena, c->group_id));
+    r->member_id = kn_str_c(kn_arena_strdup(&h->arena, g->member_id));
     r->member_epoch = epoch;
-    r->instance_id = kng_s(kng_adup(&h->arena, g->instance_id));
-    r->rack_id = kng_s(kng_adup(&h->arena, g->rack));
+    r->instance_id = kn_str_c(kn_arena_strdup(&h->arena, g->instance_id));
+    r->rack_id = kn_str_c(kn_arena_strdup(&h->arena, g->rack));
     r->rebalance_timeout_ms = g->rebalance_timeout_ms;
-    r->server_assignor = kng_s(kng_adup(&h->arena, g->remote_assignor));
+    r->server_assignor = kn_str_c(kn_arena_strdup(&h->arena, g->remote_assignor));
     r->subscribed_topic_names.items = NULL;
     r->subscribed_topic_names.count = -1;
-    r->subscribed_topic_regex = kng_s(NULL);
+    r->subscribed_topic_regex = kn_str_c(NULL);
     if (epoch < 0)
         return h; /* leaving: the rest is ignored */
     {
@@ -229,7 +214,7 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
             goto fail;
         r->subscribed_topic_names.count = g->topic_cnt;
         for (int32_t i = 0; i < g->topic_cnt; i++)
-            r->subscribed_topic_names.items[i] = kng_s(kng_adup(&h->arena, g->topics[i]));
+            r->subscribed_topic_names.items[i] = kn_str_c(kn_arena_strdup(&h->arena, g->topics[i]));
     }
     /* The partitions owned now, by topic id (the acknowledgement), sent
      * when they changed since the last heartbeat (null: unchanged). */
