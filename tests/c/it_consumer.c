@@ -20,27 +20,10 @@
 
 #define MAX_PARTS 16
 
-static void run(const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
-
-static const char *tool(void) {
-    static char path[4096];
-    snprintf(path, sizeof path, "%s", kn_test_source_path("tools/kafka/java-tool"));
-    return path;
-}
-
 static void create_topic(const char *topic, int partitions) {
-    run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
-        "--replication-factor 1 >/dev/null",
-        tool(), kn_test_bootstrap(), topic, partitions);
+    kn_test_run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
+                "--replication-factor 1 >/dev/null",
+                kn_test_java_tool(), kn_test_bootstrap(), topic, partitions);
 }
 
 /* Writes n lines "k<i>\tv<i>" to one partition-1 topic (extra: more
@@ -56,9 +39,9 @@ static void produce_known_opts(const char *topic, int n, const char *extra) {
     for (int i = 0; i < n; i++)
         fprintf(f, "k%d\tv%d\n", i, i);
     fclose(f);
-    run("%s console-producer --bootstrap-server %s --topic %s --reader-property parse.key=true "
-        "--command-property linger.ms=5 %s < %s",
-        tool(), kn_test_bootstrap(), topic, extra, file);
+    kn_test_run("%s console-producer --bootstrap-server %s --topic %s --reader-property parse.key=true "
+                "--command-property linger.ms=5 %s < %s",
+                kn_test_java_tool(), kn_test_bootstrap(), topic, extra, file);
     unlink(file);
 }
 
@@ -67,8 +50,7 @@ static void produce_known_opts(const char *topic, int n, const char *extra) {
 static kn_consumer *new_consumer(const char *first, ...) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char es[512];
-    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es),
-                     KN_OK);
+    assert_int_equal(kn_conf_set(conf, "bootstrap.servers", kn_test_bootstrap(), es, sizeof es), KN_OK);
     va_list ap;
     va_start(ap, first);
     for (const char *k = first; k; k = va_arg(ap, const char *)) {
@@ -103,7 +85,8 @@ static void close_consumer(kn_consumer *c) {
 /* Polls until want records arrived (or 90 s passed), checking that each
  * partition's offsets run 0, 1, 2, ... with no gap and no repeat, and
  * every value has value_len bytes. Then checks nothing more comes. */
-static void consume_exactly(kn_consumer *c, const char *topic, int partitions, int64_t want, size_t value_len) {
+static void consume_exactly(kn_consumer *c, const char *topic, int partitions, int64_t want,
+                            size_t value_len) {
     int64_t next[MAX_PARTS] = {0};
     int64_t got = 0;
     int64_t deadline = kn_test_now_ms() + 90000;
@@ -146,10 +129,10 @@ static void test_codecs(void **state) {
         char topic[256];
         snprintf(topic, sizeof topic, "%s", kn_test_topic(codecs[k]));
         create_topic(topic, parts);
-        run("%s producer-perf --bootstrap-server %s --topic %s --num-records %d --record-size 100 "
-            "--throughput -1 --command-property compression.type=%s "
-            "--command-property linger.ms=20 >/dev/null",
-            tool(), kn_test_bootstrap(), topic, n, codecs[k]);
+        kn_test_run("%s producer-perf --bootstrap-server %s --topic %s --num-records %d --record-size 100 "
+                    "--throughput -1 --command-property compression.type=%s "
+                    "--command-property linger.ms=20 >/dev/null",
+                    kn_test_java_tool(), kn_test_bootstrap(), topic, n, codecs[k]);
         kn_consumer *c = new_consumer("auto.offset.reset", "earliest", NULL);
         kn_topic_partition_list *l = NULL;
         assert_int_equal(kn_consumer_partitions_for(c, topic, 10000, &l), KN_OK);
@@ -434,8 +417,7 @@ static void read_on(kn_consumer *c, int64_t *next, int64_t until, int timeout_ms
             size_t vl;
             const void *vp = kn_records_value(r, i, &vl);
             if (kn_records_offset(r, i) != *next)
-                fail_msg("offset %lld, expected %lld", (long long)kn_records_offset(r, i),
-                         (long long)*next);
+                fail_msg("offset %lld, expected %lld", (long long)kn_records_offset(r, i), (long long)*next);
             assert_int_equal(vl, strlen(v));
             assert_memory_equal(vp, v, vl);
         }
@@ -461,9 +443,9 @@ static void test_broker_restart(void **state) {
     assign_all(c, topic, 1);
     int64_t next = 0;
     read_on(c, &next, 500, 20000);
-    run("%s stop-node 1 --dir %s >/dev/null && %s start-node 1 --dir %s >/dev/null",
-        kn_test_source_path("tools/kafka/broker"), dir, kn_test_source_path("tools/kafka/broker"),
-        dir);
+    kn_test_run("%s stop-node 1 --dir %s >/dev/null && %s start-node 1 --dir %s >/dev/null",
+                kn_test_source_path("tools/kafka/broker"), dir, kn_test_source_path("tools/kafka/broker"),
+                dir);
     read_on(c, &next, 1000, 90000);
     assert_int_equal(next, 1000);
     kn_consumer_stats st;
@@ -484,7 +466,7 @@ static void produce_transactions(const char *topic) {
     char dir[256], src[300];
     snprintf(dir, sizeof dir, "/tmp/kn-it-txn-%d", (int)getpid());
     snprintf(src, sizeof src, "%s/TxnProducer.java", dir);
-    run("mkdir -p %s", dir);
+    kn_test_run("mkdir -p %s", dir);
     FILE *f = fopen(src, "w");
     assert_non_null(f);
     fputs("import java.util.Properties;\n"
@@ -517,9 +499,9 @@ static void produce_transactions(const char *topic) {
         snprintf(jars, sizeof jars, "%s/kafka-*/lib", cache);
     else
         snprintf(jars, sizeof jars, "%s/.cache/kafka-native/kafka-*/lib", getenv("HOME"));
-    run("javac -nowarn -cp \"$(ls -d %s | tail -1)/*\" -d %s %s", jars, dir, src);
-    run("KN_TOOL_CP=%s %s TxnProducer %s %s", dir, tool(), kn_test_bootstrap(), topic);
-    run("rm -rf %s", dir);
+    kn_test_run("javac -nowarn -cp \"$(ls -d %s | tail -1)/*\" -d %s %s", jars, dir, src);
+    kn_test_run("KN_TOOL_CP=%s %s TxnProducer %s %s", dir, kn_test_java_tool(), kn_test_bootstrap(), topic);
+    kn_test_run("rm -rf %s", dir);
 }
 
 static void test_read_committed(void **state) {
@@ -530,8 +512,7 @@ static void test_read_committed(void **state) {
     char es[512];
     for (int committed_only = 1; committed_only >= 0; committed_only--) {
         kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "isolation.level",
-                                      committed_only ? "read_committed" : "read_uncommitted",
-                                      NULL);
+                                      committed_only ? "read_committed" : "read_uncommitted", NULL);
         assign_all(c, topic, 1);
         int want = committed_only ? 50 : 100, got = 0;
         int64_t deadline = kn_test_now_ms() + 20000, last = -1;
@@ -582,8 +563,8 @@ static int64_t committed_of(kn_consumer *c, const char *topic, int32_t partition
 static void test_commit_sync_roundtrip(void **state) {
     char group[256];
     snprintf(group, sizeof group, "%s", kn_test_topic("group"));
-    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group,
-                                  "enable.auto.commit", "false", "max.poll.records", "100", NULL);
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group, "enable.auto.commit",
+                                  "false", "max.poll.records", "100", NULL);
     assign_all(c, known_topic, 1);
     assert_int_equal(committed_of(c, known_topic, 0), KN_OFFSET_INVALID);
     assert_int_equal(read_known(c, 0, 100, 20000), 100);
@@ -605,8 +586,7 @@ static void test_commit_sync_roundtrip(void **state) {
     kn_topic_partition_list_destroy(l);
     close_consumer(c);
     /* A new consumer of the group starts at the committed offset. */
-    c = new_consumer("auto.offset.reset", "none", "group.id", group, "enable.auto.commit", "false",
-                     NULL);
+    c = new_consumer("auto.offset.reset", "none", "group.id", group, "enable.auto.commit", "false", NULL);
     assign_all(c, known_topic, 1);
     int64_t pos;
     assert_int_equal(kn_consumer_position(c, known_topic, 0, 10000, &pos), KN_OK);
@@ -626,8 +606,7 @@ typedef struct order_rec {
     int errs[16];
 } order_rec;
 
-static void on_commit(kn_consumer *c, int err, const kn_topic_partition_list *offsets,
-                      void *opaque) {
+static void on_commit(kn_consumer *c, int err, const kn_topic_partition_list *offsets, void *opaque) {
     order_rec *o = opaque;
     if (o->calls < 16) {
         o->errs[o->calls] = err;
@@ -639,8 +618,8 @@ static void on_commit(kn_consumer *c, int err, const kn_topic_partition_list *of
 static void test_commit_async_order(void **state) {
     char group[256];
     snprintf(group, sizeof group, "%s", kn_test_topic("group"));
-    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group,
-                                  "enable.auto.commit", "false", NULL);
+    kn_consumer *c =
+        new_consumer("auto.offset.reset", "earliest", "group.id", group, "enable.auto.commit", "false", NULL);
     assign_all(c, known_topic, 1);
     order_rec o = {0};
     kn_topic_partition_list *l = kn_topic_partition_list_new();
@@ -668,9 +647,8 @@ static void test_commit_async_order(void **state) {
 static void test_auto_commit(void **state) {
     char group[256];
     snprintf(group, sizeof group, "%s", kn_test_topic("group"));
-    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group,
-                                  "enable.auto.commit", "true", "auto.commit.interval.ms", "200",
-                                  "max.poll.records", "40", NULL);
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "group.id", group, "enable.auto.commit",
+                                  "true", "auto.commit.interval.ms", "200", "max.poll.records", "40", NULL);
     assign_all(c, known_topic, 1);
     assert_int_equal(read_known(c, 0, 40, 20000), 40);
     /* Polls past the interval commit the position. */
@@ -703,12 +681,18 @@ int main(void) {
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_contents_and_seek), cmocka_unit_test(test_seek_past_end),
-        cmocka_unit_test(test_reset_none),        cmocka_unit_test(test_pause_resume),
-        cmocka_unit_test(test_poll_budget),       cmocka_unit_test(test_wakeup),
-        cmocka_unit_test(test_commit_sync_roundtrip), cmocka_unit_test(test_commit_async_order),
-        cmocka_unit_test(test_auto_commit),       cmocka_unit_test(test_read_committed),
-        cmocka_unit_test(test_offset_queries),    cmocka_unit_test(test_broker_restart),
+        cmocka_unit_test(test_contents_and_seek),
+        cmocka_unit_test(test_seek_past_end),
+        cmocka_unit_test(test_reset_none),
+        cmocka_unit_test(test_pause_resume),
+        cmocka_unit_test(test_poll_budget),
+        cmocka_unit_test(test_wakeup),
+        cmocka_unit_test(test_commit_sync_roundtrip),
+        cmocka_unit_test(test_commit_async_order),
+        cmocka_unit_test(test_auto_commit),
+        cmocka_unit_test(test_read_committed),
+        cmocka_unit_test(test_offset_queries),
+        cmocka_unit_test(test_broker_restart),
         cmocka_unit_test(test_codecs),
     };
     return cmocka_run_group_tests(tests, setup_known, NULL);

@@ -28,17 +28,6 @@
 
 static char dir[256], bootstrap[512], topic[256];
 
-static void run(const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
-
 /* The first line of a command's output that starts with prefix, after
  * the prefix, into out. */
 static void capture(const char *cmd, const char *prefix, char *out, size_t n) {
@@ -61,7 +50,7 @@ static void capture(const char *cmd, const char *prefix, char *out, size_t n) {
 static int setup(void **state) {
     kn_test_bootstrap(); /* fail clearly without the suite's broker */
     snprintf(dir, sizeof dir, "/tmp/kn-it-leader-%d", (int)getpid());
-    run("%s start --nodes 3 --dir %s >/dev/null", kn_test_source_path("tools/kafka/broker"), dir);
+    kn_test_run("%s start --nodes 3 --dir %s >/dev/null", kn_test_source_path("tools/kafka/broker"), dir);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s env --dir %s", kn_test_source_path("tools/kafka/broker"), dir);
     capture(cmd, "KAFKA_BOOTSTRAP=", bootstrap, sizeof bootstrap);
@@ -71,12 +60,12 @@ static int setup(void **state) {
         bootstrap[strcspn(bootstrap, "\"'")] = '\0';
     }
     snprintf(topic, sizeof topic, "%s", kn_test_topic("leader"));
-    run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
-        "--replication-factor 3 >/dev/null",
-        kn_test_source_path("tools/kafka/java-tool"), bootstrap, topic, PARTS);
-    run("%s producer-perf --bootstrap-server %s --topic %s --num-records %d --record-size 512 "
-        "--throughput -1 --command-property acks=all --command-property linger.ms=5 >/dev/null",
-        kn_test_source_path("tools/kafka/java-tool"), bootstrap, topic, RECORDS);
+    kn_test_run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
+                "--replication-factor 3 >/dev/null",
+                kn_test_source_path("tools/kafka/java-tool"), bootstrap, topic, PARTS);
+    kn_test_run("%s producer-perf --bootstrap-server %s --topic %s --num-records %d --record-size 512 "
+                "--throughput -1 --command-property acks=all --command-property linger.ms=5 >/dev/null",
+                kn_test_source_path("tools/kafka/java-tool"), bootstrap, topic, RECORDS);
     return 0;
 }
 
@@ -140,8 +129,8 @@ static void test_leader_killed_mid_read(void **state) {
             capture(cmd, "Leader: ", leader, sizeof leader);
             fprintf(stderr, "read %lld records; killing node %s, the leader of partition 0\n", (long long)got,
                     leader);
-            run("%s stop-node %s --kill --dir %s >/dev/null", kn_test_source_path("tools/kafka/broker"),
-                leader, dir);
+            kn_test_run("%s stop-node %s --kill --dir %s >/dev/null",
+                        kn_test_source_path("tools/kafka/broker"), leader, dir);
             killed = true;
         }
     }

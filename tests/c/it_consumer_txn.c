@@ -27,17 +27,6 @@
 #define TXNS      30
 #define RECORDS   40
 
-static void run(const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
-
 /* TxnProducer.aborted: the last transaction always commits. */
 static bool aborted(int producer, int txn) { return txn != TXNS - 1 && (producer + txn) % 3 == 0; }
 
@@ -45,11 +34,11 @@ static char topic[256];
 
 static int setup(void **state) {
     snprintf(topic, sizeof topic, "%s", kn_test_topic("txn"));
-    run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
-        "--replication-factor 1 >/dev/null",
-        kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, PARTS);
-    run("%s %s %s %d %d %d %d >/dev/null", kn_test_source_path("tools/java/txn-producer"),
-        kn_test_bootstrap(), topic, PARTS, PRODUCERS, TXNS, RECORDS);
+    kn_test_run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
+                "--replication-factor 1 >/dev/null",
+                kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, PARTS);
+    kn_test_run("%s %s %s %d %d %d %d >/dev/null", kn_test_source_path("tools/java/txn-producer"),
+                kn_test_bootstrap(), topic, PARTS, PRODUCERS, TXNS, RECORDS);
     return 0;
 }
 

@@ -32,23 +32,6 @@
 #define PAYLOADS  1000
 #define VALUE_LEN 100
 
-static void run(const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-}
-
-static const char *tool(void) {
-    static char path[4096];
-    snprintf(path, sizeof path, "%s", kn_test_source_path("tools/kafka/java-tool"));
-    return path;
-}
-
 /* Payload line i: "kn000042:" then letters that depend on i and the
  * column, VALUE_LEN bytes in all, so a value names the line it must
  * equal and any corrupted byte shows. */
@@ -128,13 +111,13 @@ static void produce(const char *topic, int64_t n, const char *codec) {
         fputc('\n', f);
     }
     fclose(f);
-    run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
-        "--replication-factor 1 >/dev/null",
-        tool(), kn_test_bootstrap(), topic, PARTS);
-    run("%s producer-perf --bootstrap-server %s --topic %s --num-records %lld --payload-file %s "
-        "--throughput -1 --command-property compression.type=%s --command-property linger.ms=20 "
-        "--command-property batch.size=65536 >/dev/null",
-        tool(), kn_test_bootstrap(), topic, (long long)n, file, codec);
+    kn_test_run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
+                "--replication-factor 1 >/dev/null",
+                kn_test_java_tool(), kn_test_bootstrap(), topic, PARTS);
+    kn_test_run("%s producer-perf --bootstrap-server %s --topic %s --num-records %lld --payload-file %s "
+                "--throughput -1 --command-property compression.type=%s --command-property linger.ms=20 "
+                "--command-property batch.size=65536 >/dev/null",
+                kn_test_java_tool(), kn_test_bootstrap(), topic, (long long)n, file, codec);
     unlink(file);
 }
 

@@ -37,3 +37,20 @@ int64_t kn_test_now_ms(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+void kn_test_run(const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc != 0)
+        fail_msg("command failed (%d): %s", rc, cmd);
+}
+
+const char *kn_test_java_tool(void) {
+    static char path[4096];
+    snprintf(path, sizeof path, "%s", kn_test_source_path("tools/kafka/java-tool"));
+    return path;
+}

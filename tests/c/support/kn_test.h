@@ -21,6 +21,15 @@ const char *kn_test_source_path(const char *rel);
 /* A topic name unique to this process and call: "kn-test-<tag>-<pid>-<n>".
  * Returns a static buffer overwritten by the next call. */
 const char *kn_test_topic(const char *tag);
+/* Runs a shell command (printf-style); a non-zero exit fails the test
+ * with the command line. */
+void kn_test_run(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Path of tools/kafka/java-tool (the Java reference tools). Static buffer. */
+const char *kn_test_java_tool(void);
 /* Monotonic milliseconds. */
 int64_t kn_test_now_ms(void);
 
