@@ -136,8 +136,9 @@ END {
           "batches) are each program's own figures; CPU s and peak RSS come from GNU time around " \
           "the process (JVM included). Java's consumer figure is ConsumerPerformance's " \
           "fetch.nMsg.sec (its group join excluded; the join is timed in *Group join*); ours and " \
-          "librdkafka's use manual assignment of every partition" \
-          (set["group_mode"] == "1" ? " (group subscribe switch ON: consumers subscribe)" : "") \
+          "librdkafka's " \
+          (set["group_mode"] == "1" ? "subscribe to a fresh group too (their fetch-phase figures)" \
+                                    : "use manual assignment of every partition") \
           ". Producers: acks=all, idempotence on, defaults otherwise. Numbers from a shared " \
           "machine are provisional."
     print ""
