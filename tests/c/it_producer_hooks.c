@@ -24,22 +24,6 @@
 #define N_PARTS 4
 #define N_RECS  1000
 
-static void set(kn_conf *conf, const char *k, const char *v) {
-    char err[512];
-    if (kn_conf_set(conf, k, v, err, sizeof err))
-        fail_msg("%s", err);
-}
-
-static void create_topic(const char *topic, int partitions) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "%s topics --bootstrap-server %s --create --topic %s --partitions %d "
-             ">/dev/null 2>&1",
-             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, partitions);
-    if (system(cmd) != 0)
-        fail_msg("cannot create topic %s", topic);
-}
-
 typedef struct part_ctx {
     int calls;
     int32_t last_count;
@@ -101,8 +85,8 @@ static kn_consumer *read_all(const char *topic, int partitions, int want,
                              void (*each)(int32_t part, const char *value, size_t len, void *opaque),
                              void *opaque) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
-    set(conf, "auto.offset.reset", "earliest");
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "auto.offset.reset", "earliest");
     char err[512];
     kn_consumer *c = kn_consumer_new(conf, err, sizeof err);
     kn_conf_destroy(conf);
@@ -154,9 +138,9 @@ static void test_custom_partitioner(void **st) {
     (void)st;
     char topic[128];
     snprintf(topic, sizeof topic, "%s", kn_test_topic("hookpart"));
-    create_topic(topic, N_PARTS);
+    kn_test_create_topic(topic, N_PARTS);
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
     part_ctx pc = {0, 0, false};
     static rep_ctx rc;
     memset(&rc, 0, sizeof rc);
@@ -280,9 +264,9 @@ static void test_interceptors(void **st) {
     (void)st;
     char topic[128];
     snprintf(topic, sizeof topic, "%s", kn_test_topic("hookic"));
-    create_topic(topic, 2);
+    kn_test_create_topic(topic, 2);
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
     static rep_ctx rc;
     memset(&rc, 0, sizeof rc);
     for (int i = 0; i < N_RECS; i++)
@@ -329,7 +313,7 @@ static void test_interceptors(void **st) {
 static void test_hooks_bad_args(void **st) {
     (void)st;
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
     kn_producer_hooks hooks = {NULL, NULL, NULL, 2};
     char err[512] = "";
     kn_producer *p = kn_producer_new_with_hooks(conf, NULL, NULL, &hooks, err, sizeof err);

@@ -24,22 +24,6 @@
 #include "kafka_native.h"
 #include "kn_test.h"
 
-static void set(kn_conf *conf, const char *k, const char *v) {
-    char err[512];
-    if (kn_conf_set(conf, k, v, err, sizeof err))
-        fail_msg("%s", err);
-}
-
-static void create_topic(const char *topic, int partitions) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd,
-             "%s topics --bootstrap-server %s --create --topic %s --partitions %d "
-             ">/dev/null 2>&1",
-             kn_test_source_path("tools/kafka/java-tool"), kn_test_bootstrap(), topic, partitions);
-    if (system(cmd) != 0)
-        fail_msg("cannot create topic %s", topic);
-}
-
 typedef struct tx_ctx {
     int ok, failed, first_err;
 } tx_ctx;
@@ -57,9 +41,9 @@ static void on_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
 
 static kn_producer *txn_producer(const char *tid, tx_ctx *ctx) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
-    set(conf, "transactional.id", tid);
-    set(conf, "transaction.timeout.ms", "20000");
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "transactional.id", tid);
+    kn_test_conf_set(conf, "transaction.timeout.ms", "20000");
     char err[512];
     kn_producer *p = kn_producer_new(conf, on_dr, ctx, err, sizeof err);
     kn_conf_destroy(conf);
@@ -90,12 +74,12 @@ static void must(int rc, const char *what, const char *err) {
 
 static kn_consumer *consumer(const char *isolation, const char *group) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
-    set(conf, "auto.offset.reset", "earliest");
-    set(conf, "enable.auto.commit", "false");
-    set(conf, "isolation.level", isolation);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "auto.offset.reset", "earliest");
+    kn_test_conf_set(conf, "enable.auto.commit", "false");
+    kn_test_conf_set(conf, "isolation.level", isolation);
     if (group)
-        set(conf, "group.id", group);
+        kn_test_conf_set(conf, "group.id", group);
     char err[512];
     kn_consumer *c = kn_consumer_new(conf, err, sizeof err);
     kn_conf_destroy(conf);
@@ -151,7 +135,7 @@ static void test_commit_visible_abort_not(void **st) {
     char topic[128], tid[128];
     snprintf(topic, sizeof topic, "%s", kn_test_topic("txn"));
     snprintf(tid, sizeof tid, "%s", kn_test_topic("tid"));
-    create_topic(topic, 3);
+    kn_test_create_topic(topic, 3);
     tx_ctx ctx = {0, 0, 0};
     kn_producer *p = txn_producer(tid, &ctx);
     char err[512];
@@ -206,7 +190,7 @@ static void test_fencing(void **st) {
     char topic[128], tid[128];
     snprintf(topic, sizeof topic, "%s", kn_test_topic("txnfence"));
     snprintf(tid, sizeof tid, "%s", kn_test_topic("tidfence"));
-    create_topic(topic, 2);
+    kn_test_create_topic(topic, 2);
     tx_ctx c1 = {0, 0, 0}, c2 = {0, 0, 0};
     char err[512];
     kn_producer *p1 = txn_producer(tid, &c1);
@@ -260,7 +244,7 @@ static void test_send_offsets(void **st) {
     snprintf(topic, sizeof topic, "%s", kn_test_topic("txnoff"));
     snprintf(tid, sizeof tid, "%s", kn_test_topic("tidoff"));
     snprintf(group, sizeof group, "%s", kn_test_topic("grpoff"));
-    create_topic(topic, 2);
+    kn_test_create_topic(topic, 2);
     tx_ctx ctx = {0, 0, 0};
     char err[512];
     kn_producer *p = txn_producer(tid, &ctx);
@@ -303,7 +287,6 @@ static void test_send_offsets(void **st) {
     kn_group_metadata_destroy(gm);
     assert_int_equal(kn_producer_close(p, 10000), 0);
 }
-
 
 /* A record that fails inside a transaction makes it abortable: commit
  * refuses with KN_ERR_TRANSACTION_ABORTABLE, so do later sends; abort
@@ -351,14 +334,13 @@ static void test_abortable_error(void **st) {
     assert_int_equal(a, 0);
 }
 
-
 /* Two-phase commit (KIP-939) is refused at creation, not ignored. */
 static void test_two_phase_commit_refused(void **st) {
     (void)st;
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
-    set(conf, "bootstrap.servers", kn_test_bootstrap());
-    set(conf, "transactional.id", "kn-2pc");
-    set(conf, "transaction.two.phase.commit.enable", "true");
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "transactional.id", "kn-2pc");
+    kn_test_conf_set(conf, "transaction.two.phase.commit.enable", "true");
     char err[512] = "";
     kn_producer *p = kn_producer_new(conf, NULL, NULL, err, sizeof err);
     kn_conf_destroy(conf);

@@ -3,6 +3,8 @@
  */
 #include "kn_test.h"
 
+#include "kafka_native.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -53,4 +55,16 @@ const char *kn_test_java_tool(void) {
     static char path[4096];
     snprintf(path, sizeof path, "%s", kn_test_source_path("tools/kafka/java-tool"));
     return path;
+}
+
+void kn_test_conf_set(kn_conf *conf, const char *key, const char *value) {
+    char err[512];
+    if (kn_conf_set(conf, key, value, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+void kn_test_create_topic(const char *topic, int partitions) {
+    kn_test_run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
+                ">/dev/null 2>&1",
+                kn_test_java_tool(), kn_test_bootstrap(), topic, partitions);
 }

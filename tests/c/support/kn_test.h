@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "kafka_native.h"
+
 /* The broker's bootstrap list. An integration test calls this first; it
  * fails the test (not skips it) when KAFKA_BOOTSTRAP is unset, so a
  * missing broker can never count as a pass. */
@@ -30,6 +32,11 @@ void kn_test_run(const char *fmt, ...)
     ;
 /* Path of tools/kafka/java-tool (the Java reference tools). Static buffer. */
 const char *kn_test_java_tool(void);
+/* kn_conf_set that fails the test with the library's message. */
+void kn_test_conf_set(kn_conf *conf, const char *key, const char *value);
+/* Creates topic with the Java topics tool (replication 1); fails the
+ * test if it cannot. */
+void kn_test_create_topic(const char *topic, int partitions);
 /* Monotonic milliseconds. */
 int64_t kn_test_now_ms(void);
 
