@@ -97,7 +97,7 @@ static void test_hand_built(void **state) {
     assert_memory_equal(r.value.ptr, "vv", 2);
     assert_int_equal(r.header_count, 1);
     kn_record_hdr_iter hi;
-    kn_rb_kv kv;
+    kn_rb_kv kv = {0};
     kn_record_headers(&r, &hi);
     assert_true(kn_record_hdr_next(&hi, &kv));
     assert_true(kn_str_eq(kv.key, "h"));
@@ -195,7 +195,7 @@ static void check_varied(const uint8_t *buf, size_t len, int codec, int64_t base
         }
         assert_int_equal(r.header_count, i % 3);
         kn_record_hdr_iter hi;
-        kn_rb_kv kv;
+        kn_rb_kv kv = {0};
         kn_record_headers(&r, &hi);
         for (int h = 0; h < i % 3; h++) {
             assert_true(kn_record_hdr_next(&hi, &kv));

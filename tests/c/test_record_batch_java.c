@@ -87,7 +87,7 @@ static void dump_ours(const uint8_t *buf, size_t len, txt *t) {
             txt_hex(t, r.value.ptr, r.value.len);
             txt_add(t, " %d", r.header_count);
             kn_record_hdr_iter hi;
-            kn_rb_kv kv;
+            kn_rb_kv kv = {0};
             kn_record_headers(&r, &hi);
             while (kn_record_hdr_next(&hi, &kv)) {
                 txt_add(t, " ");
