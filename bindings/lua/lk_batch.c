@@ -14,6 +14,11 @@
  *    rewind on error) and the batch reads the resulting array, kept in
  *    its user value. Same results as poll, same cost.
  *
+ * Raw batches also have the raw-bytes forms that make no Lua string per
+ * record: batch:view() (LuaJIT FFI, lk_view.c) and batch:value_lens(t) /
+ * batch:key_lens(t) (PUC Lua). They raise on a tables batch, whose
+ * values are what the deserializers and on_consume made of the bytes.
+ *
  * Why this shape: per record, poll builds a table with seven fields
  * plus a metatable; a loop that reads only the value pays for all of it
  * in allocation and GC. Every accessor is a C closure whose first
