@@ -61,9 +61,13 @@ lk_vblock *lk_vblock_new(kn_records *recs) {
     size_t n = kn_records_count(recs);
     if (n > INT32_MAX)
         return NULL;
-    lk_vblock *vb = (lk_vblock *)kn_calloc(1, sizeof(*vb) + n * sizeof(lk_view_rec));
+    /* Not calloc: every field is written below, and zeroing first would
+     * double the memory traffic of the one pass this costs per record. */
+    lk_vblock *vb = (lk_vblock *)kn_malloc(sizeof(*vb) + n * sizeof(lk_view_rec));
     if (!vb)
         return NULL;
+    vb->topics = NULL;
+    vb->topic_count = 0;
     size_t cap = 0;
     const char *last = NULL;
     int tidx = 0;
@@ -90,6 +94,7 @@ lk_vblock *lk_vblock_new(kn_records *recs) {
         r->header_count = (int32_t)kn_records_header_count(recs, i);
         r->topic_idx = (uint16_t)tidx;
         r->timestamp_type = (uint8_t)kn_records_timestamp_type(recs, i);
+        r->reserved = 0;
     }
     vb->refs = 1;
     vb->recs = recs;
