@@ -223,6 +223,26 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
     v2:close()
   end)
 
+  needs_ffi("frees through the collector: views dropped unclosed, before and after their batch", function()
+    local consumer = new_consumer({ ["max.poll.records"] = 20 })
+    local kept = first_batch(consumer)
+    local expected = kept:value(1)
+    for round = 1, 5 do
+      local b = first_batch(consumer)
+      for _ = 1, 3 do b:view() end          -- dropped at once, never closed
+      local v = kept:view()                 -- more views of a batch still in use
+      assert.are.equal(expected, v:value(1))
+      if round % 2 == 0 then b:close() end  -- half the batches closed, half collected
+      collectgarbage("collect")
+    end
+    collectgarbage("collect")
+    assert.are.equal(expected, kept:value(1))
+    assert.are.equal(expected, kept:view():value(1))
+    kept:close()
+    collectgarbage("collect")
+    consumer:close()
+  end)
+
   needs_ffi("after view:close(): length 0, a loop reads nothing, accessors raise", function()
     local consumer = new_consumer()
     local b = first_batch(consumer)
