@@ -14,6 +14,11 @@
  *    rewind on error) and the batch reads the resulting array, kept in
  *    its user value. Same results as poll, same cost.
  *
+ * Raw batches also have the raw-bytes forms that make no Lua string per
+ * record: batch:view() (LuaJIT FFI, lk_view.c) and batch:value_lens(t) /
+ * batch:key_lens(t) (PUC Lua). They raise on a tables batch, whose
+ * values are what the deserializers and on_consume made of the bytes.
+ *
  * Why this shape: per record, poll builds a table with seven fields
  * plus a metatable; a loop that reads only the value pays for all of it
  * in allocation and GC. Every accessor is a C closure whose first
@@ -23,11 +28,13 @@
 #include <string.h>
 
 #include "lk.h"
+#include "lk_view.h"
 
 #define LK_BATCH_MT "kafka_native.batch"
 
 typedef struct lk_batch {
-    kn_records *recs; /* raw batch: owned; NULL for tables or once closed */
+    kn_records *recs; /* raw batch: owned (borrowed from vb once set); NULL for tables or once closed */
+    lk_vblock *vb;    /* after the first view(): owns recs; one reference is the batch's */
     lua_Integer n;    /* records in the batch */
     int tables;       /* 1: the records are the array in the user value */
     int closed;
@@ -194,6 +201,58 @@ static int lk_batch_fill(lua_State *L, const char *field,
 static int lk_batch_values(lua_State *L) { return lk_batch_fill(L, "value", kn_records_value); }
 static int lk_batch_keys(lua_State *L) { return lk_batch_fill(L, "key", kn_records_key); }
 
+/* Raises on a tables batch: the raw-bytes forms (view, *_lens) would
+ * bypass the deserializers and on_consume. */
+static void lk_batch_check_raw(lua_State *L, const lk_batch *b, const char *what) {
+    if (b->tables)
+        luaL_error(L,
+                   "batch:%s() reads raw record bytes: not available when the consumer has a "
+                   "key_deserializer, value_deserializer or on_consume (use batch:value(i) or "
+                   "batch:values())",
+                   what);
+}
+
+/* batch:value_lens([t]) / batch:key_lens([t]): t[i] = the byte length of
+ * record i's value (key), -1 for a null one; integers only, so no Lua
+ * string is made (the PUC Lua fast path). Same table reuse rule as
+ * values(). Raw batches only. */
+static int lk_batch_fill_lens(lua_State *L, const char *what,
+                              const void *(*get)(const kn_records *, size_t, size_t *)) {
+    lk_batch *b = lk_batch_self(L);
+    lk_batch_check_raw(L, b, what);
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_createtable(L, (int)b->n, 0);
+    } else {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_settop(L, 2);
+    }
+    for (lua_Integer i = 0; i < b->n; i++) {
+        size_t len;
+        const void *p = get(b->recs, (size_t)i, &len);
+        lua_pushinteger(L, p ? (lua_Integer)len : -1);
+        lua_rawseti(L, 2, (int)(i + 1));
+    }
+    return 1;
+}
+static int lk_batch_value_lens(lua_State *L) { return lk_batch_fill_lens(L, "value_lens", kn_records_value); }
+static int lk_batch_key_lens(lua_State *L) { return lk_batch_fill_lens(L, "key_lens", kn_records_key); }
+
+/* batch:view() -> a LuaJIT FFI view of the records (lk_view.c,
+ * lk_view.lua): plain C structs read in place, valid until the view is
+ * closed or collected, whatever happens to the batch or the consumer. */
+static int lk_batch_view(lua_State *L) {
+    lk_batch *b = lk_batch_self(L);
+    lk_batch_check_raw(L, b, "view");
+    if (!b->vb) {
+        b->vb = lk_vblock_new(b->recs); /* takes recs over; b->recs stays a borrowed alias */
+        if (!b->vb)
+            return lk_push_error(L, KN_ERR__NOMEM, NULL);
+    }
+    lk_view_push(L, b->vb);
+    return 1;
+}
+
 /* The generic-for step of batch:each(): (batch, i) -> i + 1, value, key,
  * or nothing past the end. One C call per record, no table. */
 static int lk_batch_next(lua_State *L) {
@@ -236,7 +295,11 @@ static int lk_batch_len(lua_State *L) {
 }
 
 static void lk_batch_free(lk_batch *b) {
-    kn_records_free(b->recs);
+    if (b->vb)
+        lk_vblock_release(b->vb); /* the bytes stay while a view holds them */
+    else
+        kn_records_free(b->recs);
+    b->vb = NULL;
     b->recs = NULL;
     b->closed = 1;
 }
@@ -293,6 +356,9 @@ static const luaL_Reg lk_batch_methods[] = {
     {"each", lk_batch_each},
     {"values", lk_batch_values},
     {"keys", lk_batch_keys},
+    {"value_lens", lk_batch_value_lens},
+    {"key_lens", lk_batch_key_lens},
+    {"view", lk_batch_view},
     {NULL, NULL},
 };
 
@@ -310,7 +376,7 @@ static const luaL_Reg lk_batch_meta[] = {
 void lk_batch_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_BATCH_MT)) {
         luaL_setfuncs(L, lk_batch_meta, 0);
-        lua_createtable(L, 0, 10);
+        lua_createtable(L, 0, 14);
         lua_pushvalue(L, -2); /* upvalue: the metatable */
         luaL_setfuncs(L, lk_batch_methods, 1);
         lua_pushcfunction(L, lk_batch_close);
