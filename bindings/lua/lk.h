@@ -8,7 +8,8 @@
  * records and topic-partition lists), lk_callback.c (the pcall
  * trampoline and the C-memory guard), lk_log.c (log handler option),
  * lk_ready.c (the consumer's readiness socket), lk_group.c (the
- * consumer's group methods and rebalance listener).
+ * consumer's group methods and rebalance listener), lk_txn.c (the
+ * producer's transaction methods).
  *
  * Threads: every function here runs on the thread that owns the
  * lua_State; the library's network threads never see a lua_State.
@@ -82,6 +83,22 @@ int lk_producer_new(lua_State *L);
 void lk_consumer_register(lua_State *L);
 int lk_consumer_new(lua_State *L);
 
+/* lk_producer.c, for lk_txn.c: the open producer at argument 1 (raises
+ * when closed); and, after a C call that may have served delivery
+ * reports (the producer at 1), their Lua callbacks and the queued log
+ * records. lk_producer_serve returns LUA_OK with the stack as it was, or
+ * the status of the first callback that raised with its message pushed
+ * (the reports behind it stay queued). */
+kn_producer *lk_producer_check_open(lua_State *L);
+int lk_producer_serve(lua_State *L);
+
+/* ---- lk_txn.c: the producer's transaction methods ---- */
+
+extern const luaL_Reg lk_txn_methods[];
+/* Pushes the kind ("fatal", "abortable", "retriable" or nil) of err,
+ * returned by a call on the transactional producer p. */
+void lk_txn_push_send_kind(lua_State *L, kn_producer *p, int err);
+
 /* ---- lk_records.c ---- */
 
 /* Registers the metatable every record table shares. */
@@ -135,6 +152,9 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 /* Accepts the connection made to r->path, removes the path and installs
  * the consumer's readiness hook. KN_ERR__STATE when nobody connected. */
 int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size);
+/* Writes the readiness byte now unless one is pending (wakeup()); a
+ * no-op before ready_accept. Lua thread. */
+void lk_ready_signal(lk_ready *r);
 /* Called before each poll drains: the next landing signals again. */
 void lk_ready_rearm(lk_ready *r);
 /* Removes the hook (c may be NULL once closed), closes, unlinks. */

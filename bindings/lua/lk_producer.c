@@ -58,6 +58,8 @@ static lk_producer *lk_producer_check(lua_State *L) {
     return lp;
 }
 
+kn_producer *lk_producer_check_open(lua_State *L) { return lk_producer_check(L)->p; }
+
 static void lk_report_free(lk_report *r) {
     kn_free(r->errstr);
     kn_free(r);
@@ -430,7 +432,8 @@ static int lk_on_send(lua_State *L) {
 }
 
 /* producer:send(topic, value [, {key=, partition=, headers=, timestamp=,
- * on_delivery=}]) -> true, or nil, message, code. With the producer's
+ * on_delivery=}]) -> true, or nil, message, code (and, on a
+ * transactional producer, the kind of lk_txn.c). With the producer's
  * key_serializer / value_serializer, key and value may be any Lua value
  * (nil is never serialized); a serializer that raises or returns
  * something else than a string or nil makes send return nil, message,
@@ -513,10 +516,29 @@ static int lk_producer_send(lua_State *L) {
         if (ref != LUA_NOREF)
             luaL_unref(L, 6, ref);
         kn_free(r);
-        return lk_push_error(L, err, errstr);
+        lk_push_error(L, err, errstr);
+        if (!kn_producer_transaction_state(lp->p))
+            return 3;
+        lk_txn_push_send_kind(L, lp->p, err); /* "abortable", "fatal", ... */
+        return 4;
     }
     lua_pushboolean(L, 1);
     return 1;
+}
+
+int lk_producer_serve(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    int top = lua_gettop(L);
+    lua_getuservalue(L, 1);
+    lk_log_deliver(L, lp->logq, top + 1);
+    lua_Integer served = 0;
+    int status = lk_producer_drain(L, lp, top + 1, &served);
+    if (status != LUA_OK) {
+        lua_remove(L, top + 1); /* the message stays on top */
+        return status;
+    }
+    lua_settop(L, top);
+    return LUA_OK;
 }
 
 /* producer:poll([timeout_ms]) -> number of callbacks run, or nil,
@@ -617,6 +639,7 @@ void lk_producer_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_PRODUCER_MT)) {
         luaL_setfuncs(L, lk_producer_meta, 0);
         luaL_newlib(L, lk_producer_methods);
+        luaL_setfuncs(L, lk_txn_methods, 0);
         lua_setfield(L, -2, "__index");
         lua_pushliteral(L, "kafka_native.producer");
         lua_setfield(L, -2, "__name");
