@@ -11,6 +11,22 @@ describe("kafka_native", function()
     assert.are.equal("_TIMED_OUT", kafka.error_name(-206))
     assert.is_string(kafka.error_message(3))
   end)
+
+  it("maps error names back to codes and says which are retriable", function()
+    assert.are.equal(36, kafka.error_code("TOPIC_ALREADY_EXISTS"))
+    assert.are.equal(-206, kafka.error_code("_TIMED_OUT"))
+    assert.are.equal(-1, kafka.error_code("UNKNOWN_SERVER_ERROR"))
+    assert.is_nil(kafka.error_code("NO_SUCH_ERROR"))
+    assert.is_nil(kafka.error_code("_NO_SUCH_ERROR"))
+    for _, code in ipairs({ 3, 36, -206, -222 }) do
+      assert.are.equal(code, kafka.error_code(kafka.error_name(code)))
+    end
+    assert.is_true(kafka.error_is_retriable("NOT_LEADER_OR_FOLLOWER"))
+    assert.is_true(kafka.error_is_retriable(6))
+    assert.is_false(kafka.error_is_retriable("TOPIC_ALREADY_EXISTS"))
+    assert.has_error(function() kafka.error_is_retriable("NO_SUCH_ERROR") end)
+    assert.has_error(function() kafka.error_is_retriable({}) end)
+  end)
 end)
 
 describe("kafka_native.admin", function()
