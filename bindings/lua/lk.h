@@ -247,6 +247,9 @@ int lk_assignor_add(lua_State *L);
  * (g lightuserdata, consumer) runs the assignor g->asg_index. */
 int lk_assignor_run(lua_State *L);
 
+/* kafka_native.config(kind, config) (lk_confdump.c). */
+int lk_config_dump(lua_State *L);
+
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);
 /* kafka_native.admin(config) */

@@ -91,6 +91,7 @@ static const luaL_Reg lk_module_funcs[] = {
     {"error_message", lk_error_message},
     {"error_code", lk_error_code},
     {"error_is_retriable", lk_error_is_retriable},
+    {"config", lk_config_dump},
     {NULL, NULL},
 };
 /* clang-format on */
