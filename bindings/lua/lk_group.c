@@ -1,8 +1,9 @@
 /*
  * lk_group.c: the consumer's group methods (subscribe,
  * subscribe_pattern, unsubscribe, subscription, group_metadata,
- * enforce_rebalance), the rebalance listener bridge, and the group
- * counters of consumer:metrics().
+ * enforce_rebalance; add_assignor is in lk_assignor.c), the rebalance
+ * listener bridge (which Lua assignors share), and the group counters
+ * of consumer:metrics().
  *
  * The listener table ({on_assigned=, on_revoked=, on_lost=}) lives in
  * the consumer's uservalue under "listener" (not in the registry: a

@@ -1,7 +1,9 @@
 /*
  * lk_module.c: luaopen_kafka_native, the module table: constructors
- * (admin, producer, consumer), version strings and error_name(). Registers each object's
- * metatable once per lua_State.
+ * (admin, producer, consumer), version strings, error_name(),
+ * error_message(), error_code(), error_is_retriable() and config()
+ * (lk_confdump.c). Registers each object's metatable once per
+ * lua_State.
  */
 #include <string.h>
 
