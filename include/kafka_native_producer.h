@@ -217,6 +217,14 @@ int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
  * "aborted"), records already sent are awaited and then marked aborted
  * for read_committed readers (EndTxn). */
 int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+/* The transaction state now, as Java's TransactionManager names it:
+ * "UNINITIALIZED", "READY", "IN_TRANSACTION", "COMMITTING_TRANSACTION",
+ * "ABORTING_TRANSACTION", "ABORTABLE_ERROR" (only abort_transaction is
+ * allowed) or "FATAL_ERROR" (close the producer). Lets a caller tell an
+ * abortable failure from a fatal one after any call failed. Static
+ * storage; NULL for a producer without transactional.id (or NULL p).
+ * Application thread only, like the transaction calls. */
+const char *kn_producer_transaction_state(kn_producer *p);
 
 /* Counters since creation (a consistent copy). */
 typedef struct kn_producer_stats {

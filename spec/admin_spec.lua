@@ -11,6 +11,41 @@ describe("kafka_native", function()
     assert.are.equal("_TIMED_OUT", kafka.error_name(-206))
     assert.is_string(kafka.error_message(3))
   end)
+
+  it("shows the effective configuration of a client kind", function()
+    local conf = assert(kafka.config("producer", { ["bootstrap.servers"] = "127.0.0.1:9092", acks = 1,
+      ["ssl.key.password"] = "secret" }))
+    assert.are.same({ value = "1", default = false }, conf.acks)
+    assert.are.equal("false", conf["enable.idempotence"].value) -- Java's rule: acks=1 turns the default off
+    assert.is_true(conf["enable.idempotence"].default)
+    assert.is_true(conf["linger.ms"].default)
+    assert.are.equal("[hidden]", conf["ssl.key.password"].value)
+    assert.is_nil(conf["group.id"]) -- a consumer key
+    local consumer = assert(kafka.config("consumer", { ["bootstrap.servers"] = "127.0.0.1:9092" }))
+    assert.is_nil(consumer["group.id"].value) -- null, no default
+    local none, msg, code = kafka.config("admin", { ["bootstrap.server"] = "x:1" })
+    assert.is_nil(none)
+    assert.are.equal("_CONFIG", code)
+    assert.matches("bootstrap.servers", msg)
+    assert.has_error(function() kafka.config("streams", {}) end)
+    assert.has_error(function() kafka.config("admin", 42) end)
+  end)
+
+  it("maps error names back to codes and says which are retriable", function()
+    assert.are.equal(36, kafka.error_code("TOPIC_ALREADY_EXISTS"))
+    assert.are.equal(-206, kafka.error_code("_TIMED_OUT"))
+    assert.are.equal(-1, kafka.error_code("UNKNOWN_SERVER_ERROR"))
+    assert.is_nil(kafka.error_code("NO_SUCH_ERROR"))
+    assert.is_nil(kafka.error_code("_NO_SUCH_ERROR"))
+    for _, code in ipairs({ 3, 36, -206, -222 }) do
+      assert.are.equal(code, kafka.error_code(kafka.error_name(code)))
+    end
+    assert.is_true(kafka.error_is_retriable("NOT_LEADER_OR_FOLLOWER"))
+    assert.is_true(kafka.error_is_retriable(6))
+    assert.is_false(kafka.error_is_retriable("TOPIC_ALREADY_EXISTS"))
+    assert.has_error(function() kafka.error_is_retriable("NO_SUCH_ERROR") end)
+    assert.has_error(function() kafka.error_is_retriable({}) end)
+  end)
 end)
 
 describe("kafka_native.admin", function()

@@ -2,8 +2,9 @@
 -- subscribe / subscribe_pattern with a rebalance listener, a two-member
 -- group (two consumers in this Lua state, polled in turn) in which no
 -- partition is ever owned twice, commits from on_revoked, a listener
--- error returned by poll, close / <close> / __gc of a subscribed
--- consumer, and the argument and state errors. Every wait is a bounded
+-- error returned by poll, a custom assignor written in Lua, close /
+-- <close> / __gc of a subscribed consumer, and the argument and state
+-- errors. Every wait is a bounded
 -- loop over poll.
 local helper = require("spec.helper")
 local kafka = require("kafka_native")
@@ -374,6 +375,59 @@ describe("kafka_native consumer groups", function()
       assert.are.same({ PARTITIONS }, revoked)
     end)
   end
+
+  it("lets a Lua assignor decide the split, and returns its errors from poll", function()
+    local topic = filled_topic("group-assignor")
+    local consumer = new_consumer(helper.topic("g-assignor"))
+    local seen_ctx, assigned
+    assert(consumer:add_assignor("evens", function(ctx)
+      seen_ctx = ctx
+      local parts = {}
+      for p = 0, ctx.partition_counts[topic] - 1, 2 do parts[#parts + 1] = { topic = topic, partition = p } end
+      return { [ctx.members[1].member_id] = parts }
+    end))
+    local ok, msg, code = consumer:add_assignor("evens", function() end)
+    assert.is_nil(ok)
+    assert.are.equal("_INVALID_ARG", code)
+    assert.matches("evens", msg)
+    assert(consumer:subscribe({ topic }, { on_assigned = function(_, parts) assigned = parts end }))
+    poll_until({ consumer }, function() return assigned ~= nil end)
+    assert.are.equal(1, #seen_ctx.members)
+    assert.are.same({ topic }, seen_ctx.members[1].topics)
+    assert.are.equal(consumer:group_metadata().member_id, seen_ctx.members[1].member_id)
+    assert.are.equal(PARTITIONS, seen_ctx.partition_counts[topic])
+    local got = {}
+    for _, p in ipairs(consumer:assignment()) do got[#got + 1] = p.partition end
+    table.sort(got)
+    assert.are.same({ 0, 2 }, got)
+    -- too late once subscribed
+    ok, _, code = consumer:add_assignor("late", function() end)
+    assert.is_nil(ok)
+    assert.are.equal("_STATE", code)
+    assert(consumer:close())
+
+    -- an assignor that raises: the poll that ran it says so
+    local broken = new_consumer(helper.topic("g-assignor-err"))
+    assert(broken:add_assignor("broken", function() error("no plan") end))
+    assert(broken:subscribe({ topic }))
+    local err_msg, err_code
+    local deadline = os.time() + 30
+    while not err_code and os.time() <= deadline do
+      local recs, m, c = broken:poll(200)
+      if not recs then err_msg, err_code = m, c end
+    end
+    assert.are.equal("_CALLBACK", err_code)
+    assert.matches("no plan", err_msg)
+    broken:close()
+
+    local plain = new_consumer(nil)
+    ok, _, code = plain:add_assignor("x", function() end)
+    assert.is_nil(ok)
+    assert.are.equal("_STATE", code)
+    assert.has_error(function() plain:add_assignor("x", 1) end)
+    assert.has_error(function() plain:add_assignor("", function() end) end)
+    plain:close()
+  end)
 
   it("examples/lua/group_member.lua consumes a topic in another process", function()
     local topic = filled_topic("group-example")

@@ -129,6 +129,56 @@ describe("kafka_native.producer", function()
     consumer:close()
   end)
 
+  it("chooses partitions with a Lua partitioner, after the serializers", function()
+    local calls = {}
+    local fail_on
+    local producer
+    producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }, {
+      value_serializer = function(v) return "s:" .. v end,
+      partitioner = function(t, key, value, count)
+        calls[#calls + 1] = { topic = t, key = key, value = value, count = count }
+        if value == "s:" .. tostring(fail_on) then error("no partition for " .. value) end
+        if value == "s:reenter" then producer:flush(0) end -- the producer refuses re-entry
+        if value == "s:wrong" then return "two" end
+        if value == "s:far" then return 7 end
+        return key and tonumber(key) % count or count - 1
+      end,
+    }))
+    local reports = {}
+    local function rec(name) return function(r) reports[name] = r end end
+    assert(producer:send(topic, "a", { key = "4", on_delivery = rec("a") }))  -- 4 % 3
+    assert(producer:send(topic, "b", { on_delivery = rec("b") }))             -- null key: count - 1
+    assert(producer:send(topic, "c", { key = "4", partition = 0, on_delivery = rec("c") })) -- explicit: not asked
+    assert(producer:flush(30000))
+    assert.are.same({ 1, 2, 0 }, { reports.a.partition, reports.b.partition, reports.c.partition })
+    assert.are.equal(2, #calls)
+    assert.are.same({ topic = topic, key = "4", value = "s:a", count = 3 }, calls[1])
+    assert.is_nil(calls[2].key)
+    -- a partitioner that raises, returns a non-number or re-enters: the
+    -- record is refused with _CALLBACK; out of range: _INVALID_ARG
+    fail_on = "x"
+    local ok, msg, code = producer:send(topic, "x", { on_delivery = rec("x") })
+    assert.is_nil(ok)
+    assert.are.equal("_CALLBACK", code)
+    assert.matches("no partition for s:x", msg)
+    ok, msg, code = producer:send(topic, "wrong")
+    assert.are.equal("_CALLBACK", code)
+    assert.matches("partitioner returned a string", msg)
+    ok, msg, code = producer:send(topic, "reenter")
+    assert.are.equal("_CALLBACK", code)
+    assert.matches("cannot run inside its partitioner", msg)
+    ok, msg, code = producer:send(topic, "far")
+    assert.are.equal("_INVALID_ARG", code)
+    assert.matches("partition 7", msg)
+    assert(producer:send(topic, "d", { key = "5", on_delivery = rec("d") }))  -- still usable
+    assert(producer:flush(30000))
+    assert.is_nil(reports.x) -- refused records get no report
+    assert.is_nil(reports.d.error)
+    assert.are.equal(2, reports.d.partition)
+    assert(producer:close())
+    assert.has_error(function() kafka.producer({ ["bootstrap.servers"] = helper.bootstrap() }, { partitioner = 1 }) end)
+  end)
+
   it("lets a callback call back into its producer", function()
     local producer
     local reports = {}

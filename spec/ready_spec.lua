@@ -2,8 +2,9 @@
 -- ready_accept), the thing an OpenResty cosocket waits on instead of
 -- spinning on poll(0). Here luasocket's Unix stream client stands in
 -- for the cosocket: it connects to the path the consumer listens on, a
--- byte arrives when fetched records land, and nothing arrives while the
--- consumer is idle (empty fetch answers do not wake it).
+-- byte arrives when fetched records land or wakeup() is called, and
+-- nothing arrives while the consumer is idle (empty fetch answers do not
+-- wake it).
 local helper = require("spec.helper")
 local kafka = require("kafka_native")
 local unix = require("socket.unix")
@@ -79,6 +80,41 @@ describe("kafka_native.consumer readiness socket", function()
     local _, cerr = sock:receive(1)
     assert.are.equal("closed", cerr)
     sock:close()
+  end)
+
+  it("signals wakeup(), so a loop waiting on the socket wakes and its poll(0) says _WAKEUP", function()
+    local consumer, sock = ready_consumer()
+    assert.are.equal(0, #assert(consumer:poll(0)))
+    assert(consumer:position(topic, 0, 10000))
+    consumer:wakeup()
+    consumer:wakeup() -- one pending wakeup, one byte
+    sock:settimeout(5)
+    assert.are.equal("!", assert(sock:receive(1)))
+    local recs, msg, code = consumer:poll(0)
+    assert.is_nil(recs)
+    assert.are.equal("_WAKEUP", code)
+    assert.is_string(msg)
+    assert.are.equal(0, #assert(consumer:poll(0))) -- the wakeup was used up
+    sock:settimeout(0.3)
+    local b, err = sock:receive(1)
+    assert.is_nil(b)
+    assert.are.equal("timeout", err)
+    -- the poll re-armed the socket: the next wakeup signals again
+    consumer:wakeup()
+    sock:settimeout(5)
+    assert.are.equal("!", assert(sock:receive(1)))
+    _, _, code = consumer:poll(0)
+    assert.are.equal("_WAKEUP", code)
+    assert(consumer:close())
+    sock:close()
+    -- before ready_accept there is nobody to signal: wakeup only wakes poll
+    local other = assert(kafka.consumer({ ["bootstrap.servers"] = bootstrap }))
+    assert(other:ready_listen())
+    other:wakeup()
+    assert(other:assign({ { topic = topic, partition = 0, offset = "end" } }))
+    _, _, code = other:poll(0)
+    assert.are.equal("_WAKEUP", code)
+    assert(other:close())
   end)
 
   it("signals a commit_async completion so its callback runs from the next poll", function()

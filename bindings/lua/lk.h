@@ -8,7 +8,9 @@
  * records and topic-partition lists), lk_callback.c (the pcall
  * trampoline and the C-memory guard), lk_log.c (log handler option),
  * lk_ready.c (the consumer's readiness socket), lk_group.c (the
- * consumer's group methods and rebalance listener).
+ * consumer's group methods and rebalance listener), lk_txn.c (the
+ * producer's transaction methods), lk_partitioner.c (the producer's
+ * Lua partitioner), lk_assignor.c (custom assignors in Lua).
  *
  * Threads: every function here runs on the thread that owns the
  * lua_State; the library's network threads never see a lua_State.
@@ -82,6 +84,46 @@ int lk_producer_new(lua_State *L);
 void lk_consumer_register(lua_State *L);
 int lk_consumer_new(lua_State *L);
 
+/* lk_producer.c, for lk_txn.c: the open producer at argument 1 (raises
+ * when closed); and, after a C call that may have served delivery
+ * reports (the producer at 1), their Lua callbacks and the queued log
+ * records. lk_producer_serve returns LUA_OK with the stack as it was, or
+ * the status of the first callback that raised with its message pushed
+ * (the reports behind it stay queued). */
+kn_producer *lk_producer_check_open(lua_State *L);
+int lk_producer_serve(lua_State *L);
+
+/* ---- lk_partitioner.c: the producer's `partitioner` option ---- */
+
+/* A producer's partitioner bridge (a field of its userdata; zeroed =
+ * idle). The record fields are borrowed during one hook call. */
+typedef struct lk_partitioner {
+    lua_State *L; /* the running send's state; NULL outside send */
+    int fn_idx;   /* that send's slot holding the trampoline (the Lua function is at +1) */
+    int err_idx;  /* that send's slot holding the error message, 0: none */
+    int running;  /* 1 while the Lua function runs */
+    const char *topic;
+    const void *key, *value;
+    size_t key_len, value_len;
+    int32_t count, result;
+} lk_partitioner;
+/* The library's kn_partitioner_cb; opaque is the lk_partitioner. */
+int32_t lk_partitioner_cb(const char *topic, const void *key, size_t key_len, const void *value,
+                          size_t value_len, int32_t partition_count, void *opaque);
+/* Around kn_producer_send (uv: the stack index of the producer's
+ * uservalue): enter pushes two slots (may raise: call it before taking
+ * C resources); leave pops them and returns 0, or the stack index of
+ * the first error message (left there). */
+void lk_partitioner_enter(lua_State *L, lk_partitioner *pt, int uv);
+int lk_partitioner_leave(lua_State *L, lk_partitioner *pt);
+
+/* ---- lk_txn.c: the producer's transaction methods ---- */
+
+extern const luaL_Reg lk_txn_methods[];
+/* Pushes the kind ("fatal", "abortable", "retriable" or nil) of err,
+ * returned by a call on the transactional producer p. */
+void lk_txn_push_send_kind(lua_State *L, kn_producer *p, int err);
+
 /* ---- lk_records.c ---- */
 
 /* Registers the metatable every record table shares. */
@@ -135,6 +177,9 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 /* Accepts the connection made to r->path, removes the path and installs
  * the consumer's readiness hook. KN_ERR__STATE when nobody connected. */
 int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size);
+/* Writes the readiness byte now unless one is pending (wakeup()); a
+ * no-op before ready_accept. Lua thread. */
+void lk_ready_signal(lk_ready *r);
 /* Called before each poll drains: the next landing signals again. */
 void lk_ready_rearm(lk_ready *r);
 /* Removes the hook (c may be NULL once closed), closes, unlinks. */
@@ -159,11 +204,13 @@ void lk_log_deliver(lua_State *L, kn_log_queue *q, int uv);
 /* A consumer's group state (a field of its userdata; zeroed = idle). */
 typedef struct lk_group {
     lua_State *L;          /* the state of the running poll / unsubscribe / close; NULL: listener not run */
-    int fn_idx;            /* that call's stack slot holding the trampoline */
+    int fn_idx;            /* that call's stack slot holding the trampoline (the assignor's at +1) */
     int err_idx;           /* that call's slot holding the first listener error, 0: none */
     int in_listener;       /* > 0 while a Lua listener runs */
     kn_rebalance_event ev; /* the event being delivered */
     const kn_topic_partition_list *parts; /* its partitions (borrowed, during the call) */
+    kn_assignor_ctx *asg_ctx;             /* a Lua assignor's input/output (borrowed, during the call) */
+    int asg_index;                        /* which one (uservalue.assignors[i]) */
 } lk_group;
 /* What lk_group_enter saved, for lk_group_leave. */
 typedef struct lk_group_call {
@@ -191,6 +238,17 @@ int lk_group_busy(lua_State *L, lk_group *g, const char *what);
 int lk_group_close(lua_State *L, lk_group *g, kn_consumer *c);
 /* Adds the group counters of st to the table on top. */
 void lk_group_metrics(lua_State *L, const kn_consumer_stats *st);
+
+/* ---- lk_assignor.c: custom assignors in Lua ---- */
+
+/* consumer:add_assignor(name, fn [, opts]) (a group method). */
+int lk_assignor_add(lua_State *L);
+/* The protected trampoline lk_group_enter pushes at fn_idx + 1:
+ * (g lightuserdata, consumer) runs the assignor g->asg_index. */
+int lk_assignor_run(lua_State *L);
+
+/* kafka_native.config(kind, config) (lk_confdump.c). */
+int lk_config_dump(lua_State *L);
 
 /* Registers the admin metatable; pushes nothing. */
 void lk_admin_register(lua_State *L);

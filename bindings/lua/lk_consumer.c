@@ -1,7 +1,8 @@
 /*
  * lk_consumer.c: the consumer userdata (kafka_native.consumer(config,
  * opts)): assignment, poll and the records() loop, seeks, pause/resume,
- * commits, offset queries, metrics.
+ * commits, offset queries (committed, beginning / end offsets,
+ * offsets_for_times, lag), metrics.
  *
  * Callbacks (opts.key_deserializer, value_deserializer, on_consume,
  * on_commit, and commit_async's callback) run on the caller's thread
@@ -379,6 +380,8 @@ static int lk_consumer_poll_as(lua_State *L, int batch) {
     lk_cguard *g = lk_cguard_push(L, lk_free_records); /* 3 */
     char errstr[512] = "";
     kn_records *recs = NULL;
+    if (lc->head)
+        timeout_ms = 0; /* commit callbacks are due: run them without waiting, as the library does */
     lk_ready_rearm(&lc->ready);
     lk_group_call call;
     lk_group_enter(L, &lc->group, &call);
@@ -615,6 +618,63 @@ static int lk_consumer_beginning_offsets(lua_State *L) {
 }
 static int lk_consumer_end_offsets(lua_State *L) { return lk_consumer_query(L, kn_consumer_end_offsets); }
 
+/* consumer:offsets_for_times({ {topic=, partition=, timestamp=}, ... }
+ * [, timeout_ms]) -> the entries with offset: the earliest offset whose
+ * timestamp is at or after `timestamp` (ms since the epoch), nil when
+ * there is none; error per entry when one failed. */
+static int lk_consumer_offsets_for_times(lua_State *L) {
+    lk_consumer *lc = lk_consumer_check(L);
+    int timeout_ms = lk_timeout_arg(L, 3, -1);
+    lua_settop(L, 2);
+    size_t n = lk_tpl_check(L, 2, 0);
+    for (size_t i = 1; i <= n; i++) {
+        lua_Integer ts;
+        lua_rawgeti(L, 2, (int)i);
+        lua_getfield(L, -1, "timestamp");
+        if (!lk_get_integer(L, -1, &ts) || ts < 0)
+            return luaL_argerror(L, 2, "entry 'timestamp' (integer >= 0, ms since the epoch) expected");
+        lua_pop(L, 2);
+    }
+    int err;
+    kn_topic_partition_list *list = lk_tpl_arg(L, 2, 0, &err);
+    if (!list)
+        return lk_push_error(L, err, NULL);
+    for (size_t i = 0; i < n; i++) {
+        lua_Integer ts = 0;
+        lua_rawgeti(L, 2, (int)(i + 1));
+        lua_getfield(L, -1, "timestamp");
+        lk_get_integer(L, -1, &ts);
+        lua_pop(L, 2);
+        kn_topic_partition_list_set_offset(list, i, (int64_t)ts);
+    }
+    err = kn_consumer_offsets_for_times(lc->c, list, timeout_ms);
+    if (err && err != KN_ERR__PARTIAL)
+        return lk_push_error(L, err, NULL);
+    lk_tpl_push(L, list, LK_TPL_OFFSETS | LK_TPL_ERRORS);
+    return 1;
+}
+
+/* consumer:lag(topic, partition) -> the partition's lag from the last
+ * Fetch response (no request), or nil, message, code ("_NOT_FOUND"
+ * before the first response, "_STATE" when not assigned). */
+static int lk_consumer_lag(lua_State *L) {
+    lk_consumer *lc = lk_consumer_check(L);
+    const char *topic = luaL_checkstring(L, 2);
+    lua_Integer part;
+    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
+        return luaL_argerror(L, 3, "partition (integer >= 0) expected");
+    int64_t lag = 0;
+    int err = kn_consumer_lag(lc->c, topic, (int32_t)part, &lag);
+    if (err == KN_ERR__NOT_FOUND)
+        return lk_push_error(L, err, "lag: no fetch response for the partition yet (or it has no position)");
+    if (err == KN_ERR__STATE)
+        return lk_push_error(L, err, "lag: the partition is not assigned");
+    if (err)
+        return lk_push_error(L, err, NULL);
+    lua_pushinteger(L, (lua_Integer)lag);
+    return 1;
+}
+
 /* ---- commits ----------------------------------------------------------- */
 
 /* Queues an asynchronous commit of list (NULL: the positions) with the
@@ -734,10 +794,13 @@ static int lk_consumer_commit_async(lua_State *L) {
 }
 
 /* consumer:wakeup(): the poll that waits (or the next one) returns nil,
- * message, "_WAKEUP". */
+ * message, "_WAKEUP". With a readiness socket, a byte is sent on it as
+ * well, so an event loop waiting there (instead of in poll) wakes up and
+ * its next poll(0) returns "_WAKEUP". */
 static int lk_consumer_wakeup(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
     kn_consumer_wakeup(lc->c);
+    lk_ready_signal(&lc->ready);
     return 0;
 }
 
@@ -822,6 +885,8 @@ static const luaL_Reg lk_consumer_methods[] = {
     {"committed", lk_consumer_committed},
     {"beginning_offsets", lk_consumer_beginning_offsets},
     {"end_offsets", lk_consumer_end_offsets},
+    {"offsets_for_times", lk_consumer_offsets_for_times},
+    {"lag", lk_consumer_lag},
     {"wakeup", lk_consumer_wakeup},
     {"ready_listen", lk_consumer_ready_listen},
     {"ready_accept", lk_consumer_ready_accept},

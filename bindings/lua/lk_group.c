@@ -1,8 +1,9 @@
 /*
  * lk_group.c: the consumer's group methods (subscribe,
  * subscribe_pattern, unsubscribe, subscription, group_metadata,
- * enforce_rebalance), the rebalance listener bridge, and the group
- * counters of consumer:metrics().
+ * enforce_rebalance; add_assignor is in lk_assignor.c), the rebalance
+ * listener bridge (which Lua assignors share), and the group counters
+ * of consumer:metrics().
  *
  * The listener table ({on_assigned=, on_revoked=, on_lost=}) lives in
  * the consumer's uservalue under "listener" (not in the registry: a
@@ -33,9 +34,10 @@
 #include "kafka_native.h"
 #include "lk.h"
 
-/* Stack slots a running call keeps for the listener: the trampoline,
- * its two arguments, the kept error, and slack. */
-#define LK_GROUP_STACK 8
+/* Stack slots a running call keeps for the listener: the two
+ * trampolines (listener, Lua assignor), their two arguments, the kept
+ * error, and slack. */
+#define LK_GROUP_STACK 9
 
 static void lk_group_free_tpl(void *p) { kn_topic_partition_list_destroy((kn_topic_partition_list *)p); }
 static void lk_group_free_gm(void *p) { kn_group_metadata_destroy((kn_group_metadata *)p); }
@@ -110,6 +112,7 @@ void lk_group_enter(lua_State *L, lk_group *g, lk_group_call *saved) {
     saved->top = lua_gettop(L);
     lua_pushcfunction(L, lk_group_run);
     g->fn_idx = lua_gettop(L);
+    lua_pushcfunction(L, lk_assignor_run); /* fn_idx + 1 (lk_assignor.c) */
     g->L = L;
     g->err_idx = 0;
 }
@@ -347,6 +350,8 @@ void lk_group_metrics(lua_State *L, const kn_consumer_stats *st) {
     lk_group_set_int(L, "join_latency_ms_total", st->join_latency_ms_total);
 }
 
+/* one method per line */
+/* clang-format off */
 const luaL_Reg lk_group_methods[] = {
     {"subscribe", lk_group_subscribe},
     {"subscribe_pattern", lk_group_subscribe_pattern},
@@ -354,5 +359,7 @@ const luaL_Reg lk_group_methods[] = {
     {"subscription", lk_group_subscription},
     {"group_metadata", lk_group_metadata},
     {"enforce_rebalance", lk_group_enforce_rebalance},
+    {"add_assignor", lk_assignor_add},
     {NULL, NULL},
 };
+/* clang-format on */

@@ -1,8 +1,12 @@
 /*
  * lk_module.c: luaopen_kafka_native, the module table: constructors
- * (admin, producer, consumer), version strings and error_name(). Registers each object's
- * metatable once per lua_State.
+ * (admin, producer, consumer), version strings, error_name(),
+ * error_message(), error_code(), error_is_retriable() and config()
+ * (lk_confdump.c). Registers each object's metatable once per
+ * lua_State.
  */
+#include <string.h>
+
 #include "lk.h"
 
 /* kafka_native.error_name(code): Kafka's or the library's name for a
@@ -24,6 +28,61 @@ static int lk_error_message(lua_State *L) {
     return 1;
 }
 
+/* The numeric code of an error name as the binding returns it
+ * ("TOPIC_ALREADY_EXISTS", "_TIMED_OUT"). Returns 1 with *code set, or
+ * 0 for an unknown name. */
+static int lk_code_of(const char *name, int *code) {
+#define KN_KAFKA_ERR(c, n, flags)                                                                            \
+    if (strcmp(name, #n) == 0) {                                                                             \
+        *code = (c);                                                                                         \
+        return 1;                                                                                            \
+    }
+#include "kafka_native_errors.def"
+#undef KN_KAFKA_ERR
+    if (name[0] != '_')
+        return 0;
+#define LK_OWN(c, n, msg)                                                                                    \
+    if (strcmp(name + 1, #n) == 0) {                                                                         \
+        *code = (c);                                                                                         \
+        return 1;                                                                                            \
+    }
+    KN_OWN_ERRORS(LK_OWN)
+#undef LK_OWN
+    return 0;
+}
+
+/* The code at idx: an integer, or a name (raises for anything else or
+ * an unknown name). */
+static int lk_code_arg(lua_State *L, int idx) {
+    lua_Integer code;
+    int c;
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        if (!lk_code_of(lua_tostring(L, idx), &c))
+            return luaL_argerror(L, idx, lua_pushfstring(L, "unknown error name '%s'", lua_tostring(L, idx)));
+        return c;
+    }
+    if (!lk_get_integer(L, idx, &code))
+        return luaL_argerror(L, idx, "error code (integer) or name expected");
+    return (int)code;
+}
+
+/* kafka_native.error_code(name): the numeric code of a name, or nil. */
+static int lk_error_code(lua_State *L) {
+    int code;
+    if (lk_code_of(luaL_checkstring(L, 1), &code))
+        lua_pushinteger(L, code);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* kafka_native.error_is_retriable(code or name): true when retrying the
+ * same operation may succeed (kn_err_is_retriable). */
+static int lk_error_is_retriable(lua_State *L) {
+    lua_pushboolean(L, kn_err_is_retriable(lk_code_arg(L, 1)));
+    return 1;
+}
+
 /* one constructor per line */
 /* clang-format off */
 static const luaL_Reg lk_module_funcs[] = {
@@ -32,6 +91,9 @@ static const luaL_Reg lk_module_funcs[] = {
     {"consumer", lk_consumer_new},
     {"error_name", lk_error_name},
     {"error_message", lk_error_message},
+    {"error_code", lk_error_code},
+    {"error_is_retriable", lk_error_is_retriable},
+    {"config", lk_config_dump},
     {NULL, NULL},
 };
 /* clang-format on */

@@ -48,15 +48,26 @@ typedef struct lk_producer {
     int has_serializer;     /* uservalue.key_ or value_serializer is one */
     int has_on_send;        /* uservalue.on_send is a function */
     int has_on_ack;         /* uservalue.on_acknowledgement is one */
+    int has_partitioner;    /* uservalue.partitioner is a function */
+    lk_partitioner part;    /* its bridge (lk_partitioner.c) */
     kn_log_queue *logq;     /* options.log's queue, or NULL */
 } lk_producer;
+
+/* The library forbids re-entering a producer from its hooks. */
+static void lk_producer_not_in_hook(lua_State *L, lk_producer *lp) {
+    if (lp->part.running)
+        luaL_error(L, "producer methods cannot run inside its partitioner");
+}
 
 static lk_producer *lk_producer_check(lua_State *L) {
     lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
     if (lp->p == NULL)
         luaL_error(L, "producer is closed");
+    lk_producer_not_in_hook(L, lp);
     return lp;
 }
+
+kn_producer *lk_producer_check_open(lua_State *L) { return lk_producer_check(L)->p; }
 
 static void lk_report_free(lk_report *r) {
     kn_free(r->errstr);
@@ -209,6 +220,7 @@ static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, i
  * delivery.timeout.ms), fails the rest, runs every remaining callback. */
 static int lk_producer_close(lua_State *L) {
     lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    lk_producer_not_in_hook(L, lp);
     int timeout_ms = lk_timeout_arg(L, 2, -1);
     return lk_producer_shutdown(L, lp, timeout_ms, 1);
 }
@@ -237,12 +249,13 @@ static int lk_producer_tostring(lua_State *L) {
     return 1;
 }
 
-static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer", "value_serializer",
-                                                  "on_send", "on_acknowledgement"};
-#define LK_PRODUCER_FN_OPTS 5
+static const char *const lk_producer_fn_opts[] = {"on_delivery", "key_serializer",     "value_serializer",
+                                                  "on_send",     "on_acknowledgement", "partitioner"};
+#define LK_PRODUCER_FN_OPTS 6
 
 /* kafka_native.producer(config [, {on_delivery=, key_serializer=,
- * value_serializer=, on_send=, on_acknowledgement=, log=, log_level=}]) */
+ * value_serializer=, on_send=, on_acknowledgement=, partitioner=, log=,
+ * log_level=}]) */
 int lk_producer_new(lua_State *L) {
     luaL_checkany(L, 1);
     lk_check_opt_table(L, 2);
@@ -270,8 +283,10 @@ int lk_producer_new(lua_State *L) {
                 lp->has_serializer = 1;
             else if (i == 3)
                 lp->has_on_send = 1;
-            else
+            else if (i == 4)
                 lp->has_on_ack = 1;
+            else
+                lp->has_partitioner = 1;
         }
         lua_setfield(L, -2, lk_producer_fn_opts[i]);
     }
@@ -289,7 +304,12 @@ int lk_producer_new(lua_State *L) {
         kn_conf_destroy(conf);
         return lk_push_error(L, err, NULL);
     }
-    lp->p = kn_producer_new(conf, NULL, lp, errstr, sizeof(errstr));
+    kn_producer_hooks hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.partitioner = lk_partitioner_cb;
+    hooks.partitioner_opaque = &lp->part;
+    lp->p = kn_producer_new_with_hooks(conf, NULL, lp, lp->has_partitioner ? &hooks : NULL, errstr,
+                                       sizeof(errstr));
     kn_conf_destroy(conf);
     if (!lp->p)
         return lk_push_error(L, KN_ERR__CONFIG, errstr);
@@ -430,7 +450,8 @@ static int lk_on_send(lua_State *L) {
 }
 
 /* producer:send(topic, value [, {key=, partition=, headers=, timestamp=,
- * on_delivery=}]) -> true, or nil, message, code. With the producer's
+ * on_delivery=}]) -> true, or nil, message, code (and, on a
+ * transactional producer, the kind of lk_txn.c). With the producer's
  * key_serializer / value_serializer, key and value may be any Lua value
  * (nil is never serialized); a serializer that raises or returns
  * something else than a string or nil makes send return nil, message,
@@ -488,6 +509,9 @@ static int lk_producer_send(lua_State *L) {
         }
     }
 
+    int in_part = lp->has_partitioner && rec.partition == KN_PARTITION_ANY;
+    if (in_part)
+        lk_partitioner_enter(L, &lp->part, 6); /* may raise: nothing allocated yet */
     lk_report *r = NULL;
     int ref = LUA_NOREF;
     if (per_record_cb || lp->has_default_cb || lp->has_on_ack) {
@@ -499,6 +523,8 @@ static int lk_producer_send(lua_State *L) {
         if (!r) {
             if (ref != LUA_NOREF)
                 luaL_unref(L, 6, ref);
+            if (in_part)
+                lk_partitioner_leave(L, &lp->part);
             return lk_push_error(L, KN_ERR__NOMEM, NULL);
         }
         memset(r, 0, sizeof(*r));
@@ -509,14 +535,36 @@ static int lk_producer_send(lua_State *L) {
     }
     char errstr[512] = "";
     int err = kn_producer_send(lp->p, &rec, errstr, sizeof(errstr));
+    int part_err = in_part ? lk_partitioner_leave(L, &lp->part) : 0;
     if (err) {
         if (ref != LUA_NOREF)
             luaL_unref(L, 6, ref);
         kn_free(r);
-        return lk_push_error(L, err, errstr);
+        if (part_err) /* the record was refused because the Lua function failed */
+            return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, part_err));
+        lk_push_error(L, err, errstr);
+        if (!kn_producer_transaction_state(lp->p))
+            return 3;
+        lk_txn_push_send_kind(L, lp->p, err); /* "abortable", "fatal", ... */
+        return 4;
     }
     lua_pushboolean(L, 1);
     return 1;
+}
+
+int lk_producer_serve(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    int top = lua_gettop(L);
+    lua_getuservalue(L, 1);
+    lk_log_deliver(L, lp->logq, top + 1);
+    lua_Integer served = 0;
+    int status = lk_producer_drain(L, lp, top + 1, &served);
+    if (status != LUA_OK) {
+        lua_remove(L, top + 1); /* the message stays on top */
+        return status;
+    }
+    lua_settop(L, top);
+    return LUA_OK;
 }
 
 /* producer:poll([timeout_ms]) -> number of callbacks run, or nil,
@@ -617,6 +665,7 @@ void lk_producer_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_PRODUCER_MT)) {
         luaL_setfuncs(L, lk_producer_meta, 0);
         luaL_newlib(L, lk_producer_methods);
+        luaL_setfuncs(L, lk_txn_methods, 0);
         lua_setfield(L, -2, "__index");
         lua_pushliteral(L, "kafka_native.producer");
         lua_setfield(L, -2, "__name");

@@ -20,9 +20,13 @@
  * the flag before it drains, so a record that lands during or after a
  * poll is signalled again. An idle consumer therefore writes nothing
  * and its cosocket sleeps in the event loop: no CPU, no timer.
+ * consumer:wakeup() signals too (lk_ready_signal, on the Lua thread):
+ * a loop waiting on the socket wakes, and its next poll(0) returns
+ * "_WAKEUP" (the library keeps the wakeup pending for that poll).
  *
- * Threads: listen/accept/close run on the Lua thread; lk_ready_cb on
- * the network thread with the consumer's lock held (set_ready_cb makes
+ * Threads: listen/accept/close/signal run on the Lua thread; lk_ready_cb
+ * on the network thread with the consumer's lock held (the armed flag
+ * makes the two writers send one byte between polls) (set_ready_cb makes
  * fd visible to it and guarantees it is not running once removed).
  */
 #include <errno.h>
@@ -42,9 +46,9 @@ void lk_ready_init(lk_ready *r) {
     atomic_init(&r->armed, 0);
 }
 
-static void lk_ready_cb(kn_consumer *c, void *opaque) {
-    (void)c;
-    lk_ready *r = (lk_ready *)opaque;
+void lk_ready_signal(lk_ready *r) {
+    if (r->fd < 0)
+        return; /* no connection (yet): nobody waits on it */
     if (atomic_exchange(&r->armed, 1))
         return; /* already signalled, not yet polled */
     char b = '!';
@@ -52,6 +56,11 @@ static void lk_ready_cb(kn_consumer *c, void *opaque) {
      * away (EPIPE, no SIGPIPE) has nobody to tell. */
     ssize_t n = send(r->fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     (void)n;
+}
+
+static void lk_ready_cb(kn_consumer *c, void *opaque) {
+    (void)c;
+    lk_ready_signal((lk_ready *)opaque);
 }
 
 int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_size) {

@@ -583,6 +583,16 @@ int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, 
     return 0;
 }
 
+const char *kn_producer_transaction_state(kn_producer *p) {
+    if (!p || !p->transactional)
+        return NULL;
+    /* A fatal error the sender hit (e.g. fenced while producing) shows
+     * before the next transaction call notices it. */
+    if (!p->closed && p->txn_state != KNP_TXN_FATAL)
+        check_fatal(p, NULL, 0);
+    return state_name(p->txn_state);
+}
+
 /* ---- hooks for producer.c ------------------------------------------------ */
 
 int knp_txn_check_send(kn_producer *p, char *errstr, size_t n) {

@@ -13,7 +13,11 @@
 --  * the consumer's loop waits on a cosocket connected to the
 --    consumer's readiness socket (consumer:ready_listen /
 --    ready_accept): one byte arrives when fetched records land, so an
---    idle consumer costs no CPU and a new record is read at once.
+--    idle consumer costs no CPU and a new record is read at once;
+--  * on a graceful stop (nginx -s quit / reload), a timer that only
+--    ever fires prematurely calls consumer:wakeup(), which also sends a
+--    byte on the readiness socket: the loop wakes at once (its poll(0)
+--    says "_WAKEUP") and closes, instead of at its next idle check.
 --
 -- Each worker consumes the partitions p with p % worker_count ==
 -- worker id; what the consumers read is counted in a lua_shared_dict
@@ -114,6 +118,13 @@ local function consume(premature)
   sock:settimeout(cfg.idle_check_ms or 5000)
   local st = stats()
   st:incr("consumers_ready", 1, 0)
+  -- Pending timers run with premature = true when the worker shuts
+  -- down: this one exists only to wake the loop below at that moment.
+  local closed = false
+  local tok, terr = ngx.timer.at(365 * 24 * 3600, function(premature)
+    if premature and not closed then consumer:wakeup() end
+  end)
+  if not tok then ngx.log(ngx.WARN, "no shutdown timer (", terr, "): stops at the next idle check") end
 
   while not ngx.worker.exiting() do
     -- Drain: poll(0) until a poll returns nothing, yielding between
@@ -121,8 +132,10 @@ local function consume(premature)
     while true do
       local recs, perr, code = consumer:poll(0)
       if not recs then
-        ngx.log(ngx.ERR, "poll: ", perr, " (", code, ")")
-        st:incr("poll_errors", 1, 0)
+        if code ~= "_WAKEUP" then -- _WAKEUP: the worker is stopping
+          ngx.log(ngx.ERR, "poll: ", perr, " (", code, ")")
+          st:incr("poll_errors", 1, 0)
+        end
         break
       end
       if #recs == 0 then break end
@@ -145,6 +158,7 @@ local function consume(premature)
   end
   st:incr("consumers_ready", -1, 0)
   sock:close()
+  closed = true
   consumer:close()
 end
 
