@@ -100,6 +100,16 @@ int32_t kng_commit_identity(const kn_consumer *c, const char **member_id, const 
     return g->generation;
 }
 
+bool kng_commit_identity_at_send(const kn_consumer *c) {
+    /* A KIP-848 coordinator (Kafka 4.3) checks each partition's
+     * assignment epoch, so the newest epoch is always the right one;
+     * one taken at queue time goes stale when the epoch moves while the
+     * commit waits. A classic coordinator checks only the generation:
+     * there the one the commit was made under protects partitions that
+     * moved since. */
+    return c->grp && c->grp->consumer_protocol;
+}
+
 /* ---- creation ---------------------------------------------------------------- */
 
 /* Java class names of the built-in assignors, and their protocol names. */
@@ -306,7 +316,7 @@ static void kng_commit_positions(kn_consumer *c, const kn_topic_partition_list *
         }
     }
     if (l && kn_topic_partition_list_count(l) > 0)
-        kn_consumer_commit_sync(c, l, c->default_api_timeout_ms);
+        knc_commit_sync_before_revoke(c, l, c->default_api_timeout_ms);
     kn_topic_partition_list_destroy(l);
     kn_topic_partition_list_destroy(all);
 }
