@@ -200,35 +200,53 @@ static int count_events(const member *m) {
     return n;
 }
 
-static void test_static_restart(void **state) {
-    (void)state;
+/* A static member stopped and restarted with the same group.instance.id
+ * within the session timeout gets its partitions back; the other member
+ * sees no change. KIP-848: the stop sends member epoch -2 (a static
+ * leave: the coordinator keeps the assignment for the session timeout,
+ * 45 s by default) and the new process joins at epoch 0 with a new
+ * member id under the same instance id. */
+static void static_restart(const char *protocol) {
     char topic[256], group[64];
     snprintf(topic, sizeof topic, "%s", kn_test_topic("group-static"));
-    snprintf(group, sizeof group, "g-static-%d", (int)getpid());
+    snprintf(group, sizeof group, "g-static-%s-%d", protocol, (int)getpid());
     create_topic(topic, NPART);
     member ms[3];
-    member_start(&ms[0], "A", group, "--topic", topic, "--strategy", "range", "--instance", "ia",
-                 "--session-ms", "15000", "--quiet-records", NULL);
-    member_start(&ms[1], "B", group, "--topic", topic, "--strategy", "range", "--instance", "ib",
-                 "--session-ms", "15000", "--quiet-records", NULL);
+    bool classic = strcmp(protocol, "classic") == 0;
+    const char *sopt = classic ? "--strategy" : NULL, *sess = classic ? "--session-ms" : NULL;
+    member_start(&ms[0], "A", group, "--topic", topic, "--protocol", protocol, "--instance", "ia",
+                 "--quiet-records", sopt, "range", sess, "15000", NULL);
+    member_start(&ms[1], "B", group, "--topic", topic, "--protocol", protocol, "--instance", "ib",
+                 "--quiet-records", sopt, "range", sess, "15000", NULL);
     wait_owns(ms, 2, (int[]){3, 3});
     char a_before[1024];
     member_own(&ms[0], a_before, sizeof a_before);
     int b_events = count_events(&ms[1]);
-    member_stop(&ms[0]); /* static: no LeaveGroup */
-    member_start(&ms[2], "A2", group, "--topic", topic, "--strategy", "range", "--instance", "ia",
-                 "--session-ms", "15000", "--quiet-records", NULL);
+    member_stop(&ms[0]); /* static: no LeaveGroup (classic) / epoch -2 (KIP-848) */
+    member_start(&ms[2], "A2", group, "--topic", topic, "--protocol", protocol, "--instance", "ia",
+                 "--quiet-records", sopt, "range", sess, "15000", NULL);
     wait_owns(&ms[2], 1, (int[]){3});
     char a_after[1024];
     member_own(&ms[2], a_after, sizeof a_after);
     assert_string_equal(a_before, a_after);
     /* B stays untouched for a few heartbeats (heartbeat.interval.ms is
-     * 2500 here): a rebalance would show as REVOKED/ASSIGNED lines. */
+     * 2500 here, 5000 under KIP-848): a rebalance would show as
+     * REVOKED/ASSIGNED lines. */
     usleep(6000 * 1000);
     assert_int_equal(count_events(&ms[1]), b_events);
     member_stop(&ms[2]);
     member_stop(&ms[1]);
     remove_logs(ms, 3);
+}
+
+static void test_static_restart(void **state) {
+    (void)state;
+    static_restart("classic");
+}
+
+static void test_static_restart_kip848(void **state) {
+    (void)state;
+    static_restart("consumer");
 }
 
 /* ---- max.poll.interval.ms ----------------------------------------------------------- */
@@ -315,6 +333,113 @@ static void test_poll_timeout(void **state) {
     assert_string_equal(sub, want_sub);
     member_stop(&ms[0]);
     member_stop(&ms[1]);
+    remove_logs(ms, 2);
+}
+
+/* ---- KIP-848 fencing ------------------------------------------------------------------ */
+
+/* The member id of the first META line at or after after_ts that has a
+ * valid epoch (>= 1), "" if none yet. */
+static void meta_member_id(const member *m, long long after_ts, char *out, size_t n) {
+    out[0] = '\0';
+    FILE *f = fopen(m->log, "r");
+    assert_non_null(f);
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        long long ts;
+        char name[32], word[32], id[512];
+        int gen;
+        if (sscanf(line, "%lld %31s %31s %d %511s", &ts, name, word, &gen, id) == 5 && ts >= after_ts &&
+            strcmp(word, "META") == 0 && gen >= 1) {
+            snprintf(out, n, "%s", id);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* A KIP-848 member that does not finish a revocation within its
+ * rebalance timeout (max.poll.interval.ms, 5000 here) is fenced by the
+ * coordinator: B owns all 6; A joins; B's REVOKED listener (3 to give
+ * up) sleeps 10 s inside poll, so B's own poll timer never expires and
+ * its network thread keeps heartbeating until the coordinator answers
+ * FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID and hands everything to A.
+ * When the listener returns, B reports its partitions LOST, rejoins
+ * with the same member id at epoch 0, gets its share back (3/3), and
+ * every record is read exactly once: each partition resumes at the last
+ * committed offset (the members commit after every poll). */
+static void test_fenced_kip848(void **state) {
+    (void)state;
+    char topic[256], group[64];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-fenced"));
+    snprintf(group, sizeof group, "g-fenced-%d", (int)getpid());
+    create_topic(topic, NPART);
+    kn_producer *pr = new_producer();
+    int64_t next[NPART] = {0};
+    consumed cs;
+    consumed_init(&cs);
+    member ms[2];
+    member_start(&ms[1], "B", group, "--topic", topic, "--protocol", "consumer", "--max-poll-ms", "5000",
+                 "--revoke-sleep-ms", "10000", NULL);
+    wait_owns(&ms[1], 1, (int[]){6});
+    produce(pr, topic, NPART, next, 30);
+    wait_consumed(ms + 1, 1, topic, &cs, next, -1, 0, -1);
+    char id_before[512];
+    meta_member_id(&ms[1], 0, id_before, sizeof id_before);
+    assert_true(id_before[0]);
+    long long join_ts = real_ms();
+    member_start(&ms[0], "A", group, "--topic", topic, "--protocol", "consumer", "--max-poll-ms", "5000",
+                 NULL);
+    int64_t end = kn_test_now_ms() + WAIT_MS;
+    long long sleep_ts;
+    while ((sleep_ts = first_line(&ms[1], " REVOKE-SLEEP ", 0, NULL, 0)) < 0) {
+        if (kn_test_now_ms() > end)
+            fail_msg("B never started revoking");
+        usleep(50000);
+    }
+    wait_owns(ms, 1, (int[]){6}); /* B was fenced: A has everything */
+    long long took_ts = real_ms();
+    produce(pr, topic, NPART, next, 20);
+    end = kn_test_now_ms() + WAIT_MS;
+    long long lost_ts;
+    while ((lost_ts = first_line(&ms[1], " LOST ", 0, NULL, 0)) < 0) {
+        if (kn_test_now_ms() > end)
+            fail_msg("B never reported its partitions lost");
+        usleep(100000);
+    }
+    assert_true(lost_ts >= sleep_ts);
+    wait_owns(ms, 2, (int[]){3, 3});
+    produce(pr, topic, NPART, next, 20);
+    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    /* the same member id, at a new epoch (META has epoch >= 1) */
+    end = kn_test_now_ms() + WAIT_MS;
+    char id_after[512] = "";
+    while (meta_member_id(&ms[1], lost_ts, id_after, sizeof id_after), !id_after[0]) {
+        if (kn_test_now_ms() > end)
+            fail_msg("B wrote no META line after rejoining");
+        usleep(50000);
+    }
+    assert_string_equal(id_before, id_after);
+    member_stop(&ms[0]);
+    member_stop(&ms[1]);
+    read_records(ms, 2, topic, &cs, -1, 0, -1);
+    if (cs.dups)
+        fail_msg("%lld records were read twice (first: %s)", (long long)cs.dups, cs.first_dup);
+    logs *lg = calloc(1, sizeof *lg);
+    read_events(ms, 2, lg);
+    const char *topics[] = {topic};
+    /* B read nothing from its listener's sleep on (its REVOKED line,
+     * same millisecond, is the last it applied), and the coordinator
+     * fenced it before A got B's partitions; B's log says so only at
+     * LOST. */
+    check_exclusive(lg, 2, topics, 1, NPART, 1, sleep_ts + 1);
+    print_message("fenced: A joined, B started revoking %lld ms later and slept; A had all 6 "
+                  "%lld ms after A joined; B reported LOST %lld ms after its sleep began, rejoined "
+                  "as %s; every record read once\n",
+                  sleep_ts - join_ts, took_ts - join_ts, lost_ts - sleep_ts, id_after);
+    free(lg);
+    consumed_free(&cs);
+    kn_producer_close(pr, 10000);
     remove_logs(ms, 2);
 }
 
@@ -517,8 +642,10 @@ int main(void) {
         cmocka_unit_test_teardown(test_handoff_kip848, kill_leftovers),
         cmocka_unit_test_teardown(test_kill, kill_leftovers),
         cmocka_unit_test_teardown(test_static_restart, kill_leftovers),
+        cmocka_unit_test_teardown(test_static_restart_kip848, kill_leftovers),
         cmocka_unit_test_teardown(test_poll_timeout, kill_leftovers),
         cmocka_unit_test_teardown(test_commit_epochs_kip848, kill_leftovers),
+        cmocka_unit_test_teardown(test_fenced_kip848, kill_leftovers),
         cmocka_unit_test_teardown(test_custom_assignor, kill_leftovers),
         cmocka_unit_test_teardown(test_pattern, kill_leftovers),
         cmocka_unit_test_teardown(test_pattern_kip848, kill_leftovers),

@@ -384,11 +384,20 @@ static int kng_step_assign(kn_consumer *c) {
     size_t nrev = revoked ? kn_topic_partition_list_count(revoked) : 0;
     if (nrev)
         rc = kng_revoke(c, revoked, false);
-    if (target)
-        knc_set_assignment(c, target);
-    int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
-    if (!rc)
-        rc = rc2;
+    /* KIP-848: a member fenced (or given a newer target) while its
+     * listener ran abandons this reconciliation, as Java's does: the
+     * partitions are not added and ASSIGNED is not called; the LOST (or
+     * the next ASSIGNING) step follows in the next poll. */
+    pthread_mutex_lock(&c->lock);
+    bool abandon = g->consumer_protocol && (g->state != KNG_ASSIGNING || g->pending);
+    pthread_mutex_unlock(&c->lock);
+    if (!abandon) {
+        if (target)
+            knc_set_assignment(c, target);
+        int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
+        if (!rc)
+            rc = rc2;
+    }
     pthread_mutex_lock(&c->lock);
     /* Moved on only if the network thread did not replace the target
      * (KIP-848) or fence the member meanwhile. */

@@ -264,8 +264,10 @@ void check_exclusive(logs *lg, int count, const char *const *topics, int ntopics
         snprintf(own[i], sizeof own[i], "-");
     for (int k = 0; k < lg->nev; k++) {
         const event *e = &lg->ev[k];
-        if (killed >= 0 && e->ts >= kill_ts)
+        if (killed >= 0 && e->ts >= kill_ts) {
             snprintf(own[killed], sizeof own[killed], "-");
+            killed = -1; /* once: later events of that member count again */
+        }
         snprintf(own[e->member], sizeof own[e->member], "%s", e->own);
         for (int t = 0; t < ntopics; t++)
             for (int p = 0; p < nparts; p++) {

@@ -90,7 +90,8 @@ void read_events(member *ms, int count, logs *lg);
 
 /* Replays the merged events; fails if a partition of topic is ever owned
  * by two members. killed: a member whose ownership ends at kill_ts
- * (SIGKILL leaves no release line). */
+ * (SIGKILL or fencing leaves no release line there); its events after
+ * kill_ts count again. */
 void check_exclusive(logs *lg, int count, const char *const *topics, int ntopics, int nparts, int killed,
                      long long kill_ts);
 

@@ -27,9 +27,15 @@
  *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
  *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
  *   [--quiet-records] [--max-poll-ms N] [--stall-ms N] [--custom-assignor]
+ *   [--revoke-sleep-ms N]
  *
  * --custom-assignor: offers "kn-first" (kn_consumer_add_assignor), which
  * gives every partition to the member with the smallest member id.
+ *
+ * --revoke-sleep-ms: once, in the first REVOKED that leaves partitions
+ * owned (a rebalance, not the close), sleep N ms inside the listener:
+ * time in poll counts as polling, so the client keeps its membership
+ * while the coordinator's rebalance timeout (KIP-848) runs out.
  *
  * --stall-ms: once, after the first non-empty assignment, stop polling
  * for N ms (to exceed max.poll.interval.ms). META is written after each
@@ -48,6 +54,7 @@ static volatile sig_atomic_t stop;
 static const char *id = "member";
 static kn_topic_partition_list *owned;
 static int assigned_steps, meta_steps;
+static long revoke_sleep_ms;
 
 static long long now_real_ms(void) {
     struct timespec ts;
@@ -103,6 +110,12 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
     fputc('\n', stdout);
     kn_topic_partition_list_destroy(owned);
     owned = next;
+    if (ev == KN_REBALANCE_REVOKED && revoke_sleep_ms > 0 && kn_topic_partition_list_count(owned) > 0) {
+        printf("%lld %s REVOKE-SLEEP %ld\n", now_real_ms(), id, revoke_sleep_ms);
+        struct timespec ts = {revoke_sleep_ms / 1000, (revoke_sleep_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        revoke_sleep_ms = 0;
+    }
     return 0;
 }
 
@@ -179,6 +192,8 @@ int main(int argc, char **argv) {
             md_age = v;
         else if (strcmp(a, "--duration-ms") == 0)
             duration_ms = atol(v);
+        else if (strcmp(a, "--revoke-sleep-ms") == 0)
+            revoke_sleep_ms = atol(v);
         else if (strcmp(a, "--stall-ms") == 0)
             stall_ms = atol(v);
         else if (strcmp(a, "--max-poll-ms") == 0)
