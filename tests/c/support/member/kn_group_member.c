@@ -27,7 +27,7 @@
  *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
  *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
  *   [--quiet-records] [--max-poll-ms N] [--stall-ms N] [--custom-assignor]
- *   [--revoke-sleep-ms N]
+ *   [--revoke-sleep-ms N] [--commit-timeout-ms N]
  *
  * --custom-assignor: offers "kn-first" (kn_consumer_add_assignor), which
  * gives every partition to the member with the smallest member id.
@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
     const char *bootstrap = NULL, *group = NULL, *topic = NULL, *pattern = NULL;
     const char *strategy = NULL, *protocol = "classic", *instance = NULL, *session = NULL;
     const char *commit = "sync", *md_age = NULL;
-    long duration_ms = -1, stall_ms = 0;
+    long duration_ms = -1, stall_ms = 0, commit_timeout_ms = 10000;
     const char *max_poll = NULL;
     int quiet = 0, custom = 0;
     for (int i = 1; i < argc; i++) {
@@ -192,6 +192,8 @@ int main(int argc, char **argv) {
             md_age = v;
         else if (strcmp(a, "--duration-ms") == 0)
             duration_ms = atol(v);
+        else if (strcmp(a, "--commit-timeout-ms") == 0)
+            commit_timeout_ms = atol(v);
         else if (strcmp(a, "--revoke-sleep-ms") == 0)
             revoke_sleep_ms = atol(v);
         else if (strcmp(a, "--stall-ms") == 0)
@@ -319,7 +321,7 @@ int main(int argc, char **argv) {
         }
         if (n && !auto_commit) {
             kn_topic_partition_list *pos = kn_consumer_assignment(c);
-            int crc = kn_consumer_commit_sync(c, pos, 10000);
+            int crc = kn_consumer_commit_sync(c, pos, (int)commit_timeout_ms);
             if (crc == KN_OK) {
                 for (size_t i = 0; i < kn_topic_partition_list_count(pos); i++)
                     if (kn_topic_partition_list_offset(pos, i) >= 0)
