@@ -13,7 +13,13 @@
  *  - a member killed with SIGKILL: its partitions move after
  *    session.timeout.ms and consumption resumes from its last commits;
  *  - a static member (group.instance.id) restarted within the session
- *    timeout gets its partitions back, the other member sees no change;
+ *    timeout gets its partitions back, the other member sees no change
+ *    (classic and KIP-848);
+ *  - KIP-848 commits across epoch bumps (members joining and leaving
+ *    during a commit-heavy loop): no error, no record read twice,
+ *    committed offsets at the end;
+ *  - a KIP-848 member fenced for overrunning its rebalance timeout:
+ *    LOST, rejoin with the same member id, every record read once;
  *  - a member that stops polling for longer than max.poll.interval.ms
  *    leaves (the other takes everything), reports its partitions lost on
  *    its next poll and rejoins, with a valid group identity;
@@ -21,6 +27,7 @@
  *  - a pattern subscription picks up a matching topic created later.
  *
  * Every wait is bounded; a member still running at the end is killed.
+ * The member and log helpers are in support/group_members.c.
  */
 #include "group_members.h"
 
