@@ -401,6 +401,9 @@ void kng_destroy(kn_consumer *c);
  * until the lock is dropped. */
 int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
                             const char **instance_id);
+/* c->lock held: whether a commit takes that identity when it is sent
+ * (KIP-848, like Java) rather than when it is queued (classic). */
+bool kng_commit_identity_at_send(const kn_consumer *c);
 
 /* Fires the readiness hook (c->lock held): poll may now return
  * something without waiting. */
@@ -431,6 +434,11 @@ void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan
 /* offsets.c, application side: runs due commit callbacks (takes and
  * drops c->lock itself; call without it). */
 void knc_serve_commit_callbacks(kn_consumer *c);
+/* offsets.c: the sync commit before a revoke under auto-commit (no
+ * lock): like kn_consumer_commit_sync, but STALE_MEMBER_EPOCH is retried
+ * with the newest member epoch until the timeout, as Java does. */
+int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets,
+                                  int timeout_ms);
 /* Queues an auto-commit of every position when due (c->lock held). */
 void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms);
 /* Frees commits still queued at close (c->lock held). */

@@ -29,14 +29,15 @@
 #include "consumer/consumer_int.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "log.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_find_coordinator.h"
 #include "proto/generated/kp_offset_commit.h"
 #include "proto/generated/kp_offset_fetch.h"
 
 #define KNC_FIND_COORDINATOR_MAX 3
-#define KNC_OFFSET_FETCH_MAX 7
-#define KNC_OFFSET_COMMIT_MAX 9
+#define KNC_OFFSET_FETCH_MAX     7
+#define KNC_OFFSET_COMMIT_MAX    9
 
 typedef struct knc_commit {
     kn_consumer *c;
@@ -44,8 +45,9 @@ typedef struct knc_commit {
     kn_consumer_commit_cb *cb;
     void *opaque;
     bool sync;
-    bool finished;  /* sync: the answer is in */
-    bool abandoned; /* sync: the waiter timed out; whoever finishes frees */
+    bool finished;    /* sync: the answer is in */
+    bool abandoned;   /* sync: the waiter timed out; whoever finishes frees */
+    bool retry_stale; /* the commit before a revoke: STALE_MEMBER_EPOCH is retried */
     int err;
     int64_t deadline_ms;
     int32_t node_id;
@@ -97,13 +99,11 @@ static void knc_commit_free(knc_commit *cm) {
     kn_free(cm);
 }
 
-/* Builds the OffsetCommit request for cm->offsets (grouped by topic). */
-static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
+/* Puts the member's identity (generation or member epoch, member id,
+ * group.instance.id) into cm's request, so the coordinator rejects a
+ * fenced member's commit. The strings are copied into cm's arena. */
+static int knc_commit_set_identity(kn_consumer *c, knc_commit *cm) {
     kp_OffsetCommitRequest *r = &cm->req;
-    kp_OffsetCommitRequest_init(r);
-    r->group_id = knc_s(c->group_id);
-    /* A group member's commit carries its generation (or member epoch)
-     * and member id, so the coordinator rejects a fenced member's. */
     const char *member = "", *instance = NULL;
     r->generation_id_or_member_epoch = kng_commit_identity(c, &member, &instance);
     size_t mlen = strlen(member), ilen = instance ? strlen(instance) : 0;
@@ -118,6 +118,17 @@ static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
         memcpy(mcopy + mlen + 1, instance, ilen + 1);
         r->group_instance_id = knc_s(mcopy + mlen + 1);
     }
+    return 0;
+}
+
+/* Builds the OffsetCommit request for cm->offsets (grouped by topic). */
+static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
+    kp_OffsetCommitRequest *r = &cm->req;
+    kp_OffsetCommitRequest_init(r);
+    r->group_id = knc_s(c->group_id);
+    int err = knc_commit_set_identity(c, cm);
+    if (err)
+        return err;
     size_t n = kn_topic_partition_list_count(cm->offsets);
     r->topics.items = kn_arena_calloc(&cm->arena, n ? n : 1, sizeof(*r->topics.items));
     if (!r->topics.items)
@@ -174,8 +185,8 @@ static kn_topic_partition_list *knc_positions(kn_consumer *c) {
 
 /* Queues a commit (lock held). offsets is taken over. */
 static knc_commit *knc_commit_enqueue(kn_consumer *c, kn_topic_partition_list *offsets,
-                                      kn_consumer_commit_cb *cb, void *opaque, bool sync,
-                                      int timeout_ms, int *err) {
+                                      kn_consumer_commit_cb *cb, void *opaque, bool sync, int timeout_ms,
+                                      int *err) {
     knc_commit *cm = kn_calloc(1, sizeof(*cm));
     if (!cm) {
         kn_topic_partition_list_destroy(offsets);
@@ -299,6 +310,28 @@ static void knc_coord_done(knw_client *client, knw_resp *resp, void *opaque) {
     knw_wakeup(client);
 }
 
+/* Whether a commit refused with STALE_MEMBER_EPOCH on every failed
+ * partition is sent again (lock held). Java's CommitRequestManager does
+ * so only for the auto-commit before a revocation, and only while the
+ * member has an epoch: the retry carries the newest epoch the heartbeat
+ * has seen by then (the identity is taken at send time), and the
+ * partitions are still owned (the revocation waits for this commit), so
+ * the coordinator accepts it once the epochs agree. A user's commit_sync
+ * and commit_async get the error, as in Java (CommitFailedException). */
+static bool knc_commit_stale_retry(kn_consumer *c, knc_commit *cm, int64_t now) {
+    const char *member, *instance;
+    if (!cm->retry_stale || now >= cm->deadline_ms || c->closed)
+        return false;
+    int32_t epoch = kng_commit_identity(c, &member, &instance);
+    if (epoch < 0)
+        return false; /* fenced or left: no epoch to retry with */
+    kn_log(NULL, KN_LOG_DEBUG,
+           "group %s: OffsetCommit with member epoch %d got STALE_MEMBER_EPOCH; "
+           "retrying with the newest epoch (now %d)",
+           c->group_id, (int)cm->req.generation_id_or_member_epoch, (int)epoch);
+    return true;
+}
+
 static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     knc_commit *cm = opaque;
     kn_consumer *c = cm->c;
@@ -307,13 +340,14 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     c->commit_inflight = false;
     int err = resp->err;
+    bool stale_retry = false;
     if (!err && !r)
         err = KN_ERR__PROTOCOL;
     if (!err) {
         /* Per-partition results into the list; a coordinator problem on
          * any partition means the whole commit is retried. */
         int first = 0;
-        size_t failed = 0, n = kn_topic_partition_list_count(cm->offsets);
+        size_t failed = 0, stale = 0, n = kn_topic_partition_list_count(cm->offsets);
         for (int32_t t = 0; t < r->topics.count; t++) {
             const kp_OffsetCommitResponse_OffsetCommitResponseTopic *rt = &r->topics.items[t];
             char name[256];
@@ -323,12 +357,13 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
             name[rt->name.len] = '\0';
             for (int32_t k = 0; k < rt->partitions.count; k++) {
                 int16_t e = rt->partitions.items[k].error_code;
-                int at = kn_topic_partition_list_find(cm->offsets, name,
-                                                      rt->partitions.items[k].partition_index);
+                int at =
+                    kn_topic_partition_list_find(cm->offsets, name, rt->partitions.items[k].partition_index);
                 if (at >= 0)
                     kn_topic_partition_list_set_err(cm->offsets, (size_t)at, e);
                 if (e) {
                     failed++;
+                    stale += e == KN_ERR_STALE_MEMBER_EPOCH;
                     if (!first || knc_coord_error(e) || e == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS)
                         first = e;
                 }
@@ -336,8 +371,10 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
         if (failed)
             err = failed < n && !knc_retry_error(first) ? KN_ERR__PARTIAL : first;
+        /* the whole commit goes again, with the newest epoch */
+        stale_retry = failed && stale == failed && knc_commit_stale_retry(c, cm, now);
     }
-    if (err && knc_retry_error(err) && now < cm->deadline_ms && !c->closed) {
+    if (err && (knc_retry_error(err) || stale_retry) && now < cm->deadline_ms && !c->closed) {
         if (knc_coord_error(err))
             c->coord_id = -1;
         c->commit_retry_at_ms = now + c->retry_backoff_ms;
@@ -363,8 +400,7 @@ static void knc_ofetch_free(knc_ofetch_req *fr) {
 static knc_part *knc_ofetch_owner(kn_consumer *c, const knc_ofetch_req *fr, int32_t t, int32_t k,
                                   const knc_fetch_part *fp) {
     const kp_OffsetFetchRequest_OffsetFetchRequestTopic *rt = &fr->req.topics.items[t];
-    knc_part *p = knc_find_part(c, rt->name.ptr, (size_t)rt->name.len,
-                                rt->partition_indexes.items[k]);
+    knc_part *p = knc_find_part(c, rt->name.ptr, (size_t)rt->name.len, rt->partition_indexes.items[k]);
     if (!p || p->id != fp->part_id || p->gen != fp->gen || p->state != KNC_POS_NEED_COMMITTED)
         return NULL;
     return p;
@@ -386,8 +422,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
             int32_t qt;
             for (qt = 0; qt < fr->req.topics.count; qt++)
                 if (fr->req.topics.items[qt].name.len == rt->name.len &&
-                    memcmp(fr->req.topics.items[qt].name.ptr, rt->name.ptr,
-                           (size_t)rt->name.len) == 0)
+                    memcmp(fr->req.topics.items[qt].name.ptr, rt->name.ptr, (size_t)rt->name.len) == 0)
                     break;
             if (qt == fr->req.topics.count)
                 continue;
@@ -397,8 +432,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 base += fr->req.topics.items[x].partition_indexes.count;
             const kp_int32_array *qp = &fr->req.topics.items[qt].partition_indexes;
             for (int32_t k = 0; k < rt->partitions.count; k++) {
-                const kp_OffsetFetchResponse_OffsetFetchResponsePartition *pr =
-                    &rt->partitions.items[k];
+                const kp_OffsetFetchResponse_OffsetFetchResponsePartition *pr = &rt->partitions.items[k];
                 int32_t qk;
                 for (qk = 0; qk < qp->count; qk++)
                     if (qp->items[qk] == pr->partition_index)
@@ -409,14 +443,12 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 if (!p)
                     continue;
                 if (pr->error_code == 0) {
-                    knc_part_committed_done(p, p->gen, pr->committed_offset,
-                                            pr->committed_leader_epoch);
+                    knc_part_committed_done(p, p->gen, pr->committed_offset, pr->committed_leader_epoch);
                 } else if (!knc_retry_error(pr->error_code)) {
                     p->reset_inflight = false;
                     knc_part_fail(p, pr->error_code,
-                                  "%s [%d]: reading the committed offset of group %s failed: %s",
-                                  p->topic, (int)p->partition, c->group_id,
-                                  kn_err_name(pr->error_code));
+                                  "%s [%d]: reading the committed offset of group %s failed: %s", p->topic,
+                                  (int)p->partition, c->group_id, kn_err_name(pr->error_code));
                 } else if (knc_coord_error(pr->error_code)) {
                     c->coord_id = -1;
                 }
@@ -430,9 +462,10 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 knc_part *p = knc_ofetch_owner(c, fr, t, k, &fr->parts[at]);
                 if (p) {
                     p->reset_inflight = false;
-                    knc_part_fail(p, err, "%s [%d]: reading the committed offset of group %s "
-                                  "failed: %s", p->topic, (int)p->partition, c->group_id,
-                                  kn_err_name(err));
+                    knc_part_fail(p, err,
+                                  "%s [%d]: reading the committed offset of group %s "
+                                  "failed: %s",
+                                  p->topic, (int)p->partition, c->group_id, kn_err_name(err));
                 }
             }
     }
@@ -530,7 +563,7 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     if (c->commit_head && !c->commit_inflight && now_ms >= c->commit_retry_at_ms) {
         if (c->coord_id < 0) {
             need_coord = true;
-        } else {
+        } else if (!kng_commit_identity_at_send(c) || knc_commit_set_identity(c, c->commit_head) == 0) {
             plan->commit = c->commit_head;
             plan->commit->node_id = c->coord_id;
             c->commit_inflight = true;
@@ -551,8 +584,8 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
 
 /* knw_send, or on failure the callback with the error (so the in-flight
  * flags are cleared in one place). */
-static void knc_send(knw_client *client, int32_t node, int16_t api, int16_t max_version,
-                     const void *req, knw_cb *cb, void *opaque) {
+static void knc_send(knw_client *client, int32_t node, int16_t api, int16_t max_version, const void *req,
+                     knw_cb *cb, void *opaque) {
     int rc = knw_send(client, node, api, -1, max_version, req, -1, cb, opaque);
     if (rc == 0)
         return;
@@ -568,12 +601,11 @@ void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan
     (void)c;
     if (plan->find_coordinator)
         knc_send(client, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, KNC_FIND_COORDINATOR_MAX,
-                 &((knc_coord_req *)plan->find_coordinator)->req, knc_coord_done,
-                 plan->find_coordinator);
+                 &((knc_coord_req *)plan->find_coordinator)->req, knc_coord_done, plan->find_coordinator);
     if (plan->offset_fetch) {
         knc_ofetch_req *fr = plan->offset_fetch;
-        knc_send(client, fr->node_id, KP_API_OFFSET_FETCH, KNC_OFFSET_FETCH_MAX, &fr->req,
-                 knc_ofetch_done, fr);
+        knc_send(client, fr->node_id, KP_API_OFFSET_FETCH, KNC_OFFSET_FETCH_MAX, &fr->req, knc_ofetch_done,
+                 fr);
     }
     if (plan->commit)
         knc_send(client, plan->commit->node_id, KP_API_OFFSET_COMMIT, KNC_OFFSET_COMMIT_MAX,
@@ -583,8 +615,7 @@ void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan
 /* ---- application-thread API --------------------------------------------- */
 
 /* Copies the entries to commit: those with an offset >= 0. */
-static kn_topic_partition_list *knc_commit_list(kn_consumer *c,
-                                                const kn_topic_partition_list *offsets) {
+static kn_topic_partition_list *knc_commit_list(kn_consumer *c, const kn_topic_partition_list *offsets) {
     if (!offsets)
         return knc_positions(c);
     kn_topic_partition_list *l = kn_topic_partition_list_new();
@@ -624,9 +655,8 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
     return err;
 }
 
-int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms) {
-    if (!c)
-        return KN_ERR__INVALID_ARG;
+static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms,
+                           bool retry_stale) {
     pthread_mutex_lock(&c->lock);
     int err = c->closed ? KN_ERR__CLOSED : !c->group_id ? KN_ERR__STATE : 0;
     knc_commit *cm = NULL;
@@ -634,8 +664,8 @@ int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, in
         kn_topic_partition_list *l = knc_commit_list(c, offsets);
         if (!l)
             err = KN_ERR__NOMEM;
-        else
-            cm = knc_commit_enqueue(c, l, NULL, NULL, true, timeout_ms, &err);
+        else if ((cm = knc_commit_enqueue(c, l, NULL, NULL, true, timeout_ms, &err)))
+            cm->retry_stale = retry_stale;
     }
     pthread_mutex_unlock(&c->lock);
     if (!cm)
@@ -677,6 +707,16 @@ int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, in
         }
     knc_commit_free(cm);
     return err;
+}
+
+int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms) {
+    if (!c)
+        return KN_ERR__INVALID_ARG;
+    return knc_commit_sync(c, offsets, timeout_ms, false);
+}
+
+int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms) {
+    return knc_commit_sync(c, offsets, timeout_ms, true);
 }
 
 /* Finds the coordinator from the application thread (blocking). */
@@ -745,8 +785,7 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
         rt->partition_indexes.items = all + used;
         for (size_t j = i; j < n; j++)
             if (strcmp(kn_topic_partition_list_topic(list, j), topic) == 0)
-                all[used++] = kn_topic_partition_list_partition(list, j),
-                rt->partition_indexes.count++;
+                all[used++] = kn_topic_partition_list_partition(list, j), rt->partition_indexes.count++;
     }
     int err;
     for (;;) {
@@ -758,8 +797,8 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
             err = KN_ERR__TIMED_OUT;
             break;
         }
-        knw_resp *resp = knw_call(c->client, node, KP_API_OFFSET_FETCH, -1, KNC_OFFSET_FETCH_MAX,
-                                  &req, (int)left);
+        knw_resp *resp =
+            knw_call(c->client, node, KP_API_OFFSET_FETCH, -1, KNC_OFFSET_FETCH_MAX, &req, (int)left);
         const kp_OffsetFetchResponse *r = resp->body;
         err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
         for (int32_t t = 0; !err && t < r->topics.count; t++) {

@@ -100,6 +100,16 @@ int32_t kng_commit_identity(const kn_consumer *c, const char **member_id, const 
     return g->generation;
 }
 
+bool kng_commit_identity_at_send(const kn_consumer *c) {
+    /* A KIP-848 coordinator (Kafka 4.3) checks each partition's
+     * assignment epoch, so the newest epoch is always the right one;
+     * one taken at queue time goes stale when the epoch moves while the
+     * commit waits. A classic coordinator checks only the generation:
+     * there the one the commit was made under protects partitions that
+     * moved since. */
+    return c->grp && c->grp->consumer_protocol;
+}
+
 /* ---- creation ---------------------------------------------------------------- */
 
 /* Java class names of the built-in assignors, and their protocol names. */
@@ -306,7 +316,7 @@ static void kng_commit_positions(kn_consumer *c, const kn_topic_partition_list *
         }
     }
     if (l && kn_topic_partition_list_count(l) > 0)
-        kn_consumer_commit_sync(c, l, c->default_api_timeout_ms);
+        knc_commit_sync_before_revoke(c, l, c->default_api_timeout_ms);
     kn_topic_partition_list_destroy(l);
     kn_topic_partition_list_destroy(all);
 }
@@ -374,11 +384,20 @@ static int kng_step_assign(kn_consumer *c) {
     size_t nrev = revoked ? kn_topic_partition_list_count(revoked) : 0;
     if (nrev)
         rc = kng_revoke(c, revoked, false);
-    if (target)
-        knc_set_assignment(c, target);
-    int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
-    if (!rc)
-        rc = rc2;
+    /* KIP-848: a member fenced (or given a newer target) while its
+     * listener ran abandons this reconciliation, as Java's does: the
+     * partitions are not added and ASSIGNED is not called; the LOST (or
+     * the next ASSIGNING) step follows in the next poll. */
+    pthread_mutex_lock(&c->lock);
+    bool abandon = g->consumer_protocol && (g->state != KNG_ASSIGNING || g->pending);
+    pthread_mutex_unlock(&c->lock);
+    if (!abandon) {
+        if (target)
+            knc_set_assignment(c, target);
+        int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
+        if (!rc)
+            rc = rc2;
+    }
     pthread_mutex_lock(&c->lock);
     /* Moved on only if the network thread did not replace the target
      * (KIP-848) or fence the member meanwhile. */

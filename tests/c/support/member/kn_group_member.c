@@ -27,9 +27,15 @@
  *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
  *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
  *   [--quiet-records] [--max-poll-ms N] [--stall-ms N] [--custom-assignor]
+ *   [--revoke-sleep-ms N] [--commit-timeout-ms N]
  *
  * --custom-assignor: offers "kn-first" (kn_consumer_add_assignor), which
  * gives every partition to the member with the smallest member id.
+ *
+ * --revoke-sleep-ms: once, in the first REVOKED that leaves partitions
+ * owned (a rebalance, not the close), sleep N ms inside the listener:
+ * time in poll counts as polling, so the client keeps its membership
+ * while the coordinator's rebalance timeout (KIP-848) runs out.
  *
  * --stall-ms: once, after the first non-empty assignment, stop polling
  * for N ms (to exceed max.poll.interval.ms). META is written after each
@@ -48,6 +54,7 @@ static volatile sig_atomic_t stop;
 static const char *id = "member";
 static kn_topic_partition_list *owned;
 static int assigned_steps, meta_steps;
+static long revoke_sleep_ms;
 
 static long long now_real_ms(void) {
     struct timespec ts;
@@ -103,6 +110,12 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
     fputc('\n', stdout);
     kn_topic_partition_list_destroy(owned);
     owned = next;
+    if (ev == KN_REBALANCE_REVOKED && revoke_sleep_ms > 0 && kn_topic_partition_list_count(owned) > 0) {
+        printf("%lld %s REVOKE-SLEEP %ld\n", now_real_ms(), id, revoke_sleep_ms);
+        struct timespec ts = {revoke_sleep_ms / 1000, (revoke_sleep_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        revoke_sleep_ms = 0;
+    }
     return 0;
 }
 
@@ -137,7 +150,7 @@ int main(int argc, char **argv) {
     const char *bootstrap = NULL, *group = NULL, *topic = NULL, *pattern = NULL;
     const char *strategy = NULL, *protocol = "classic", *instance = NULL, *session = NULL;
     const char *commit = "sync", *md_age = NULL;
-    long duration_ms = -1, stall_ms = 0;
+    long duration_ms = -1, stall_ms = 0, commit_timeout_ms = 10000;
     const char *max_poll = NULL;
     int quiet = 0, custom = 0;
     for (int i = 1; i < argc; i++) {
@@ -179,6 +192,10 @@ int main(int argc, char **argv) {
             md_age = v;
         else if (strcmp(a, "--duration-ms") == 0)
             duration_ms = atol(v);
+        else if (strcmp(a, "--commit-timeout-ms") == 0)
+            commit_timeout_ms = atol(v);
+        else if (strcmp(a, "--revoke-sleep-ms") == 0)
+            revoke_sleep_ms = atol(v);
         else if (strcmp(a, "--stall-ms") == 0)
             stall_ms = atol(v);
         else if (strcmp(a, "--max-poll-ms") == 0)
@@ -304,7 +321,7 @@ int main(int argc, char **argv) {
         }
         if (n && !auto_commit) {
             kn_topic_partition_list *pos = kn_consumer_assignment(c);
-            int crc = kn_consumer_commit_sync(c, pos, 10000);
+            int crc = kn_consumer_commit_sync(c, pos, (int)commit_timeout_ms);
             if (crc == KN_OK) {
                 for (size_t i = 0; i < kn_topic_partition_list_count(pos); i++)
                     if (kn_topic_partition_list_offset(pos, i) >= 0)

@@ -1,0 +1,444 @@
+/*
+ * test_group_commit_fake.c: the KIP-848 commit path against a fake group
+ * coordinator on a loopback socket, for the one behaviour a Kafka 4.3
+ * broker does not show: STALE_MEMBER_EPOCH on an OffsetCommit (a 4.3
+ * coordinator accepts an older epoch for partitions still assigned;
+ * 4.0 - 4.2 coordinators demand the exact epoch). The real-broker side
+ * of group commits is it_group.c / it_group_coordinator.c.
+ *
+ * The fake (a thread answering with the generated encoders) serves
+ * ApiVersions, Metadata (topic "t", 2 partitions), FindCoordinator,
+ * ConsumerGroupHeartbeat, OffsetFetch (committed offset 5) and
+ * OffsetCommit. The member joins and owns t-0 and t-1 at epoch 1; the
+ * next heartbeat's target drops t-1. Under enable.auto.commit the
+ * revocation commits first; the fake (demanding the exact epoch, as a
+ * 4.0 - 4.2 coordinator does) bumps the epoch to 2 just as that commit
+ * arrives, refuses it with STALE_MEMBER_EPOCH, and tells the member the
+ * new epoch in its next heartbeat answer:
+ *  - the revocation's commit is sent again (refused while the member
+ *    still has epoch 1) until it carries epoch 2, and succeeds before
+ *    REVOKED runs (Java's auto-commit before a rebalance does the same);
+ *  - a user's commit_sync refused with STALE_MEMBER_EPOCH returns that
+ *    error after one attempt (Java: CommitFailedException, no retry).
+ */
+#include "kn_test.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "kn_alloc.h"
+#include "proto/generated/kp_api_versions.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_consumer_group_heartbeat.h"
+#include "proto/generated/kp_find_coordinator.h"
+#include "proto/generated/kp_metadata.h"
+#include "proto/generated/kp_offset_commit.h"
+#include "proto/generated/kp_offset_fetch.h"
+#include "proto/header.h"
+
+#define MAX_COMMITS 32
+
+typedef struct fake {
+    int lfd, port;
+    pthread_t th;
+    _Atomic bool stop;
+    pthread_mutex_t mu;
+    /* group state (mu) */
+    int32_t epoch;    /* the member's epoch at the coordinator */
+    bool revoke_sent; /* the target without t-1 went out */
+    int stale_left;   /* commits that still find the epoch bumped */
+    int commits;
+    int32_t commit_epoch[MAX_COMMITS];
+    int commit_parts[MAX_COMMITS]; /* bit p: partition p was in it */
+    int64_t commit_offset[MAX_COMMITS];
+    bool commit_stale[MAX_COMMITS];
+} fake;
+
+static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+
+static void write_all(int fd, const uint8_t *p, size_t n) {
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static bool read_all(int fd, uint8_t *p, size_t n) {
+    while (n) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r <= 0)
+            return false;
+        p += r;
+        n -= (size_t)r;
+    }
+    return true;
+}
+
+static uint8_t *frame(int16_t key, int16_t ver, int32_t corr, const void *body, size_t *len) {
+    kn_wr w;
+    kn_wr_init(&w, 256, 0);
+    size_t off = kn_wr_reserve(&w, 4);
+    kn_wr_i32(&w, corr);
+    if (kp_response_header_version(key, ver) >= 1)
+        kn_wr_uvarint(&w, 0);
+    assert_int_equal(kp_api_get(key)->resp_encode(&w, body, ver), 0);
+    kn_wr_put_u32_at(w.buf + off, (uint32_t)(w.len - 4));
+    return kn_wr_detach(&w, len);
+}
+
+/* Decodes the request body after its header into a fresh struct in a. */
+static void *decode(kn_arena *a, int16_t key, int16_t ver, const uint8_t *req, size_t len) {
+    kn_rd rd;
+    kn_rd_init(&rd, req, len);
+    kn_rd_skip(&rd, 8);
+    kn_rd_string(&rd); /* client id */
+    if (kp_request_header_version(key, ver) >= 2)
+        kn_rd_uvarint(&rd); /* no tagged fields */
+    void *m = kn_arena_alloc(a, kp_api_get(key)->req_size);
+    kp_api_get(key)->req_init(m);
+    assert_int_equal(kp_api_get(key)->req_decode(&rd, a, m, ver), 0);
+    return m;
+}
+
+static void answer_heartbeat(fake *f, const kp_ConsumerGroupHeartbeatRequest *q,
+                             kp_ConsumerGroupHeartbeatResponse *r, kn_arena *a) {
+    r->member_id = q->member_id;
+    r->heartbeat_interval_ms = 100;
+    if (q->member_epoch < 0) {
+        r->member_epoch = q->member_epoch; /* leaving */
+        return;
+    }
+    int32_t owned = 0;
+    for (int32_t i = 0; i < q->topic_partitions.count; i++)
+        owned += q->topic_partitions.items[i].partitions.count;
+    int32_t *parts = NULL, nparts = 0;
+    if (q->member_epoch == 0) {
+        f->epoch = 1; /* join: t-0 and t-1 */
+        nparts = 2;
+    } else if (!f->revoke_sent && owned == 2) {
+        f->revoke_sent = true; /* it owns both: take t-1 back */
+        nparts = 1;
+    }
+    r->member_epoch = f->epoch;
+    if (!nparts)
+        return;
+    parts = kn_arena_calloc(a, 2, sizeof(int32_t));
+    parts[0] = 0;
+    parts[1] = 1;
+    kp_ConsumerGroupHeartbeatResponse_Assignment *as = kn_arena_calloc(a, 1, sizeof(*as));
+    kp_ConsumerGroupHeartbeatResponse_TopicPartitions *tp = kn_arena_calloc(a, 1, sizeof(*tp));
+    tp->topic_id = topic_id;
+    tp->partitions.items = parts;
+    tp->partitions.count = nparts;
+    as->topic_partitions.items = tp;
+    as->topic_partitions.count = 1;
+    r->assignment = as;
+}
+
+static void answer_commit(fake *f, const kp_OffsetCommitRequest *q, kp_OffsetCommitResponse *r, kn_arena *a) {
+    /* Like a 4.0 - 4.2 coordinator: the exact epoch or STALE_MEMBER_EPOCH.
+     * The first commit after the revocation went out finds the epoch
+     * moved on (as when the coordinator bumped it and the heartbeat
+     * telling the member is still on its way). */
+    if (f->revoke_sent && f->stale_left > 0) {
+        f->stale_left--;
+        f->epoch++;
+    }
+    bool stale = q->generation_id_or_member_epoch != f->epoch;
+    if (f->commits < MAX_COMMITS) {
+        int k = f->commits++;
+        f->commit_epoch[k] = q->generation_id_or_member_epoch;
+        f->commit_stale[k] = stale;
+        for (int32_t t = 0; t < q->topics.count; t++)
+            for (int32_t i = 0; i < q->topics.items[t].partitions.count; i++) {
+                f->commit_parts[k] |= 1 << q->topics.items[t].partitions.items[i].partition_index;
+                f->commit_offset[k] = q->topics.items[t].partitions.items[i].committed_offset;
+            }
+    }
+    r->topics.count = q->topics.count;
+    r->topics.items = kn_arena_calloc(a, (size_t)q->topics.count + 1, sizeof(*r->topics.items));
+    for (int32_t t = 0; t < q->topics.count; t++) {
+        r->topics.items[t].name = q->topics.items[t].name;
+        int32_t n = q->topics.items[t].partitions.count;
+        r->topics.items[t].partitions.count = n;
+        r->topics.items[t].partitions.items =
+            kn_arena_calloc(a, (size_t)n + 1, sizeof(*r->topics.items[t].partitions.items));
+        for (int32_t i = 0; i < n; i++) {
+            r->topics.items[t].partitions.items[i].partition_index =
+                q->topics.items[t].partitions.items[i].partition_index;
+            r->topics.items[t].partitions.items[i].error_code = stale ? KN_ERR_STALE_MEMBER_EPOCH : 0;
+        }
+    }
+}
+
+static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const uint8_t *req, size_t req_len,
+                       size_t *len) {
+    kn_arena a;
+    kn_arena_init(&a, 0);
+    void *body = kn_arena_alloc(&a, kp_api_get(key)->resp_size);
+    kp_api_get(key)->resp_init(body);
+    if (key == KP_API_API_VERSIONS) {
+        /* Every API this build knows, at its stable range. */
+        kp_ApiVersionsResponse *r = body;
+        kp_ApiVersionsResponse_ApiVersion *keys = kn_arena_calloc(&a, KP_API_KEY_MAX + 1, sizeof(*keys));
+        int32_t n = 0;
+        for (int16_t k = 0; k <= KP_API_KEY_MAX; k++) {
+            const kp_api *api = kp_api_get(k);
+            if (api && (api->listeners & KP_LISTENER_BROKER))
+                keys[n++] = (kp_ApiVersionsResponse_ApiVersion){k, api->min_version, api->max_stable_version};
+        }
+        r->api_keys.items = keys;
+        r->api_keys.count = n;
+    } else if (key == KP_API_METADATA) {
+        kp_MetadataResponse *r = body;
+        kp_MetadataResponse_MetadataResponseBroker *b = kn_arena_calloc(&a, 1, sizeof(*b));
+        *b = (kp_MetadataResponse_MetadataResponseBroker){1, kn_str_c("127.0.0.1"), f->port, {NULL, -1}};
+        r->brokers.items = b;
+        r->brokers.count = 1;
+        r->cluster_id = kn_str_c("fake-cluster");
+        r->controller_id = 1;
+        kp_MetadataResponse_MetadataResponseTopic *t = kn_arena_calloc(&a, 1, sizeof(*t));
+        kp_MetadataResponse_MetadataResponseTopic_init(t);
+        t->name = kn_str_c("t");
+        t->topic_id = topic_id;
+        kp_MetadataResponse_MetadataResponsePartition *ps = kn_arena_calloc(&a, 2, sizeof(*ps));
+        static int32_t one[1] = {1};
+        for (int p = 0; p < 2; p++) {
+            kp_MetadataResponse_MetadataResponsePartition_init(&ps[p]);
+            ps[p].partition_index = p;
+            ps[p].leader_id = 1;
+            ps[p].leader_epoch = 0;
+            ps[p].replica_nodes = (kp_int32_array){one, 1};
+            ps[p].isr_nodes = (kp_int32_array){one, 1};
+        }
+        t->partitions.items = ps;
+        t->partitions.count = 2;
+        r->topics.items = t;
+        r->topics.count = 1;
+    } else if (key == KP_API_FIND_COORDINATOR) {
+        kp_FindCoordinatorResponse *r = body;
+        r->node_id = 1;
+        r->host = kn_str_c("127.0.0.1");
+        r->port = f->port;
+    } else if (key == KP_API_CONSUMER_GROUP_HEARTBEAT) {
+        pthread_mutex_lock(&f->mu);
+        answer_heartbeat(f, decode(&a, key, ver, req, req_len), body, &a);
+        pthread_mutex_unlock(&f->mu);
+    } else if (key == KP_API_OFFSET_COMMIT) {
+        pthread_mutex_lock(&f->mu);
+        answer_commit(f, decode(&a, key, ver, req, req_len), body, &a);
+        pthread_mutex_unlock(&f->mu);
+    } else if (key == KP_API_OFFSET_FETCH) {
+        /* v7 or older (the client's cap): offset 5 for what was asked. */
+        assert_true(ver <= 7);
+        const kp_OffsetFetchRequest *q = decode(&a, key, ver, req, req_len);
+        kp_OffsetFetchResponse *r = body;
+        r->topics.count = q->topics.count;
+        r->topics.items = kn_arena_calloc(&a, (size_t)q->topics.count + 1, sizeof(*r->topics.items));
+        for (int32_t t = 0; t < q->topics.count; t++) {
+            int32_t n = q->topics.items[t].partition_indexes.count;
+            kp_OffsetFetchResponse_OffsetFetchResponsePartition *ps =
+                kn_arena_calloc(&a, (size_t)n + 1, sizeof(*ps));
+            for (int32_t i = 0; i < n; i++) {
+                kp_OffsetFetchResponse_OffsetFetchResponsePartition_init(&ps[i]);
+                ps[i].partition_index = q->topics.items[t].partition_indexes.items[i];
+                ps[i].committed_offset = 5;
+                ps[i].metadata = kn_str_c("");
+            }
+            r->topics.items[t].name = q->topics.items[t].name;
+            r->topics.items[t].partitions.items = ps;
+            r->topics.items[t].partitions.count = n;
+        }
+    }
+    uint8_t *out = frame(key, ver, corr, body, len);
+    kn_arena_destroy(&a);
+    return out;
+}
+
+static void serve_one(fake *f, int fd, bool *closed) {
+    uint8_t szb[4];
+    if (!read_all(fd, szb, 4)) {
+        *closed = true;
+        return;
+    }
+    uint32_t sz = ((uint32_t)szb[0] << 24) | ((uint32_t)szb[1] << 16) | ((uint32_t)szb[2] << 8) | szb[3];
+    assert_true(sz >= 8 && sz < (1u << 20));
+    uint8_t *req = kn_malloc(sz);
+    if (!read_all(fd, req, sz)) {
+        kn_free(req);
+        *closed = true;
+        return;
+    }
+    int16_t key = (int16_t)((req[0] << 8) | req[1]);
+    int16_t ver = (int16_t)((req[2] << 8) | req[3]);
+    int32_t corr =
+        (int32_t)(((uint32_t)req[4] << 24) | ((uint32_t)req[5] << 16) | ((uint32_t)req[6] << 8) | req[7]);
+    size_t len;
+    uint8_t *out = answer(f, key, ver, corr, req, sz, &len);
+    kn_free(req);
+    write_all(fd, out, len);
+    kn_free(out);
+}
+
+static void *fake_main(void *arg) {
+    fake *f = arg;
+    int fds[16];
+    int n = 0;
+    while (!atomic_load(&f->stop)) {
+        struct pollfd p[17];
+        p[0] = (struct pollfd){f->lfd, POLLIN, 0};
+        for (int i = 0; i < n; i++)
+            p[i + 1] = (struct pollfd){fds[i], POLLIN, 0};
+        if (poll(p, (nfds_t)n + 1, 20) <= 0)
+            continue;
+        if (p[0].revents & POLLIN) {
+            int fd = accept(f->lfd, NULL, NULL);
+            if (fd >= 0 && n < 16)
+                fds[n++] = fd;
+            else if (fd >= 0)
+                close(fd);
+        }
+        for (int i = 0; i < n; i++) {
+            if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            bool closed = false;
+            serve_one(f, fds[i], &closed);
+            if (closed) {
+                close(fds[i]);
+                fds[i] = fds[--n];
+                p[i + 1] = p[n + 1];
+                i--;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    return NULL;
+}
+
+static fake *fake_start(void) {
+    fake *f = kn_calloc(1, sizeof *f);
+    pthread_mutex_init(&f->mu, NULL);
+    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(f->lfd, 16), 0);
+    socklen_t sl = sizeof sa;
+    getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
+    f->port = ntohs(sa.sin_port);
+    pthread_create(&f->th, NULL, fake_main, f);
+    return f;
+}
+
+static void fake_stop(fake *f) {
+    atomic_store(&f->stop, true);
+    pthread_join(f->th, NULL);
+    close(f->lfd);
+    pthread_mutex_destroy(&f->mu);
+    kn_free(f);
+}
+
+typedef struct listener {
+    int revoked, assigned;
+    int commits_at_revoke; /* fake commits seen when REVOKED ran */
+    fake *f;
+} listener;
+
+static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partition_list *parts,
+                        void *opaque) {
+    listener *l = opaque;
+    if (ev == KN_REBALANCE_ASSIGNED) {
+        l->assigned++;
+        /* No fetching: the fake serves no records (positions stay at
+         * the committed offset 5). */
+        kn_consumer_pause(c, parts);
+    } else if (ev == KN_REBALANCE_REVOKED && kn_topic_partition_list_count(parts) == 1 &&
+               kn_topic_partition_list_partition(parts, 0) == 1) {
+        l->revoked++;
+        pthread_mutex_lock(&l->f->mu);
+        l->commits_at_revoke = l->f->commits;
+        pthread_mutex_unlock(&l->f->mu);
+    }
+    return 0;
+}
+
+static void test_revoke_commit_retries_stale_epoch(void **state) {
+    (void)state;
+    fake *f = fake_start();
+    f->stale_left = 1;
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    char bs[64], es[512];
+    snprintf(bs, sizeof bs, "127.0.0.1:%d", f->port);
+    kn_test_conf_set(conf, "bootstrap.servers", bs);
+    kn_test_conf_set(conf, "group.id", "g");
+    kn_test_conf_set(conf, "group.protocol", "consumer");
+    kn_test_conf_set(conf, "enable.auto.commit", "true");
+    kn_test_conf_set(conf, "auto.commit.interval.ms", "600000");
+    kn_test_conf_set(conf, "retry.backoff.ms", "20");
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    listener l = {.f = f};
+    const char *topics[] = {"t"};
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, on_rebalance, &l), KN_OK);
+    int64_t end = kn_test_now_ms() + 20000;
+    while (!l.revoked && kn_test_now_ms() < end) {
+        kn_records *recs = NULL;
+        int rc = kn_consumer_poll(c, 50, &recs, es, sizeof es);
+        if (rc != KN_OK)
+            fail_msg("poll: %s: %s", kn_err_name(rc), es);
+        kn_records_free(recs);
+    }
+    assert_int_equal(l.revoked, 1);
+    pthread_mutex_lock(&f->mu);
+    /* the revocation's commit: refused at epoch 1, sent again at epoch 2
+     * and accepted, both before REVOKED ran */
+    assert_true(f->commits >= 2);
+    assert_int_equal(l.commits_at_revoke, f->commits);
+    assert_int_equal(f->commit_epoch[0], 1);
+    assert_true(f->commit_stale[0]);
+    assert_int_equal(f->commit_parts[0], 1 << 1);
+    assert_int_equal(f->commit_offset[0], 5);
+    int last = f->commits - 1;
+    assert_int_equal(f->commit_epoch[last], 2);
+    assert_false(f->commit_stale[last]);
+    assert_int_equal(f->commit_parts[last], 1 << 1);
+    int before = f->commits;
+    /* a user's commit_sync refused with STALE_MEMBER_EPOCH: one attempt,
+     * the error comes back */
+    f->stale_left = 1;
+    pthread_mutex_unlock(&f->mu);
+    kn_topic_partition_list *l0 = kn_topic_partition_list_new();
+    kn_topic_partition_list_set_offset(l0, (size_t)kn_topic_partition_list_add(l0, "t", 0), 7);
+    assert_int_equal(kn_consumer_commit_sync(c, l0, 5000), KN_ERR_STALE_MEMBER_EPOCH);
+    kn_topic_partition_list_destroy(l0);
+    pthread_mutex_lock(&f->mu);
+    assert_int_equal(f->commits, before + 1);
+    assert_true(f->commit_stale[before]);
+    pthread_mutex_unlock(&f->mu);
+    print_message("revocation commit: %d attempts (epoch 1 refused, epoch 2 accepted); user commit_sync: "
+                  "STALE_MEMBER_EPOCH after 1 attempt\n",
+                  before);
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+    fake_stop(f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_revoke_commit_retries_stale_epoch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
