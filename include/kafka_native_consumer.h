@@ -395,15 +395,18 @@ void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 /* Any thread: makes the poll that is waiting (or the next poll that
  * would wait) return KN_ERR__WAKEUP. Exactly one poll is interrupted; a
  * poll that has records to return returns them instead and leaves the
- * wakeup pending. */
+ * wakeup pending. Also fires the readiness hook (kn_consumer_set_ready_cb),
+ * on the calling thread, so an event loop waiting on it wakes. */
 void kn_consumer_wakeup(kn_consumer *c);
 
 /* Readiness hook, for event loops that cannot block in poll (OpenResty,
- * luv, cqueues). fn is called on the client's network thread, with the
+ * luv, cqueues). fn is called on the client's network thread (see below for
+ * wakeup), with the
  * consumer's internal lock held, each time a poll may now return
  * something new without waiting: fetched records landed, a partition
- * failed (poll will return its error), or an async commit finished (its
- * callback is due). It must return quickly and must not call into the
+ * failed (poll will return its error), an async commit finished (its
+ * callback is due), or kn_consumer_wakeup() was called (then on the
+ * thread that called it). It must return quickly and must not call into the
  * consumer: write a byte to a descriptor the loop watches, set a flag.
  * It is level-agnostic: after it fires, poll(0) until a poll returns no
  * records before waiting again (max.poll.records may leave records

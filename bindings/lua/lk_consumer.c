@@ -799,8 +799,7 @@ static int lk_consumer_commit_async(lua_State *L) {
  * its next poll(0) returns "_WAKEUP". */
 static int lk_consumer_wakeup(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
-    kn_consumer_wakeup(lc->c);
-    lk_ready_signal(&lc->ready);
+    kn_consumer_wakeup(lc->c); /* also fires the readiness hook (lk_ready.c) */
     return 0;
 }
 

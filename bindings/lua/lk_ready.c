@@ -20,12 +20,14 @@
  * the flag before it drains, so a record that lands during or after a
  * poll is signalled again. An idle consumer therefore writes nothing
  * and its cosocket sleeps in the event loop: no CPU, no timer.
- * consumer:wakeup() signals too (lk_ready_signal, on the Lua thread):
+ * consumer:wakeup() signals too (kn_consumer_wakeup fires the hook on
+ * the calling thread, the Lua thread here):
  * a loop waiting on the socket wakes, and its next poll(0) returns
  * "_WAKEUP" (the library keeps the wakeup pending for that poll).
  *
- * Threads: listen/accept/close/signal run on the Lua thread; lk_ready_cb
- * on the network thread with the consumer's lock held (the armed flag
+ * Threads: listen/accept/close run on the Lua thread; lk_ready_cb on
+ * the network thread, or the Lua thread for wakeup, with the consumer's
+ * lock held (the armed flag
  * makes the two writers send one byte between polls) (set_ready_cb makes
  * fd visible to it and guarantees it is not running once removed).
  */
@@ -46,7 +48,9 @@ void lk_ready_init(lk_ready *r) {
     atomic_init(&r->armed, 0);
 }
 
-void lk_ready_signal(lk_ready *r) {
+/* Writes the readiness byte unless one is pending; a no-op before
+ * ready_accept. */
+static void lk_ready_signal(lk_ready *r) {
     if (r->fd < 0)
         return; /* no connection (yet): nobody waits on it */
     if (atomic_exchange(&r->armed, 1))

@@ -578,6 +578,9 @@ void kn_consumer_wakeup(kn_consumer *c) {
     pthread_mutex_lock(&c->lock);
     c->wakeup = true;
     pthread_cond_broadcast(&c->cond);
+    /* A loop waiting on the readiness hook's descriptor must wake too:
+     * its next poll returns KN_ERR__WAKEUP. */
+    knc_ready_notify(c);
     pthread_mutex_unlock(&c->lock);
 }
 
