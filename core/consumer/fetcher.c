@@ -10,8 +10,12 @@
  *     still draining one slice is fetched again from where that slice
  *     ends (read-ahead, its "fetch position"; the position poll
  *     reports stays behind), so the next answer is on its way while
- *     poll drains, instead of one round trip per buffer. Read-ahead
- *     stops while the consumer buffers fetch.max.bytes or more. No
+ *     poll drains, instead of one round trip per buffer. Everything
+ *     fetched lives inside the fetch-buffer budget (knc_budget_init:
+ *     raw responses held plus Fetches in flight, six times
+ *     max.partition.fetch.bytes), which sizes each Fetch's max_bytes and
+ *     stops read-ahead below a low-water mark without ever stalling a
+ *     partition (docs/consumer.md, "Memory"). No
  *     Fetch at all goes to a broker that leads a partition whose buffer
  *     is full (the buffered-node gate: fetching its other partitions
  *     alone could long-poll while that buffer drains and its refill
