@@ -32,6 +32,7 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
     c->fetch_min_bytes = knc_int(conf, "fetch.min.bytes");
     c->fetch_max_bytes = knc_int(conf, "fetch.max.bytes");
     c->max_partition_fetch_bytes = knc_int(conf, "max.partition.fetch.bytes");
+    c->fetch_budget = knc_fetch_budget(c->max_partition_fetch_bytes);
     c->retry_backoff_ms = knc_int(conf, "retry.backoff.ms");
     c->request_timeout_ms = knc_int(conf, "request.timeout.ms");
     c->default_api_timeout_ms = knc_int(conf, "default.api.timeout.ms");

@@ -38,6 +38,13 @@ typedef struct knc_buf {
     atomic_int refs;
     knw_resp *resp; /* a Fetch response (knw_resp_free), or NULL */
     uint8_t *mem;   /* kn_malloc'd bytes (kn_free), or NULL */
+    /* Fetch-buffer accounting (fetcher.c), under the consumer's lock:
+     * while at least one knc_fetched slice points into this buffer, its
+     * size counts in *held (the consumer's held bytes). held NULL: not
+     * counted (decompressed batches, tests). */
+    size_t size;
+    uint32_t slices;
+    size_t *held;
 } knc_buf;
 
 /* Both take ownership of what they wrap (freed when the last reference
@@ -181,6 +188,10 @@ typedef struct knc_part {
     bool needs_validation;
     bool validate_inflight;
     int64_t high_watermark; /* from the last fetch response, -1 */
+    /* Safety net (fetcher.c): Fetches sent to p's leader without p while
+     * p was fetchable with nothing buffered and data known past its
+     * fetch offset. Never expected above 0; logged when it grows. */
+    uint32_t skipped_fetches;
     int64_t last_stable_offset;
 } knc_part;
 
@@ -320,6 +331,9 @@ void knc_session_reset(knc_session *s);
 typedef struct knc_node {
     int32_t node_id;
     bool fetch_inflight;
+    int32_t inflight_bytes; /* the in-flight Fetch's max_bytes (budget reservation) */
+    int64_t sent_ms;        /* when the in-flight Fetch was sent */
+    bool overdue_warned;    /* the in-flight Fetch was reported as overdue */
     int64_t backoff_until_ms;
     knc_session session;
 } knc_node;
@@ -344,6 +358,11 @@ struct kn_consumer {
     int fetch_min_bytes;
     int fetch_max_bytes;
     int max_partition_fetch_bytes;
+    /* The fetch-buffer budget (fetcher.c): raw response bytes held by
+     * buffered slices plus the max_bytes of Fetches in flight stay
+     * within fetch_budget, read-ahead included; see docs/consumer.md. */
+    size_t fetch_budget;
+    size_t fetch_held;
     int retry_backoff_ms;
     int request_timeout_ms;
     int default_api_timeout_ms;
@@ -412,6 +431,10 @@ static inline void knc_ready_notify(kn_consumer *c) {
         c->ready_fn(c, c->ready_opaque);
 }
 
+/* fetcher.c: the fetch-buffer budget (bytes of raw responses held by
+ * buffered slices plus the max_bytes of Fetches in flight), derived
+ * from max.partition.fetch.bytes. */
+size_t knc_fetch_budget(int max_partition_fetch_bytes);
 /* fetcher.c: the network-thread ticker (ListOffsets for unpositioned
  * partitions, then Fetch per leader). Takes c->lock itself. */
 int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque);

@@ -68,6 +68,8 @@ knc_fetched *knc_fetched_new(knc_buf *buf, const uint8_t *records, size_t len,
         f->aborted_count = aborted_count;
     }
     f->buf = knc_buf_retain(buf);
+    if (buf->slices++ == 0 && buf->held)
+        *buf->held += buf->size;
     f->records = records;
     f->len = len;
     f->fetch_offset = fetch_offset;
@@ -80,6 +82,8 @@ void knc_fetched_free(knc_fetched *f) {
     if (!f)
         return;
     knc_buf_release(f->batch_buf);
+    if (--f->buf->slices == 0 && f->buf->held)
+        *f->buf->held -= f->buf->size;
     knc_buf_release(f->buf);
     kn_free(f->aborted);
     kn_free(f->aborting_pids);

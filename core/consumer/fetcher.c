@@ -10,8 +10,12 @@
  *     still draining one slice is fetched again from where that slice
  *     ends (read-ahead, its "fetch position"; the position poll
  *     reports stays behind), so the next answer is on its way while
- *     poll drains, instead of one round trip per buffer. Read-ahead
- *     stops while the consumer buffers fetch.max.bytes or more. No
+ *     poll drains, instead of one round trip per buffer. Everything
+ *     fetched lives inside the fetch-buffer budget (knc_budget_init:
+ *     raw responses held plus Fetches in flight, six times
+ *     max.partition.fetch.bytes), which sizes each Fetch's max_bytes and
+ *     stops read-ahead below a low-water mark without ever stalling a
+ *     partition (docs/consumer.md, "Memory"). No
  *     Fetch at all goes to a broker that leads a partition whose buffer
  *     is full (the buffered-node gate: fetching its other partitions
  *     alone could long-poll while that buffer drains and its refill
@@ -36,6 +40,7 @@
 #include "consumer/consumer_int.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "log.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_fetch.h"
 #include "proto/generated/kp_list_offsets.h"
@@ -217,13 +222,14 @@ fail:
     return NULL;
 }
 
-static int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, int max_wait_ms) {
+static int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, int max_wait_ms,
+                          int32_t max_bytes) {
     kp_FetchRequest *f = &req->u.fetch;
     kp_FetchRequest_init(f);
     f->replica_id = -1;
     f->max_wait_ms = max_wait_ms;
     f->min_bytes = c->fetch_min_bytes;
-    f->max_bytes = c->fetch_max_bytes;
+    f->max_bytes = max_bytes;
     f->isolation_level = c->read_committed ? 1 : 0;
     f->rack_id.ptr = c->rack ? c->rack : "";
     f->rack_id.len = (int32_t)strlen(f->rack_id.ptr);
@@ -403,6 +409,8 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
         c->stats.fetch_incremental++;
     if (node) {
         node->fetch_inflight = false;
+        node->inflight_bytes = 0;
+        node->overdue_warned = false;
         int serr = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
         knc_session_answer(&node->session, req->sent_epoch, serr, r ? r->session_id : 0);
     }
@@ -449,10 +457,15 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     if (pd->records.len <= 0)
                         break;
                     if (!buf) {
+                        size_t size = resp->raw_len;
                         buf = knc_buf_from_resp(resp);
                         resp = NULL;
                         if (!buf)
                             goto done;
+                        /* Counted against the fetch-buffer budget while
+                         * any slice still points into it. */
+                        buf->size = size;
+                        buf->held = &c->fetch_held;
                     }
                     knc_aborted stack[16], *ab = stack;
                     int32_t nab = pd->aborted_transactions.count > 0 ? pd->aborted_transactions.count : 0;
@@ -590,10 +603,19 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
 
 /* ---- the tick ------------------------------------------------------------ */
 
+/* The fetch-buffer budget for one tick (Fetch planning only). */
+typedef struct knc_budget {
+    int64_t avail;     /* budget - held - in flight; may go negative */
+    int32_t per_fetch; /* a Fetch's max_bytes when the budget allows */
+    int32_t low;       /* below this, no read-ahead; the floor of a Fetch */
+} knc_budget;
+
 /* Adds one request per leader for the chosen partitions to *out,
- * marking them in flight. Consumes leaders[]. */
+ * marking them in flight. Consumes leaders[]. Fetches take their
+ * max_bytes out of *budget. */
 static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, knc_part **chosen,
-                     int32_t *leaders, int32_t n, int max_wait_ms, knc_req **out) {
+                     int32_t *leaders, int32_t n, int max_wait_ms, knc_budget *budget,
+                     int64_t now_ms, knc_req **out) {
     knc_part **group = n > 0 ? kn_malloc((size_t)n * sizeof(*group)) : NULL;
     if (!group)
         return;
@@ -607,8 +629,16 @@ static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, kn
                 group[m++] = chosen[j];
                 leaders[j] = -1;
             }
+        int32_t max_bytes = 0;
+        if (api_key == KP_API_FETCH) {
+            /* What the budget has left, but never less than the floor:
+             * the fetcher only plans a Fetch below it when nothing else
+             * could free memory (see the tick). */
+            int64_t mb = budget->avail < budget->per_fetch ? budget->avail : budget->per_fetch;
+            max_bytes = (int32_t)(mb < budget->low ? budget->low : mb);
+        }
         knc_req *req = knc_req_build(c, md, node, api_key, group, m);
-        int rc = req ? (api_key == KP_API_FETCH ? knc_fill_fetch(c, md, req, max_wait_ms)
+        int rc = req ? (api_key == KP_API_FETCH ? knc_fill_fetch(c, md, req, max_wait_ms, max_bytes)
                                                  : knc_fill_list_offsets(c, req))
                      : KN_ERR__NOMEM;
         if (rc != 0) {
@@ -625,13 +655,85 @@ static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, kn
         }
         if (api_key == KP_API_FETCH) {
             knc_node *kn = knc_node_get(c, node);
-            if (kn)
+            if (kn) {
                 kn->fetch_inflight = true;
+                kn->inflight_bytes = max_bytes;
+                kn->sent_ms = now_ms;
+                kn->overdue_warned = false;
+            }
+            budget->avail -= max_bytes;
         }
         req->next = *out;
         *out = req;
     }
     kn_free(group);
+}
+
+size_t knc_fetch_budget(int max_partition_fetch_bytes) {
+    /* Six partition-sized slices: a Fetch of three (half the budget)
+     * travels while the previous one drains. Measured on loopback (see
+     * docs/consumer.md): four slices cost throughput, eight only memory. */
+    size_t b = (size_t)(max_partition_fetch_bytes > 0 ? max_partition_fetch_bytes : 1) * 6;
+    return b > (size_t)INT32_MAX ? (size_t)INT32_MAX : b;
+}
+
+/* This tick's budget: what the held slices and the Fetches in flight
+ * leave of c->fetch_budget, and the per-Fetch size (half the budget, at
+ * most fetch.max.bytes, so one Fetch can travel while one drains). */
+static void knc_budget_init(const kn_consumer *c, knc_budget *b) {
+    int64_t inflight = 0;
+    for (size_t i = 0; i < c->node_count; i++)
+        if (c->nodes[i].fetch_inflight)
+            inflight += c->nodes[i].inflight_bytes;
+    b->avail = (int64_t)c->fetch_budget - (int64_t)c->fetch_held - inflight;
+    int64_t per = (int64_t)(c->fetch_budget / 2);
+    if (per > c->fetch_max_bytes)
+        per = c->fetch_max_bytes;
+    b->per_fetch = (int32_t)(per > 0 ? per : 1);
+    b->low = b->per_fetch / 4 > 0 ? b->per_fetch / 4 : 1;
+}
+
+/* Cheap checks that only log (they change nothing, so they can never
+ * cause a double delivery): a Fetch unanswered long past
+ * fetch.max.wait.ms (the wire layer's request timeout recovers it), and
+ * a partition left out of Fetches to its leader while it had nothing
+ * buffered, nothing in flight and data known past its fetch offset. */
+static void knc_safety_checks(kn_consumer *c, const knw_metadata *md, int64_t now_ms, const knc_req *sent) {
+    for (size_t i = 0; i < c->node_count; i++) {
+        knc_node *node = &c->nodes[i];
+        int64_t waited = now_ms - node->sent_ms;
+        if (node->fetch_inflight && !node->overdue_warned && waited > (int64_t)c->fetch_max_wait_ms + 10000) {
+            node->overdue_warned = true;
+            kn_log(NULL, KN_LOG_WARN,
+                   "consumer: Fetch to broker %d unanswered for %lld ms (fetch.max.wait.ms %d); "
+                   "request.timeout.ms (%d) will fail and retry it",
+                   (int)node->node_id, (long long)waited, c->fetch_max_wait_ms, c->request_timeout_ms);
+        }
+    }
+    bool any = false;
+    for (const knc_req *r = sent; r && !any; r = r->next)
+        any = r->api_key == KP_API_FETCH;
+    for (size_t i = 0; i < c->part_count; i++) {
+        knc_part *p = c->parts[i];
+        if (p->fetch_inflight) {
+            p->skipped_fetches = 0;
+            continue;
+        }
+        if (!any || p->fetched || !knc_part_fetchable(p) || now_ms < p->retry_at_ms ||
+            p->high_watermark <= knc_part_fetch_offset(p))
+            continue;
+        int32_t epoch;
+        int32_t leader = knc_leader(md, p, &epoch, NULL);
+        bool skipped = false;
+        for (const knc_req *r = sent; r && !skipped; r = r->next)
+            skipped = r->api_key == KP_API_FETCH && r->node_id == leader;
+        if (skipped && ++p->skipped_fetches == 3)
+            kn_log(NULL, KN_LOG_WARN,
+                   "consumer: %s [%d] left out of 3 Fetches to its leader %d while fetchable at "
+                   "offset %lld with the log end at %lld",
+                   p->topic, (int)p->partition, (int)leader, (long long)knc_part_fetch_offset(p),
+                   (long long)p->high_watermark);
+    }
 }
 
 static bool knc_node_gated(const int32_t *gated, int32_t ng, int32_t node) {
@@ -693,19 +795,28 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
         chosen[m] = p;
         leaders[m++] = leader;
     }
-    knc_plan(c, md, KP_API_LIST_OFFSETS, chosen, leaders, m, 0, &reqs);
+    knc_plan(c, md, KP_API_LIST_OFFSETS, chosen, leaders, m, 0, NULL, now_ms, &reqs);
 
     /* 2. KIP-320: positions to validate after a leader epoch change. */
     vplan = knc_validate_plan(c, md, now_ms);
 
-    /* 3. Fetches. Read-ahead only while the consumer buffers less than
-     * fetch.max.bytes, so memory stays near twice that at most (the
-     * budget, plus one more response). Brokers leading an unpaused
-     * partition whose buffer cannot take more wait (the gate). */
-    size_t buffered = 0;
-    for (size_t i = 0; i < n; i++)
-        buffered += knc_part_buffered_bytes(c->parts[i]);
-    bool ahead_ok = buffered < (size_t)c->fetch_max_bytes;
+    /* 3. Fetches, within the fetch-buffer budget (knc_budget_init):
+     * read-ahead only while the held and in-flight bytes leave at least
+     * the low-water mark; a partition with nothing buffered is fetched
+     * under the same rule, unless no unpaused partition has anything to
+     * drain (then memory can only come back through fetching: paused or
+     * failed partitions hold it), so the budget never stalls anyone.
+     * Brokers leading an unpaused partition whose buffer cannot take
+     * more wait (the gate). */
+    knc_budget budget;
+    knc_budget_init(c, &budget);
+    bool drainable = false;
+    for (size_t i = 0; i < n && !drainable; i++) {
+        const knc_part *p = c->parts[i];
+        drainable = p->fetched && !p->paused && p->state == KNC_POS_VALID;
+    }
+    bool ahead_ok = budget.avail >= budget.low;
+    bool first_ok = ahead_ok || !drainable;
     int32_t ng = 0;
     for (size_t i = 0; i < n; i++) {
         knc_part *p = c->parts[i];
@@ -721,7 +832,8 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     size_t start = c->fetch_next % n;
     for (size_t k = 0; k < n; k++) {
         knc_part *p = c->parts[(start + k) % n];
-        if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms || (p->fetched && !ahead_ok))
+        if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms || (p->fetched && !ahead_ok) ||
+            (!p->fetched && !first_ok))
             continue;
         int32_t epoch;
         int32_t leader = knc_leader(md, p, &epoch, NULL);
@@ -743,8 +855,9 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
          * at its own deadline without the Fetch, and an answer comes as
          * soon as data lands. Clamping it to poll's budget made an idle
          * consumer polling every 100 ms send ten Fetches a second. */
-        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, c->fetch_max_wait_ms, &reqs);
+        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, c->fetch_max_wait_ms, &budget, now_ms, &reqs);
     }
+    knc_safety_checks(c, md, now_ms, reqs);
 out:
     pthread_mutex_unlock(&c->lock);
     knc_offsets_send(c, client, &plan);

@@ -138,6 +138,17 @@ int knw_rx_pump(knw_rx *rx, knw_read_fn *rd, void *rd_ctx, knw_frame_fn *on_fram
         kn_errstr_set(errstr, errstr_size, "read: %s", strerror(errno));
         return KN_ERR__TRANSPORT;
     }
+    /* The bound can fall right after a read into the stage. Those bytes
+     * must be consumed now: poll(2) reports the socket, not the stage, so
+     * if they were a response's tail the socket is empty and nothing
+     * would call us again until the request timed out. */
+    if (rx->stage_off < rx->stage_len) {
+        size_t used;
+        int rc = rx_consume(rx, rx->stage + rx->stage_off, rx->stage_len - rx->stage_off, &used, on_frame,
+                            frame_ctx, errstr, errstr_size);
+        rx->stage_off += used;
+        return rc;
+    }
     return 0;
 }
 

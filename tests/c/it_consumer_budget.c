@@ -1,0 +1,203 @@
+/*
+ * it_consumer_budget.c: the consumer's fetch-buffer budget against a
+ * real broker (docs/consumer.md, "Memory"): raw fetched bytes held stay
+ * within six times max.partition.fetch.bytes while every record still
+ * arrives exactly once, in order; a record batch larger than the whole
+ * budget is still delivered (the broker returns an oversized first
+ * batch, and rotation brings every partition to the front); partitions
+ * paused while holding buffered data never stall the others.
+ * Data comes from the Java producer perf tool.
+ */
+#include "kn_test.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka_native.h"
+
+#define MAXP 8
+
+static kn_consumer *new_consumer(const char *mpfb, const char *max_poll) {
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "auto.offset.reset", "earliest");
+    kn_test_conf_set(conf, "max.partition.fetch.bytes", mpfb);
+    kn_test_conf_set(conf, "max.poll.records", max_poll);
+    char es[512];
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    return c;
+}
+
+static void assign_all(kn_consumer *c, const char *topic, int parts) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (int p = 0; p < parts; p++)
+        assert_true(kn_topic_partition_list_add(l, topic, p) >= 0);
+    assert_int_equal(kn_consumer_assign(c, l), KN_OK);
+    kn_topic_partition_list_destroy(l);
+}
+
+static void end_offsets(kn_consumer *c, const char *topic, int parts, int64_t *end) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (int p = 0; p < parts; p++)
+        kn_topic_partition_list_add(l, topic, p);
+    assert_int_equal(kn_consumer_end_offsets(c, l, 30000), KN_OK);
+    for (int p = 0; p < parts; p++) {
+        assert_int_equal(kn_topic_partition_list_err(l, (size_t)p), 0);
+        end[p] = kn_topic_partition_list_offset(l, (size_t)p);
+    }
+    kn_topic_partition_list_destroy(l);
+}
+
+static void produce(const char *topic, int parts, long n, int size) {
+    kn_test_create_topic(topic, parts);
+    kn_test_run("%s producer-perf --bootstrap-server %s --topic %s --num-records %ld --record-size %d "
+                "--throughput -1 --command-property acks=1 >/dev/null",
+                kn_test_java_tool(), kn_test_bootstrap(), topic, n, size);
+}
+
+/* One poll; each record must be the next offset of its partition. */
+static size_t poll_in_order(kn_consumer *c, int parts, int64_t *next, const bool *paused) {
+    char es[512];
+    kn_records *r = NULL;
+    int rc = kn_consumer_poll(c, 200, &r, es, sizeof es);
+    if (rc != KN_OK)
+        fail_msg("poll: %s: %s", kn_err_name(rc), es);
+    size_t n = kn_records_count(r);
+    for (size_t i = 0; i < n; i++) {
+        int32_t p = kn_records_partition(r, i);
+        int64_t off = kn_records_offset(r, i);
+        assert_true(p >= 0 && p < parts);
+        if (paused && paused[p])
+            fail_msg("partition %d returned offset %lld while paused", (int)p, (long long)off);
+        if (off != next[p])
+            fail_msg("partition %d: offset %lld, expected %lld", (int)p, (long long)off, (long long)next[p]);
+        next[p]++;
+    }
+    kn_records_free(r);
+    return n;
+}
+
+/* 2,000,000 x 10 B over 8 partitions is about 34 MB of batches: with
+ * max.partition.fetch.bytes 1 MiB the old read-ahead held up to two
+ * slices per partition (16 MiB); the budget is 6 MiB. Small polls keep
+ * the buffers full. */
+static void test_budget_bounds_buffered_bytes(void **state) {
+    (void)state;
+    const int parts = 8;
+    const long n = 2000000;
+    const char *topic = kn_test_topic("budget");
+    produce(topic, parts, n, 10);
+    kn_consumer *c = new_consumer("1048576", "97");
+    assign_all(c, topic, parts);
+    int64_t end[MAXP], next[MAXP] = {0}, total = 0;
+    end_offsets(c, topic, parts, end);
+    for (int p = 0; p < parts; p++)
+        total += end[p];
+    assert_int_equal(total, n);
+    int64_t got = 0, max_buffered = 0, deadline = kn_test_now_ms() + 120000;
+    while (got < total && kn_test_now_ms() < deadline) {
+        got += (int64_t)poll_in_order(c, parts, next, NULL);
+        kn_consumer_stats st;
+        kn_consumer_get_stats(c, &st);
+        if (st.buffered_bytes > max_buffered)
+            max_buffered = st.buffered_bytes;
+    }
+    for (int p = 0; p < parts; p++)
+        if (next[p] != end[p])
+            fail_msg("partition %d stopped at %lld of %lld", p, (long long)next[p], (long long)end[p]);
+    fprintf(stderr, "budget: %lld records in order, at most %lld bytes buffered (budget %d)\n",
+            (long long)got, (long long)max_buffered, 6 << 20);
+    if (max_buffered > (6 << 20))
+        fail_msg("%lld bytes buffered, above the 6 MiB budget", (long long)max_buffered);
+    assert_true(max_buffered > 0);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+}
+
+/* Every record is its own ~20 KB batch and max.partition.fetch.bytes is
+ * 1 KiB: each batch is larger than the whole budget (6 KiB). All four
+ * partitions must still be read to their end. */
+static void test_budget_oversized_batches(void **state) {
+    (void)state;
+    const int parts = 4;
+    const long n = 200;
+    const char *topic = kn_test_topic("budget-big");
+    produce(topic, parts, n, 20000);
+    kn_consumer *c = new_consumer("1024", "500");
+    assign_all(c, topic, parts);
+    int64_t end[MAXP], next[MAXP] = {0}, total = 0;
+    end_offsets(c, topic, parts, end);
+    for (int p = 0; p < parts; p++)
+        total += end[p];
+    assert_int_equal(total, n);
+    int64_t got = 0, deadline = kn_test_now_ms() + 60000;
+    while (got < total && kn_test_now_ms() < deadline)
+        got += (int64_t)poll_in_order(c, parts, next, NULL);
+    for (int p = 0; p < parts; p++)
+        if (next[p] != end[p])
+            fail_msg("partition %d stopped at %lld of %lld (batches above the budget)", p, (long long)next[p],
+                     (long long)end[p]);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+}
+
+/* Partitions 0 and 1 are paused once they delivered something, keeping
+ * what they buffered (and the responses it pins). With a 96 KiB budget
+ * that memory must not stop partitions 2 and 3 from reaching their end;
+ * after resume 0 and 1 go on from where they stopped. */
+static void test_budget_paused_hold_no_stall(void **state) {
+    (void)state;
+    const int parts = 4;
+    const long n = 200000;
+    const char *topic = kn_test_topic("budget-pause");
+    produce(topic, parts, n, 10);
+    kn_consumer *c = new_consumer("16384", "50");
+    assign_all(c, topic, parts);
+    int64_t end[MAXP], next[MAXP] = {0};
+    end_offsets(c, topic, parts, end);
+    bool paused[MAXP] = {false};
+    int64_t deadline = kn_test_now_ms() + 60000;
+    while (!(next[0] > 0 && next[1] > 0) && kn_test_now_ms() < deadline)
+        poll_in_order(c, parts, next, NULL);
+    assert_true(next[0] > 0 && next[1] > 0);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, topic, 0);
+    kn_topic_partition_list_add(l, topic, 1);
+    assert_int_equal(kn_consumer_pause(c, l), KN_OK);
+    paused[0] = paused[1] = true;
+    while (!(next[2] == end[2] && next[3] == end[3]) && kn_test_now_ms() < deadline)
+        poll_in_order(c, parts, next, paused);
+    for (int p = 2; p < 4; p++)
+        if (next[p] != end[p])
+            fail_msg("partition %d stopped at %lld of %lld while 0 and 1 were paused", p, (long long)next[p],
+                     (long long)end[p]);
+    kn_consumer_stats st;
+    kn_consumer_get_stats(c, &st);
+    assert_true(st.buffered_partitions >= 1); /* the paused ones kept data */
+    assert_int_equal(kn_consumer_resume(c, l), KN_OK);
+    kn_topic_partition_list_destroy(l);
+    paused[0] = paused[1] = false;
+    while (!(next[0] == end[0] && next[1] == end[1]) && kn_test_now_ms() < deadline)
+        poll_in_order(c, parts, next, paused);
+    for (int p = 0; p < parts; p++)
+        if (next[p] != end[p])
+            fail_msg("partition %d stopped at %lld of %lld after resume", p, (long long)next[p],
+                     (long long)end[p]);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+}
+
+int main(void) {
+    kn_test_bootstrap();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_budget_bounds_buffered_bytes),
+        cmocka_unit_test(test_budget_oversized_batches),
+        cmocka_unit_test(test_budget_paused_hold_no_stall),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
