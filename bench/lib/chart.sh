@@ -17,8 +17,8 @@ awk -F'\t' '
   END {
     ns = split("consume-10b consume-10kib produce-10b produce-10kib consume-10b-1000p", sc, " ")
     split("consume\\n10 B|consume\\n10 KiB|produce\\n10 B|produce\\n10 KiB|consume 10 B\\n1,000 partitions", label, "|")
-    nc = split("kn lua librdkafka probe java", cl, " ")
-    print "# scenario kafka-native(C) kafka-native(Lua) librdkafka probe java: records/s / Java records/s"
+    nc = split("kn lua luajit librdkafka probe java", cl, " ")
+    print "# scenario kafka-native(C) kafka-native(Lua 5.4) kafka-native(LuaJIT) librdkafka probe java: records/s / Java records/s"
     for (i = 1; i <= ns; i++) {
       j = med(sc[i] SUBSEP "java")
       if (j == "" || j + 0 == 0) continue
@@ -53,9 +53,10 @@ set bmargin 7
 set xtics scale 0
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "#444444"
 plot "$out/chart.dat" using 2:xtic(1) title "kafka-native (C)" lc rgb "#1f77b4", \
-     "" using 3 title "kafka-native (Lua)" lc rgb "#17becf", \
-     "" using 4 title "librdkafka" lc rgb "#ff7f0e", \
-     "" using 5 title "ceiling (fetch probe)" lc rgb "#7f7f7f", \
-     "" using 6 title "Java client" lc rgb "#d62728"
+     "" using 3 title "kafka-native (Lua 5.4)" lc rgb "#17becf", \
+     "" using 4 title "kafka-native (LuaJIT)" lc rgb "#2ca02c", \
+     "" using 5 title "librdkafka" lc rgb "#ff7f0e", \
+     "" using 6 title "ceiling (fetch probe)" lc rgb "#7f7f7f", \
+     "" using 7 title "Java client" lc rgb "#d62728"
 GP
 [ -s "$out/chart.png" ] || { cat "$out/logs/gnuplot.log" >&2; exit 1; }

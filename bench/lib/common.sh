@@ -53,6 +53,11 @@ bench_run_finished() { :; }
 
 bench_progress_end() { bench_clear; }
 
+# The LuaJIT build of the Lua module, when luajit is installed.
+bench_luajit_target() {
+  command -v luajit >/dev/null && echo kafka_native_lua_jit
+}
+
 bench_rdkafka_targets() {
   pkg-config --exists rdkafka 2>/dev/null && echo librdkafka_consumer_perf librdkafka_producer_perf
 }

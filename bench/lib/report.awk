@@ -85,12 +85,13 @@ function throughput_section(s, title, kind,    i, cl, line, r, first) {
               lat_cell(s, cl, kind == "consume") " | " runs_cell(s, cl) " |"
     }
     print ""
-    for (i = 1; i <= 2; i++) {
-        cl = i == 1 ? "kn" : "lua"
+    for (i = 1; i <= 3; i++) {
+        cl = i == 1 ? "kn" : i == 2 ? "lua" : "luajit"
         if (!have(s, cl)) continue
         line = "**" name[cl] "**:"
         first = 1
-        if ((r = ratio(s, cl, s, "java", 1)) != "") { line = line " " sprintf("%.2fx", r) " Java"; first = 0 }
+        if (cl != "kn" && (r = ratio(s, cl, s, "kn", 1)) != "") { line = line " " sprintf("%.2f", r) " of C"; first = 0 }
+        if ((r = ratio(s, cl, s, "java", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2fx", r) " Java"; first = 0 }
         if ((r = ratio(s, cl, s, "librdkafka", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2fx", r) " librdkafka"; first = 0 }
         if ((r = ratio(s, cl, s, "probe", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2f", r) " of the ceiling"; first = 0 }
         if (kind == "consume" && (r = ratio(s, cl, s, "java", 4)) != "") line = line "; peak RSS " sprintf("1/%.0f", 1 / r) " of Java's"
@@ -104,9 +105,10 @@ function throughput_section(s, title, kind,    i, cl, line, r, first) {
 
 BEGIN {
     FS = "\t"
-    nclients = split("kn lua java librdkafka probe", order, " ")
+    nclients = split("kn lua luajit java librdkafka probe", order, " ")
     name["kn"] = "kafka-native (C)"
-    name["lua"] = "kafka-native (Lua)"
+    name["lua"] = "kafka-native (Lua 5.4)"
+    name["luajit"] = "kafka-native (LuaJIT)"
     name["java"] = "Java client"
     name["librdkafka"] = "librdkafka"
     name["probe"] = "ceiling: fetch-and-discard probe"
@@ -147,7 +149,7 @@ END {
     print ""
 
     # ---- targets ------------------------------------------------------
-    print "### Targets (issue #7)"
+    print "### Targets (issues #3, #6, #7)"
     print ""
     print "| target | measured | met |"
     print "| --- | ---: | :---: |"
@@ -166,6 +168,8 @@ END {
     target("1,000 partitions ≥ 0.8 of 16-partition records/s", ratio("consume-10b-1000p", "kn", "consume-10b", "kn", 1), 0.8, "")
     target_max("1,000 partitions peak RSS ≤ 64 MiB", stat("consume-10b-1000p", "kn", 4, "med"), 64)
     target_max("idle consumer (1,000 partitions) < 1% of a core", stat("idle-1000p", "kn", 9, "med"), 1)
+    target("Lua 5.4 consumer ≥ 0.5 of C, 10 B (issue #6)", ratio("consume-10b", "lua", "consume-10b", "kn", 1), 0.5, "")
+    target("LuaJIT consumer ≥ 0.5 of C, 10 B (issue #6)", ratio("consume-10b", "luajit", "consume-10b", "kn", 1), 0.5, "")
     print ""
 
     throughput_section("consume-10b", "Consume 10 B records, 16 partitions", "consume")
