@@ -452,38 +452,6 @@ static void test_fenced_kip848(void **state) {
 
 /* ---- commits across member epochs (KIP-848) ------------------------------------------ */
 
-/* The group's committed offsets, read by a consumer that is not a member
- * (every member has left). */
-static void committed_offsets(const char *group, const char *topic, int64_t *out) {
-    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_test_conf_set(conf, "group.id", group);
-    char es[512];
-    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
-    kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (int p = 0; p < NPART; p++)
-        kn_topic_partition_list_add(l, topic, p);
-    assert_int_equal(kn_consumer_committed(c, l, 30000), KN_OK);
-    for (int p = 0; p < NPART; p++)
-        out[p] = kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, p));
-    kn_topic_partition_list_destroy(l);
-    kn_consumer_close(c);
-    kn_consumer_destroy(c);
-}
-
-/* Fails if a member's log has an ERROR line (a commit or poll error the
- * application saw). */
-static void assert_no_errors(const member *ms, int count) {
-    for (int i = 0; i < count; i++) {
-        char line[1024];
-        if (first_line(&ms[i], " ERROR ", 0, line, sizeof line) >= 0)
-            fail_msg("member %s: %s", ms[i].name, line);
-    }
-}
-
 /* KIP-848 members commit while the member epochs move: A commits after
  * every poll (commit_sync) and B and C auto-commit (every 200 ms, and
  * before each revocation). B joins, C joins, B leaves, C leaves, while
@@ -527,16 +495,7 @@ static void test_commit_epochs_kip848(void **state) {
     produce(pr, topic, NPART, next, 50);
     wait_consumed(ms, 3, topic, &cs, next, -1, 0, -1);
     member_stop(&ms[0]);
-    assert_no_errors(ms, 3);
-    read_records(ms, 3, topic, &cs, -1, 0, -1);
-    if (cs.dups)
-        fail_msg("%lld records were read twice (first: %s)", (long long)cs.dups, cs.first_dup);
-    int64_t committed[NPART];
-    committed_offsets(group, topic, committed);
-    for (int p = 0; p < NPART; p++)
-        if (committed[p] != next[p])
-            fail_msg("%s:%d committed %lld, end offset %lld", topic, p, (long long)committed[p],
-                     (long long)next[p]);
+    check_read_once_committed(ms, 3, group, topic, &cs, next);
     logs *lg = calloc(1, sizeof *lg);
     read_events(ms, 3, lg);
     const char *topics[] = {topic};

@@ -104,28 +104,6 @@ static int wait_new_coordinator(int old) {
     }
 }
 
-/* The group's committed offsets, read by a consumer that is not a
- * member (every member has left). */
-static void committed_offsets(const char *group, const char *topic, int64_t *out) {
-    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_test_conf_set(conf, "group.id", group);
-    char es[512];
-    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
-    kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (int p = 0; p < NPART; p++)
-        kn_topic_partition_list_add(l, topic, p);
-    assert_int_equal(kn_consumer_committed(c, l, 30000), KN_OK);
-    for (int p = 0; p < NPART; p++)
-        out[p] = kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, p));
-    kn_topic_partition_list_destroy(l);
-    kn_consumer_close(c);
-    kn_consumer_destroy(c);
-}
-
 /* Assignment lines (ASSIGNED / REVOKED / LOST) in a member's log. */
 static int count_events(const member *m, const char *kind) {
     FILE *f = fopen(m->log, "r");
@@ -136,18 +114,6 @@ static int count_events(const member *m, const char *kind) {
         n += strstr(line, " OWN ") && strstr(line, kind);
     fclose(f);
     return n;
-}
-
-static void assert_no_errors(const member *ms, int count) {
-    for (int i = 0; i < count; i++) {
-        FILE *f = fopen(ms[i].log, "r");
-        assert_non_null(f);
-        char line[4096];
-        while (fgets(line, sizeof line, f))
-            if (strstr(line, " ERROR "))
-                fail_msg("member %s: %s", ms[i].name, line);
-        fclose(f);
-    }
 }
 
 static void coordinator_moves(const char *protocol, bool kill) {
@@ -200,16 +166,7 @@ static void coordinator_moves(const char *protocol, bool kill) {
     member_stop(&ms[0]);
     member_stop(&ms[1]);
 
-    assert_no_errors(ms, 2);
-    read_records(ms, 2, topic, &cs, -1, 0, -1);
-    if (cs.dups)
-        fail_msg("%lld records were read twice (first: %s)", (long long)cs.dups, cs.first_dup);
-    int64_t committed[NPART];
-    committed_offsets(group, topic, committed);
-    for (int p = 0; p < NPART; p++)
-        if (committed[p] != next[p])
-            fail_msg("%s:%d committed %lld, end offset %lld", topic, p, (long long)committed[p],
-                     (long long)next[p]);
+    check_read_once_committed(ms, 2, group, topic, &cs, next);
     logs *lg = calloc(1, sizeof *lg);
     read_events(ms, 2, lg);
     const char *topics[] = {topic};
