@@ -423,6 +423,21 @@ long long real_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void scenario_begin(scenario *s, const char *topic_tag, const char *group_tag, int replication) {
+    memset(s, 0, sizeof *s);
+    snprintf(s->topic, sizeof s->topic, "%s", kn_test_topic(topic_tag));
+    snprintf(s->group, sizeof s->group, "g-%s-%d", group_tag, (int)getpid());
+    create_topic_rf(s->topic, NPART, replication);
+    s->pr = new_producer();
+    consumed_init(&s->cs);
+}
+
+void scenario_end(scenario *s, member *ms, int count) {
+    consumed_free(&s->cs);
+    kn_producer_close(s->pr, 10000);
+    remove_logs(ms, count);
+}
+
 void committed_offsets(const char *group, const char *topic, int64_t *out) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
