@@ -57,6 +57,31 @@ assert(consumer:assign(tps))
 local count, bytes = 0, 0
 local cpu0 = os.clock()
 local last_seen = wall()
+-- The loop every form but --loop records shares: poll (poll_batch, or
+-- poll's array of record tables when tables is set) until --num-records
+-- records arrived or none came for --timeout ms. sum(batch, n) reads a
+-- non-empty batch's n records and returns their key + value bytes; the
+-- per-record work stays inside it, on locals, as in the C loop.
+local function drive(sum, tables)
+  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
+    local batch
+    if tables then
+      batch = assert(consumer:poll(100))
+    else
+      batch = assert(consumer:poll_batch(100))
+    end
+    local n = #batch
+    if n > 0 then
+      last_seen = wall()
+      bytes = bytes + sum(batch, n)
+      count = count + n
+    end
+    if not tables then
+      batch:close() -- the fetched buffers go now, not at the next GC
+    end
+  end
+end
+
 if opts.loop == "records" then
   while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
     for r in consumer:records(100) do
@@ -68,105 +93,78 @@ if opts.loop == "records" then
     last_seen = wall()
   end
 elseif opts.loop == "batch" then
-  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
-    local batch = assert(consumer:poll_batch(100))
-    local n = #batch
-    if n > 0 then
-      last_seen = wall()
-      for _, v, k in batch:each() do
-        bytes = bytes + (k and #k or 0) + (v and #v or 0)
-      end
-      count = count + n
+  drive(function(batch)
+    local b = 0
+    for _, v, k in batch:each() do
+      b = b + (k and #k or 0) + (v and #v or 0)
     end
-    batch:close() -- the fetched buffers go now, not at the next GC
-  end
+    return b
+  end)
 elseif opts.loop == "view" then
   -- The C loop's work: each record's key and value length (-1: null).
-  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
-    local batch = assert(consumer:poll_batch(100))
-    local n = #batch
-    if n > 0 then
-      last_seen = wall()
-      local v = batch:view()
-      local recs = v.recs -- 0-based C array, v.n entries
-      for j = 0, v.n - 1 do
-        local r = recs[j]
-        local kl, vl = r.key_len, r.value_len
-        if kl > 0 then bytes = bytes + kl end
-        if vl > 0 then bytes = bytes + vl end
-      end
-      v:close()
-      count = count + n
+  drive(function(batch)
+    local b = 0
+    local v = batch:view()
+    local recs = v.recs -- 0-based C array, v.n entries
+    for j = 0, v.n - 1 do
+      local r = recs[j]
+      local kl, vl = r.key_len, r.value_len
+      if kl > 0 then b = b + kl end
+      if vl > 0 then b = b + vl end
     end
-    batch:close()
-  end
+    v:close()
+    return b
+  end)
 elseif opts.loop == "index" then
-  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
-    local batch = assert(consumer:poll_batch(100))
-    local n = #batch
-    if n > 0 then
-      last_seen = wall()
-      local v = batch:view()
-      for j = 1, #v do
-        local r = v[j]
-        local kl, vl = r.key_len, r.value_len
-        if kl > 0 then bytes = bytes + kl end
-        if vl > 0 then bytes = bytes + vl end
-      end
-      v:close()
-      count = count + n
+  drive(function(batch)
+    local b = 0
+    local v = batch:view()
+    for j = 1, #v do
+      local r = v[j]
+      local kl, vl = r.key_len, r.value_len
+      if kl > 0 then b = b + kl end
+      if vl > 0 then b = b + vl end
     end
-    batch:close()
-  end
+    v:close()
+    return b
+  end)
 elseif opts.loop == "lens" then
-  local klens, vlens = {}, {}
-  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
-    local batch = assert(consumer:poll_batch(100))
-    local n = #batch
-    if n > 0 then
-      last_seen = wall()
-      batch:key_lens(klens)
-      batch:value_lens(vlens)
-      for j = 1, n do
-        local kl, vl = klens[j], vlens[j]
-        if kl > 0 then bytes = bytes + kl end
-        if vl > 0 then bytes = bytes + vl end
-      end
-      count = count + n
+  local key_lens, value_lens = {}, {} -- reused across polls
+  drive(function(batch, n)
+    local klens, vlens = key_lens, value_lens
+    batch:key_lens(klens)
+    batch:value_lens(vlens)
+    local b = 0
+    for j = 1, n do
+      local kl, vl = klens[j], vlens[j]
+      if kl > 0 then b = b + kl end
+      if vl > 0 then b = b + vl end
     end
-    batch:close()
-  end
+    return b
+  end)
 elseif opts.loop == "values" then
-  local values, keys = {}, {}
-  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
-    local batch = assert(consumer:poll_batch(100))
-    local n = #batch
-    if n > 0 then
-      last_seen = wall()
-      batch:values(values)
-      batch:keys(keys)
-      for j = 1, n do
-        local k, v = keys[j], values[j]
-        bytes = bytes + (k and #k or 0) + (v and #v or 0)
-      end
-      count = count + n
+  local value_strs, key_strs = {}, {} -- reused across polls
+  drive(function(batch, n)
+    local values, keys = value_strs, key_strs
+    batch:values(values)
+    batch:keys(keys)
+    local b = 0
+    for j = 1, n do
+      local k, v = keys[j], values[j]
+      b = b + (k and #k or 0) + (v and #v or 0)
     end
-    batch:close()
-  end
+    return b
+  end)
 elseif opts.loop == "poll" then
-  while count < opts.n and (wall() - last_seen) * 1000 < opts.timeout do
-    local recs = assert(consumer:poll(100))
-    local n = #recs
-    if n > 0 then
-      last_seen = wall()
-      for j = 1, n do
-        local r = recs[j]
-        local k, v = r.key, r.value
-        bytes = bytes + (k and #k or 0) + (v and #v or 0)
-      end
-      count = count + n
+  drive(function(recs, n)
+    local b = 0
+    for j = 1, n do
+      local r = recs[j]
+      local k, v = r.key, r.value
+      b = b + (k and #k or 0) + (v and #v or 0)
     end
-  end
+    return b
+  end, true)
 else
   error("--loop must be fast, view, index, lens, values, batch, poll or records")
 end

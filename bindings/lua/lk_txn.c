@@ -31,6 +31,14 @@
 static void lk_txn_free_tpl(void *p) { kn_topic_partition_list_destroy((kn_topic_partition_list *)p); }
 static void lk_txn_free_gm(void *p) { kn_group_metadata_destroy((kn_group_metadata *)p); }
 
+/* Pushes s, or nil when s is NULL. */
+static void lk_txn_push_opt(lua_State *L, const char *s) {
+    if (s)
+        lua_pushstring(L, s);
+    else
+        lua_pushnil(L);
+}
+
 /* What the caller may do after err (see the header comment). */
 static const char *lk_txn_kind(kn_producer *p, int err) {
     const char *st = kn_producer_transaction_state(p);
@@ -53,10 +61,7 @@ static int lk_txn_result(lua_State *L, kn_producer *p, int err, const char *errs
     int status = lk_producer_serve(L);
     if (err) {
         lk_push_error(L, err, errstr && *errstr ? errstr : NULL);
-        if (kind)
-            lua_pushstring(L, kind);
-        else
-            lua_pushnil(L);
+        lk_txn_push_opt(L, kind);
         return 4;
     }
     if (status != LUA_OK)
@@ -65,16 +70,22 @@ static int lk_txn_result(lua_State *L, kn_producer *p, int err, const char *errs
     return 1;
 }
 
-/* producer:init_transactions([timeout_ms]) -> true, or nil, message,
- * code, kind. Fences older producers with the same transactional.id. */
-static int lk_txn_init(lua_State *L) {
+/* A transaction call whose one argument is [timeout_ms] (init, commit,
+ * abort: the C calls share one signature). */
+typedef int (*lk_txn_timed_fn)(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+
+static int lk_txn_timed(lua_State *L, lk_txn_timed_fn fn) {
     kn_producer *p = lk_producer_check_open(L);
     int timeout_ms = lk_timeout_arg(L, 2, -1);
     lua_settop(L, 1);
     char errstr[512] = "";
-    int err = kn_producer_init_transactions(p, timeout_ms, errstr, sizeof errstr);
+    int err = fn(p, timeout_ms, errstr, sizeof errstr);
     return lk_txn_result(L, p, err, errstr);
 }
+
+/* producer:init_transactions([timeout_ms]) -> true, or nil, message,
+ * code, kind. Fences older producers with the same transactional.id. */
+static int lk_txn_init(lua_State *L) { return lk_txn_timed(L, kn_producer_init_transactions); }
 
 /* producer:begin_transaction() -> true, or nil, message, code, kind. */
 static int lk_txn_begin(lua_State *L) {
@@ -157,36 +168,18 @@ static int lk_txn_send_offsets(lua_State *L) {
 /* producer:commit_transaction([timeout_ms]) -> true, or nil, message,
  * code, kind. Flushes the transaction's records first (their callbacks
  * run here). */
-static int lk_txn_commit(lua_State *L) {
-    kn_producer *p = lk_producer_check_open(L);
-    int timeout_ms = lk_timeout_arg(L, 2, -1);
-    lua_settop(L, 1);
-    char errstr[512] = "";
-    int err = kn_producer_commit_transaction(p, timeout_ms, errstr, sizeof errstr);
-    return lk_txn_result(L, p, err, errstr);
-}
+static int lk_txn_commit(lua_State *L) { return lk_txn_timed(L, kn_producer_commit_transaction); }
 
 /* producer:abort_transaction([timeout_ms]) -> true, or nil, message,
  * code, kind. Records not sent yet fail with "_STATE" (their callbacks
  * run here). */
-static int lk_txn_abort(lua_State *L) {
-    kn_producer *p = lk_producer_check_open(L);
-    int timeout_ms = lk_timeout_arg(L, 2, -1);
-    lua_settop(L, 1);
-    char errstr[512] = "";
-    int err = kn_producer_abort_transaction(p, timeout_ms, errstr, sizeof errstr);
-    return lk_txn_result(L, p, err, errstr);
-}
+static int lk_txn_abort(lua_State *L) { return lk_txn_timed(L, kn_producer_abort_transaction); }
 
 /* producer:transaction_state() -> "READY", "IN_TRANSACTION",
  * "ABORTABLE_ERROR", "FATAL_ERROR", ... or nil without transactional.id. */
 static int lk_txn_state(lua_State *L) {
     kn_producer *p = lk_producer_check_open(L);
-    const char *st = kn_producer_transaction_state(p);
-    if (st)
-        lua_pushstring(L, st);
-    else
-        lua_pushnil(L);
+    lk_txn_push_opt(L, kn_producer_transaction_state(p));
     return 1;
 }
 
@@ -203,9 +196,5 @@ const luaL_Reg lk_txn_methods[] = {
 /* The kind of a failed send on a transactional producer (nil
  * otherwise), pushed as send's fourth result. */
 void lk_txn_push_send_kind(lua_State *L, kn_producer *p, int err) {
-    const char *kind = kn_producer_transaction_state(p) ? lk_txn_kind(p, err) : NULL;
-    if (kind)
-        lua_pushstring(L, kind);
-    else
-        lua_pushnil(L);
+    lk_txn_push_opt(L, kn_producer_transaction_state(p) ? lk_txn_kind(p, err) : NULL);
 }

@@ -60,6 +60,30 @@ static void produce(const char *topic, int parts, long n, int size) {
                 kn_test_java_tool(), kn_test_bootstrap(), topic, n, size);
 }
 
+/* A fresh topic of parts partitions holding n records of size bytes, and
+ * a consumer (max.partition.fetch.bytes mpfb, max.poll.records max_poll)
+ * assigned all of it; end[] gets the end offsets. Returns their sum. */
+static int64_t consume_new_topic(const char *topic, int parts, long n, int size, const char *mpfb,
+                                 const char *max_poll, kn_consumer **c, int64_t *end) {
+    produce(topic, parts, n, size);
+    *c = new_consumer(mpfb, max_poll);
+    assign_all(*c, topic, parts);
+    end_offsets(*c, topic, parts, end);
+    int64_t total = 0;
+    for (int p = 0; p < parts; p++)
+        total += end[p];
+    return total;
+}
+
+/* Fails unless partitions from..to-1 were read to their end; when says
+ * in which phase of the test. */
+static void assert_at_end(const int64_t *next, const int64_t *end, int from, int to, const char *when) {
+    for (int p = from; p < to; p++)
+        if (next[p] != end[p])
+            fail_msg("partition %d stopped at %lld of %lld%s", p, (long long)next[p], (long long)end[p],
+                     when);
+}
+
 /* One poll; each record must be the next offset of its partition. */
 static size_t poll_in_order(kn_consumer *c, int parts, int64_t *next, const bool *paused) {
     char es[512];
@@ -91,13 +115,9 @@ static void test_budget_bounds_buffered_bytes(void **state) {
     const int parts = 8;
     const long n = 2000000;
     const char *topic = kn_test_topic("budget");
-    produce(topic, parts, n, 10);
-    kn_consumer *c = new_consumer("1048576", "97");
-    assign_all(c, topic, parts);
-    int64_t end[MAXP], next[MAXP] = {0}, total = 0;
-    end_offsets(c, topic, parts, end);
-    for (int p = 0; p < parts; p++)
-        total += end[p];
+    kn_consumer *c;
+    int64_t end[MAXP], next[MAXP] = {0};
+    int64_t total = consume_new_topic(topic, parts, n, 10, "1048576", "97", &c, end);
     assert_int_equal(total, n);
     int64_t got = 0, max_buffered = 0, deadline = kn_test_now_ms() + 120000;
     while (got < total && kn_test_now_ms() < deadline) {
@@ -107,9 +127,7 @@ static void test_budget_bounds_buffered_bytes(void **state) {
         if (st.buffered_bytes > max_buffered)
             max_buffered = st.buffered_bytes;
     }
-    for (int p = 0; p < parts; p++)
-        if (next[p] != end[p])
-            fail_msg("partition %d stopped at %lld of %lld", p, (long long)next[p], (long long)end[p]);
+    assert_at_end(next, end, 0, parts, "");
     fprintf(stderr, "budget: %lld records in order, at most %lld bytes buffered (budget %d)\n",
             (long long)got, (long long)max_buffered, 6 << 20);
     if (max_buffered > (6 << 20))
@@ -127,21 +145,14 @@ static void test_budget_oversized_batches(void **state) {
     const int parts = 4;
     const long n = 200;
     const char *topic = kn_test_topic("budget-big");
-    produce(topic, parts, n, 20000);
-    kn_consumer *c = new_consumer("1024", "500");
-    assign_all(c, topic, parts);
-    int64_t end[MAXP], next[MAXP] = {0}, total = 0;
-    end_offsets(c, topic, parts, end);
-    for (int p = 0; p < parts; p++)
-        total += end[p];
+    kn_consumer *c;
+    int64_t end[MAXP], next[MAXP] = {0};
+    int64_t total = consume_new_topic(topic, parts, n, 20000, "1024", "500", &c, end);
     assert_int_equal(total, n);
     int64_t got = 0, deadline = kn_test_now_ms() + 60000;
     while (got < total && kn_test_now_ms() < deadline)
         got += (int64_t)poll_in_order(c, parts, next, NULL);
-    for (int p = 0; p < parts; p++)
-        if (next[p] != end[p])
-            fail_msg("partition %d stopped at %lld of %lld (batches above the budget)", p, (long long)next[p],
-                     (long long)end[p]);
+    assert_at_end(next, end, 0, parts, " (batches above the budget)");
     assert_int_equal(kn_consumer_close(c), KN_OK);
     kn_consumer_destroy(c);
 }
@@ -155,11 +166,9 @@ static void test_budget_paused_hold_no_stall(void **state) {
     const int parts = 4;
     const long n = 200000;
     const char *topic = kn_test_topic("budget-pause");
-    produce(topic, parts, n, 10);
-    kn_consumer *c = new_consumer("16384", "50");
-    assign_all(c, topic, parts);
+    kn_consumer *c;
     int64_t end[MAXP], next[MAXP] = {0};
-    end_offsets(c, topic, parts, end);
+    consume_new_topic(topic, parts, n, 10, "16384", "50", &c, end);
     bool paused[MAXP] = {false};
     int64_t deadline = kn_test_now_ms() + 60000;
     while (!(next[0] > 0 && next[1] > 0) && kn_test_now_ms() < deadline)
@@ -172,10 +181,7 @@ static void test_budget_paused_hold_no_stall(void **state) {
     paused[0] = paused[1] = true;
     while (!(next[2] == end[2] && next[3] == end[3]) && kn_test_now_ms() < deadline)
         poll_in_order(c, parts, next, paused);
-    for (int p = 2; p < 4; p++)
-        if (next[p] != end[p])
-            fail_msg("partition %d stopped at %lld of %lld while 0 and 1 were paused", p, (long long)next[p],
-                     (long long)end[p]);
+    assert_at_end(next, end, 2, 4, " while 0 and 1 were paused");
     kn_consumer_stats st;
     kn_consumer_get_stats(c, &st);
     assert_true(st.buffered_partitions >= 1); /* the paused ones kept data */
@@ -184,10 +190,7 @@ static void test_budget_paused_hold_no_stall(void **state) {
     paused[0] = paused[1] = false;
     while (!(next[0] == end[0] && next[1] == end[1]) && kn_test_now_ms() < deadline)
         poll_in_order(c, parts, next, paused);
-    for (int p = 0; p < parts; p++)
-        if (next[p] != end[p])
-            fail_msg("partition %d stopped at %lld of %lld after resume", p, (long long)next[p],
-                     (long long)end[p]);
+    assert_at_end(next, end, 0, parts, " after resume");
     assert_int_equal(kn_consumer_close(c), KN_OK);
     kn_consumer_destroy(c);
 }

@@ -49,36 +49,30 @@
 /* ---- the handoff ---------------------------------------------------------------- */
 
 static void handoff(const char *strategy, const char *protocol) {
-    char topic[256], group[64];
-    snprintf(topic, sizeof topic, "%s", kn_test_topic("group"));
-    snprintf(group, sizeof group, "g-%s-%d", strategy ? strategy : protocol, (int)getpid());
-    create_topic(topic, NPART);
-    kn_producer *pr = new_producer();
-    int64_t next[NPART] = {0};
-    consumed cs;
-    consumed_init(&cs);
+    scenario s;
+    scenario_begin(&s, "group", strategy ? strategy : protocol, 1);
     member ms[2];
     const char *sopt = strategy ? "--strategy" : "--protocol";
     const char *sval = strategy ? strategy : protocol;
     /* KIP-848 takes its session and heartbeat from the broker. */
     const char *sess = strategy ? "--session-ms" : NULL;
 
-    member_start(&ms[0], "A", group, "--topic", topic, sopt, sval, sess, "6000", NULL);
+    member_start(&ms[0], "A", s.group, "--topic", s.topic, sopt, sval, sess, "6000", NULL);
     wait_owns(ms, 1, (int[]){6});
-    produce(pr, topic, NPART, next, 20);
-    member_start(&ms[1], "B", group, "--topic", topic, sopt, sval, sess, "6000", NULL);
-    produce(pr, topic, NPART, next, 20);
+    produce(s.pr, s.topic, NPART, s.next, 20);
+    member_start(&ms[1], "B", s.group, "--topic", s.topic, sopt, sval, sess, "6000", NULL);
+    produce(s.pr, s.topic, NPART, s.next, 20);
     wait_owns(ms, 2, (int[]){3, 3});
-    produce(pr, topic, NPART, next, 20);
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 20);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, -1);
     /* what A keeps through the handoff */
     char kept[1024];
     member_own(&ms[0], kept, sizeof kept);
     member_stop(&ms[0]);
-    produce(pr, topic, NPART, next, 20);
+    produce(s.pr, s.topic, NPART, s.next, 20);
     wait_owns(&ms[1], 1, (int[]){6});
-    produce(pr, topic, NPART, next, 20);
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 20);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, -1);
     member_stop(&ms[1]);
 
     logs *lg = calloc(1, sizeof *lg);
@@ -91,18 +85,16 @@ static void handoff(const char *strategy, const char *protocol) {
             if (e->member != 0 || e->kind != EV_REVOKED || strcmp(e->own, "-") == 0)
                 continue;
             for (int p = 0; p < NPART; p++)
-                if (list_has(e->changed, topic, p) && list_has(kept, topic, p))
-                    fail_msg("cooperative: A revoked %s:%d, which it kept", topic, p);
+                if (list_has(e->changed, s.topic, p) && list_has(kept, s.topic, p))
+                    fail_msg("cooperative: A revoked %s:%d, which it kept", s.topic, p);
         }
     }
-    const char *topics[] = {topic};
+    const char *topics[] = {s.topic};
     check_exclusive(lg, 2, topics, 1, NPART, -1, 0);
     print_message("handoff %s: %d assignment events, %lld records per partition, all consumed\n", sval,
-                  lg->nev, (long long)next[0]);
+                  lg->nev, (long long)s.next[0]);
     free(lg);
-    consumed_free(&cs);
-    kn_producer_close(pr, 10000);
-    remove_logs(ms, 2);
+    scenario_end(&s, ms, 2);
 }
 
 static void test_handoff_range(void **state) {
@@ -130,30 +122,26 @@ static void test_handoff_kip848(void **state) {
 
 static void test_kill(void **state) {
     (void)state;
-    char topic[256], group[64];
-    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-kill"));
-    snprintf(group, sizeof group, "g-kill-%d", (int)getpid());
-    create_topic(topic, NPART);
-    kn_producer *pr = new_producer();
-    int64_t next[NPART] = {0};
-    consumed cs;
-    consumed_init(&cs);
+    scenario s;
+    scenario_begin(&s, "group-kill", "kill", 1);
     member ms[2];
-    member_start(&ms[0], "A", group, "--topic", topic, "--strategy", "range", "--session-ms", "6000", NULL);
-    member_start(&ms[1], "B", group, "--topic", topic, "--strategy", "range", "--session-ms", "6000", NULL);
+    member_start(&ms[0], "A", s.group, "--topic", s.topic, "--strategy", "range", "--session-ms", "6000",
+                 NULL);
+    member_start(&ms[1], "B", s.group, "--topic", s.topic, "--strategy", "range", "--session-ms", "6000",
+                 NULL);
     wait_owns(ms, 2, (int[]){3, 3});
-    produce(pr, topic, NPART, next, 30);
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, 1);
+    produce(s.pr, s.topic, NPART, s.next, 30);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, 1);
     char b_owned[1024];
     member_own(&ms[1], b_owned, sizeof b_owned);
     /* B commits after each poll: let its last commit land, so the kill
      * below is a crash after a commit, not in the middle of one. */
     int64_t end = kn_test_now_ms() + WAIT_MS;
     for (bool settled = false; !settled;) {
-        read_records(ms, 2, topic, &cs, -1, 0, 1);
+        read_records(ms, 2, s.topic, &s.cs, -1, 0, 1);
         settled = true;
         for (int p = 0; p < NPART; p++)
-            if (list_has(b_owned, topic, p) && cs.last_commit[p] != next[p])
+            if (list_has(b_owned, s.topic, p) && s.cs.last_commit[p] != s.next[p])
                 settled = false;
         if (!settled && kn_test_now_ms() > end)
             fail_msg("B's commits did not reach the end of its partitions");
@@ -163,35 +151,33 @@ static void test_kill(void **state) {
     long long kill_ts = real_ms();
     int64_t killed_at = kn_test_now_ms();
     member_kill(&ms[1]);
-    produce(pr, topic, NPART, next, 30);
+    produce(s.pr, s.topic, NPART, s.next, 30);
     wait_owns(ms, 1, (int[]){6});
     int64_t moved_ms = kn_test_now_ms() - killed_at;
-    produce(pr, topic, NPART, next, 10);
-    wait_consumed(ms, 2, topic, &cs, next, 0, kill_ts, 1);
+    produce(s.pr, s.topic, NPART, s.next, 10);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, 0, kill_ts, 1);
     /* A resumed each of B's partitions at B's last commit (B commits
      * after every poll, so that is B's last read + 1, or a commit the
      * kill cut off before it was logged). */
     for (int p = 0; p < NPART; p++) {
-        if (!list_has(b_owned, topic, p))
+        if (!list_has(b_owned, s.topic, p))
             continue;
-        int64_t first = cs.first_after[p], committed = cs.last_commit[p];
-        print_message("%s:%d: B committed %lld, read up to %lld; A resumed at %lld\n", topic, p,
-                      (long long)committed, (long long)cs.last_read[p], (long long)first);
+        int64_t first = s.cs.first_after[p], committed = s.cs.last_commit[p];
+        print_message("%s:%d: B committed %lld, read up to %lld; A resumed at %lld\n", s.topic, p,
+                      (long long)committed, (long long)s.cs.last_read[p], (long long)first);
         assert_true(committed >= 0);
         assert_true(first >= committed);
-        assert_true(first <= cs.last_read[p] + 1);
+        assert_true(first <= s.cs.last_read[p] + 1);
     }
     member_stop(&ms[0]);
     logs *lg = calloc(1, sizeof *lg);
     read_events(ms, 2, lg);
-    const char *topics[] = {topic};
+    const char *topics[] = {s.topic};
     check_exclusive(lg, 2, topics, 1, NPART, 1, kill_ts);
     print_message("SIGKILL: B's partitions moved to A %lld ms after the kill (session.timeout.ms 6000)\n",
                   (long long)moved_ms);
     free(lg);
-    consumed_free(&cs);
-    kn_producer_close(pr, 10000);
-    remove_logs(ms, 2);
+    scenario_end(&s, ms, 2);
 }
 
 /* ---- static membership ------------------------------------------------------------ */
@@ -377,25 +363,19 @@ static void meta_member_id(const member *m, long long after_ts, char *out, size_
  * committed offset (the members commit after every poll). */
 static void test_fenced_kip848(void **state) {
     (void)state;
-    char topic[256], group[64];
-    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-fenced"));
-    snprintf(group, sizeof group, "g-fenced-%d", (int)getpid());
-    create_topic(topic, NPART);
-    kn_producer *pr = new_producer();
-    int64_t next[NPART] = {0};
-    consumed cs;
-    consumed_init(&cs);
+    scenario s;
+    scenario_begin(&s, "group-fenced", "fenced", 1);
     member ms[2];
-    member_start(&ms[1], "B", group, "--topic", topic, "--protocol", "consumer", "--max-poll-ms", "5000",
+    member_start(&ms[1], "B", s.group, "--topic", s.topic, "--protocol", "consumer", "--max-poll-ms", "5000",
                  "--revoke-sleep-ms", "10000", NULL);
     wait_owns(&ms[1], 1, (int[]){6});
-    produce(pr, topic, NPART, next, 30);
-    wait_consumed(ms + 1, 1, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 30);
+    wait_consumed(ms + 1, 1, s.topic, &s.cs, s.next, -1, 0, -1);
     char id_before[512];
     meta_member_id(&ms[1], 0, id_before, sizeof id_before);
     assert_true(id_before[0]);
     long long join_ts = real_ms();
-    member_start(&ms[0], "A", group, "--topic", topic, "--protocol", "consumer", "--max-poll-ms", "5000",
+    member_start(&ms[0], "A", s.group, "--topic", s.topic, "--protocol", "consumer", "--max-poll-ms", "5000",
                  NULL);
     int64_t end = kn_test_now_ms() + WAIT_MS;
     long long sleep_ts;
@@ -406,7 +386,7 @@ static void test_fenced_kip848(void **state) {
     }
     wait_owns(ms, 1, (int[]){6}); /* B was fenced: A has everything */
     long long took_ts = real_ms();
-    produce(pr, topic, NPART, next, 20);
+    produce(s.pr, s.topic, NPART, s.next, 20);
     end = kn_test_now_ms() + WAIT_MS;
     long long lost_ts;
     while ((lost_ts = first_line(&ms[1], " LOST ", 0, NULL, 0)) < 0) {
@@ -416,8 +396,8 @@ static void test_fenced_kip848(void **state) {
     }
     assert_true(lost_ts >= sleep_ts);
     wait_owns(ms, 2, (int[]){3, 3});
-    produce(pr, topic, NPART, next, 20);
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 20);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, -1);
     /* the same member id, at a new epoch (META has epoch >= 1) */
     end = kn_test_now_ms() + WAIT_MS;
     char id_after[512] = "";
@@ -429,12 +409,12 @@ static void test_fenced_kip848(void **state) {
     assert_string_equal(id_before, id_after);
     member_stop(&ms[0]);
     member_stop(&ms[1]);
-    read_records(ms, 2, topic, &cs, -1, 0, -1);
-    if (cs.dups)
-        fail_msg("%lld records were read twice (first: %s)", (long long)cs.dups, cs.first_dup);
+    read_records(ms, 2, s.topic, &s.cs, -1, 0, -1);
+    if (s.cs.dups)
+        fail_msg("%lld records were read twice (first: %s)", (long long)s.cs.dups, s.cs.first_dup);
     logs *lg = calloc(1, sizeof *lg);
     read_events(ms, 2, lg);
-    const char *topics[] = {topic};
+    const char *topics[] = {s.topic};
     /* B read nothing from its listener's sleep on (its REVOKED line,
      * same millisecond, is the last it applied), and the coordinator
      * fenced it before A got B's partitions; B's log says so only at
@@ -445,44 +425,10 @@ static void test_fenced_kip848(void **state) {
                   "as %s; every record read once\n",
                   sleep_ts - join_ts, took_ts - join_ts, lost_ts - sleep_ts, id_after);
     free(lg);
-    consumed_free(&cs);
-    kn_producer_close(pr, 10000);
-    remove_logs(ms, 2);
+    scenario_end(&s, ms, 2);
 }
 
 /* ---- commits across member epochs (KIP-848) ------------------------------------------ */
-
-/* The group's committed offsets, read by a consumer that is not a member
- * (every member has left). */
-static void committed_offsets(const char *group, const char *topic, int64_t *out) {
-    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_test_conf_set(conf, "group.id", group);
-    char es[512];
-    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
-    kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (int p = 0; p < NPART; p++)
-        kn_topic_partition_list_add(l, topic, p);
-    assert_int_equal(kn_consumer_committed(c, l, 30000), KN_OK);
-    for (int p = 0; p < NPART; p++)
-        out[p] = kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, p));
-    kn_topic_partition_list_destroy(l);
-    kn_consumer_close(c);
-    kn_consumer_destroy(c);
-}
-
-/* Fails if a member's log has an ERROR line (a commit or poll error the
- * application saw). */
-static void assert_no_errors(const member *ms, int count) {
-    for (int i = 0; i < count; i++) {
-        char line[1024];
-        if (first_line(&ms[i], " ERROR ", 0, line, sizeof line) >= 0)
-            fail_msg("member %s: %s", ms[i].name, line);
-    }
-}
 
 /* KIP-848 members commit while the member epochs move: A commits after
  * every poll (commit_sync) and B and C auto-commit (every 200 ms, and
@@ -495,59 +441,45 @@ static void assert_no_errors(const member *ms, int count) {
  * the end of every partition. */
 static void test_commit_epochs_kip848(void **state) {
     (void)state;
-    char topic[256], group[64];
-    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-epochs"));
-    snprintf(group, sizeof group, "g-epochs-%d", (int)getpid());
-    create_topic(topic, NPART);
-    kn_producer *pr = new_producer();
-    int64_t next[NPART] = {0};
-    consumed cs;
-    consumed_init(&cs);
+    scenario s;
+    scenario_begin(&s, "group-epochs", "epochs", 1);
     member ms[3];
-    member_start(&ms[0], "A", group, "--topic", topic, "--protocol", "consumer", "--commit", "sync", NULL);
+    member_start(&ms[0], "A", s.group, "--topic", s.topic, "--protocol", "consumer", "--commit", "sync",
+                 NULL);
     wait_owns(ms, 1, (int[]){6});
-    produce(pr, topic, NPART, next, 50);
-    member_start(&ms[1], "B", group, "--topic", topic, "--protocol", "consumer", "--commit", "auto", NULL);
-    produce(pr, topic, NPART, next, 50);
+    produce(s.pr, s.topic, NPART, s.next, 50);
+    member_start(&ms[1], "B", s.group, "--topic", s.topic, "--protocol", "consumer", "--commit", "auto",
+                 NULL);
+    produce(s.pr, s.topic, NPART, s.next, 50);
     wait_owns(ms, 2, (int[]){3, 3});
-    produce(pr, topic, NPART, next, 50);
-    member_start(&ms[2], "C", group, "--topic", topic, "--protocol", "consumer", "--commit", "auto", NULL);
-    produce(pr, topic, NPART, next, 50);
+    produce(s.pr, s.topic, NPART, s.next, 50);
+    member_start(&ms[2], "C", s.group, "--topic", s.topic, "--protocol", "consumer", "--commit", "auto",
+                 NULL);
+    produce(s.pr, s.topic, NPART, s.next, 50);
     wait_owns(ms, 3, (int[]){2, 2, 2});
-    produce(pr, topic, NPART, next, 50);
-    wait_consumed(ms, 3, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 50);
+    wait_consumed(ms, 3, s.topic, &s.cs, s.next, -1, 0, -1);
     member_stop(&ms[1]);
-    produce(pr, topic, NPART, next, 50);
+    produce(s.pr, s.topic, NPART, s.next, 50);
     wait_owns((member[]){ms[0], ms[2]}, 2, (int[]){3, 3});
-    produce(pr, topic, NPART, next, 50);
-    wait_consumed(ms, 3, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 50);
+    wait_consumed(ms, 3, s.topic, &s.cs, s.next, -1, 0, -1);
     member_stop(&ms[2]);
-    produce(pr, topic, NPART, next, 50);
+    produce(s.pr, s.topic, NPART, s.next, 50);
     wait_owns(ms, 1, (int[]){6});
-    produce(pr, topic, NPART, next, 50);
-    wait_consumed(ms, 3, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 50);
+    wait_consumed(ms, 3, s.topic, &s.cs, s.next, -1, 0, -1);
     member_stop(&ms[0]);
-    assert_no_errors(ms, 3);
-    read_records(ms, 3, topic, &cs, -1, 0, -1);
-    if (cs.dups)
-        fail_msg("%lld records were read twice (first: %s)", (long long)cs.dups, cs.first_dup);
-    int64_t committed[NPART];
-    committed_offsets(group, topic, committed);
-    for (int p = 0; p < NPART; p++)
-        if (committed[p] != next[p])
-            fail_msg("%s:%d committed %lld, end offset %lld", topic, p, (long long)committed[p],
-                     (long long)next[p]);
+    check_read_once_committed(ms, 3, s.group, s.topic, &s.cs, s.next);
     logs *lg = calloc(1, sizeof *lg);
     read_events(ms, 3, lg);
-    const char *topics[] = {topic};
+    const char *topics[] = {s.topic};
     check_exclusive(lg, 3, topics, 1, NPART, -1, 0);
     print_message("epochs: %d assignment events, %lld records per partition, each read once, "
                   "committed offsets at the end\n",
-                  lg->nev, (long long)next[0]);
+                  lg->nev, (long long)s.next[0]);
     free(lg);
-    consumed_free(&cs);
-    kn_producer_close(pr, 10000);
-    remove_logs(ms, 3);
+    scenario_end(&s, ms, 3);
 }
 
 /* ---- custom assignor ------------------------------------------------------------------ */

@@ -104,28 +104,6 @@ static int wait_new_coordinator(int old) {
     }
 }
 
-/* The group's committed offsets, read by a consumer that is not a
- * member (every member has left). */
-static void committed_offsets(const char *group, const char *topic, int64_t *out) {
-    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_test_conf_set(conf, "group.id", group);
-    char es[512];
-    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
-    kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (int p = 0; p < NPART; p++)
-        kn_topic_partition_list_add(l, topic, p);
-    assert_int_equal(kn_consumer_committed(c, l, 30000), KN_OK);
-    for (int p = 0; p < NPART; p++)
-        out[p] = kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, p));
-    kn_topic_partition_list_destroy(l);
-    kn_consumer_close(c);
-    kn_consumer_destroy(c);
-}
-
 /* Assignment lines (ASSIGNED / REVOKED / LOST) in a member's log. */
 static int count_events(const member *m, const char *kind) {
     FILE *f = fopen(m->log, "r");
@@ -138,27 +116,11 @@ static int count_events(const member *m, const char *kind) {
     return n;
 }
 
-static void assert_no_errors(const member *ms, int count) {
-    for (int i = 0; i < count; i++) {
-        FILE *f = fopen(ms[i].log, "r");
-        assert_non_null(f);
-        char line[4096];
-        while (fgets(line, sizeof line, f))
-            if (strstr(line, " ERROR "))
-                fail_msg("member %s: %s", ms[i].name, line);
-        fclose(f);
-    }
-}
-
 static void coordinator_moves(const char *protocol, bool kill) {
-    char topic[256], group[64];
-    snprintf(topic, sizeof topic, "%s", kn_test_topic("group-coord"));
-    snprintf(group, sizeof group, "g-coord-%s-%d", protocol, (int)getpid());
-    create_topic_rf(topic, NPART, 3);
-    kn_producer *pr = new_producer();
-    int64_t next[NPART] = {0};
-    consumed cs;
-    consumed_init(&cs);
+    char group_tag[32];
+    snprintf(group_tag, sizeof group_tag, "coord-%s", protocol);
+    scenario s;
+    scenario_begin(&s, "group-coord", group_tag, 3);
     member ms[2];
     bool classic = strcmp(protocol, "classic") == 0;
     /* classic: session 6000 ms, heartbeat every 1000 ms; KIP-848 takes
@@ -167,13 +129,13 @@ static void coordinator_moves(const char *protocol, bool kill) {
      * moves __consumer_offsets-0 only once the dead node's broker
      * session (9 s) has expired, and a commit must outlive that. */
     const char *sess = classic ? "--session-ms" : NULL;
-    member_start(&ms[0], "A", group, "--topic", topic, "--protocol", protocol, "--commit-timeout-ms", "30000",
-                 sess, "6000", NULL);
-    member_start(&ms[1], "B", group, "--topic", topic, "--protocol", protocol, "--commit-timeout-ms", "30000",
-                 sess, "6000", NULL);
+    member_start(&ms[0], "A", s.group, "--topic", s.topic, "--protocol", protocol, "--commit-timeout-ms",
+                 "30000", sess, "6000", NULL);
+    member_start(&ms[1], "B", s.group, "--topic", s.topic, "--protocol", protocol, "--commit-timeout-ms",
+                 "30000", sess, "6000", NULL);
     wait_owns(ms, 2, (int[]){3, 3});
-    produce(pr, topic, NPART, next, 30);
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 30);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, -1);
     int events_before = count_events(&ms[0], " ") + count_events(&ms[1], " ");
 
     int coord = coordinator_node();
@@ -186,43 +148,32 @@ static void coordinator_moves(const char *protocol, bool kill) {
     /* Records while the node is down: the members must commit them
      * through the new coordinator. */
     for (int i = 0; i < 3; i++) {
-        produce(pr, topic, NPART, next, 20);
+        produce(s.pr, s.topic, NPART, s.next, 20);
         usleep(300000);
     }
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, -1);
     int64_t consumed_ms = kn_test_now_ms() - t0;
     node_cmd("start-node", coord, false);
     stopped_node = -1;
-    produce(pr, topic, NPART, next, 20);
-    wait_consumed(ms, 2, topic, &cs, next, -1, 0, -1);
+    produce(s.pr, s.topic, NPART, s.next, 20);
+    wait_consumed(ms, 2, s.topic, &s.cs, s.next, -1, 0, -1);
     int events_after = count_events(&ms[0], " ") + count_events(&ms[1], " ");
     int lost = count_events(&ms[0], " LOST ") + count_events(&ms[1], " LOST ");
     member_stop(&ms[0]);
     member_stop(&ms[1]);
 
-    assert_no_errors(ms, 2);
-    read_records(ms, 2, topic, &cs, -1, 0, -1);
-    if (cs.dups)
-        fail_msg("%lld records were read twice (first: %s)", (long long)cs.dups, cs.first_dup);
-    int64_t committed[NPART];
-    committed_offsets(group, topic, committed);
-    for (int p = 0; p < NPART; p++)
-        if (committed[p] != next[p])
-            fail_msg("%s:%d committed %lld, end offset %lld", topic, p, (long long)committed[p],
-                     (long long)next[p]);
+    check_read_once_committed(ms, 2, s.group, s.topic, &s.cs, s.next);
     logs *lg = calloc(1, sizeof *lg);
     read_events(ms, 2, lg);
-    const char *topics[] = {topic};
+    const char *topics[] = {s.topic};
     check_exclusive(lg, 2, topics, 1, NPART, -1, 0);
     free(lg);
     print_message("%s: coordinator node %d %s, node %d took over after %lld ms; records produced "
                   "meanwhile all consumed %lld ms after the stop; assignment events during the move: "
                   "%d (LOST: %d); %lld records per partition, each read once, committed at the end\n",
                   protocol, coord, kill ? "killed" : "stopped", moved_to, (long long)moved_ms,
-                  (long long)consumed_ms, events_after - events_before, lost, (long long)next[0]);
-    consumed_free(&cs);
-    kn_producer_close(pr, 10000);
-    remove_logs(ms, 2);
+                  (long long)consumed_ms, events_after - events_before, lost, (long long)s.next[0]);
+    scenario_end(&s, ms, 2);
 }
 
 static void test_coordinator_stopped_classic(void **state) {

@@ -23,16 +23,11 @@
  */
 #include "kn_test.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include "fake_broker.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_api_versions.h"
 #include "proto/generated/kp_apis.h"
@@ -41,14 +36,12 @@
 #include "proto/generated/kp_metadata.h"
 #include "proto/generated/kp_offset_commit.h"
 #include "proto/generated/kp_offset_fetch.h"
-#include "proto/header.h"
 
 #define MAX_COMMITS 32
 
 typedef struct fake {
-    int lfd, port;
-    pthread_t th;
-    _Atomic bool stop;
+    kn_fake_broker *fb;
+    int port;
     pthread_mutex_t mu;
     /* group state (mu) */
     int32_t epoch;    /* the member's epoch at the coordinator */
@@ -62,53 +55,6 @@ typedef struct fake {
 } fake;
 
 static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
-
-static void write_all(int fd, const uint8_t *p, size_t n) {
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
-static bool read_all(int fd, uint8_t *p, size_t n) {
-    while (n) {
-        ssize_t r = recv(fd, p, n, 0);
-        if (r <= 0)
-            return false;
-        p += r;
-        n -= (size_t)r;
-    }
-    return true;
-}
-
-static uint8_t *frame(int16_t key, int16_t ver, int32_t corr, const void *body, size_t *len) {
-    kn_wr w;
-    kn_wr_init(&w, 256, 0);
-    size_t off = kn_wr_reserve(&w, 4);
-    kn_wr_i32(&w, corr);
-    if (kp_response_header_version(key, ver) >= 1)
-        kn_wr_uvarint(&w, 0);
-    assert_int_equal(kp_api_get(key)->resp_encode(&w, body, ver), 0);
-    kn_wr_put_u32_at(w.buf + off, (uint32_t)(w.len - 4));
-    return kn_wr_detach(&w, len);
-}
-
-/* Decodes the request body after its header into a fresh struct in a. */
-static void *decode(kn_arena *a, int16_t key, int16_t ver, const uint8_t *req, size_t len) {
-    kn_rd rd;
-    kn_rd_init(&rd, req, len);
-    kn_rd_skip(&rd, 8);
-    kn_rd_string(&rd); /* client id */
-    if (kp_request_header_version(key, ver) >= 2)
-        kn_rd_uvarint(&rd); /* no tagged fields */
-    void *m = kn_arena_alloc(a, kp_api_get(key)->req_size);
-    kp_api_get(key)->req_init(m);
-    assert_int_equal(kp_api_get(key)->req_decode(&rd, a, m, ver), 0);
-    return m;
-}
 
 static void answer_heartbeat(fake *f, const kp_ConsumerGroupHeartbeatRequest *q,
                              kp_ConsumerGroupHeartbeatResponse *r, kn_arena *a) {
@@ -181,8 +127,8 @@ static void answer_commit(fake *f, const kp_OffsetCommitRequest *q, kp_OffsetCom
     }
 }
 
-static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const uint8_t *req, size_t req_len,
-                       size_t *len) {
+static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
+    int16_t key = rq->key;
     kn_arena a;
     kn_arena_init(&a, 0);
     void *body = kn_arena_alloc(&a, kp_api_get(key)->resp_size);
@@ -232,16 +178,16 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
         r->port = f->port;
     } else if (key == KP_API_CONSUMER_GROUP_HEARTBEAT) {
         pthread_mutex_lock(&f->mu);
-        answer_heartbeat(f, decode(&a, key, ver, req, req_len), body, &a);
+        answer_heartbeat(f, kn_fake_decode_request(&a, rq), body, &a);
         pthread_mutex_unlock(&f->mu);
     } else if (key == KP_API_OFFSET_COMMIT) {
         pthread_mutex_lock(&f->mu);
-        answer_commit(f, decode(&a, key, ver, req, req_len), body, &a);
+        answer_commit(f, kn_fake_decode_request(&a, rq), body, &a);
         pthread_mutex_unlock(&f->mu);
     } else if (key == KP_API_OFFSET_FETCH) {
         /* v7 or older (the client's cap): offset 5 for what was asked. */
-        assert_true(ver <= 7);
-        const kp_OffsetFetchRequest *q = decode(&a, key, ver, req, req_len);
+        assert_true(rq->ver <= 7);
+        const kp_OffsetFetchRequest *q = kn_fake_decode_request(&a, rq);
         kp_OffsetFetchResponse *r = body;
         r->topics.count = q->topics.count;
         r->topics.items = kn_arena_calloc(&a, (size_t)q->topics.count + 1, sizeof(*r->topics.items));
@@ -260,91 +206,34 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
             r->topics.items[t].partitions.count = n;
         }
     }
-    uint8_t *out = frame(key, ver, corr, body, len);
+    uint8_t *out = kn_fake_frame_response(key, rq->ver, rq->corr, body, rq->ver, len);
     kn_arena_destroy(&a);
     return out;
 }
 
-static void serve_one(fake *f, int fd, bool *closed) {
-    uint8_t szb[4];
-    if (!read_all(fd, szb, 4)) {
-        *closed = true;
-        return;
-    }
-    uint32_t sz = ((uint32_t)szb[0] << 24) | ((uint32_t)szb[1] << 16) | ((uint32_t)szb[2] << 8) | szb[3];
-    assert_true(sz >= 8 && sz < (1u << 20));
-    uint8_t *req = kn_malloc(sz);
-    if (!read_all(fd, req, sz)) {
-        kn_free(req);
-        *closed = true;
-        return;
-    }
-    int16_t key = (int16_t)((req[0] << 8) | req[1]);
-    int16_t ver = (int16_t)((req[2] << 8) | req[3]);
-    int32_t corr =
-        (int32_t)(((uint32_t)req[4] << 24) | ((uint32_t)req[5] << 16) | ((uint32_t)req[6] << 8) | req[7]);
+/* One request on fd (kn_fake_serve_fn). */
+static bool serve_one(int fd, void *opaque) {
+    kn_fake_request rq;
+    if (!kn_fake_read_request(fd, &rq))
+        return false;
     size_t len;
-    uint8_t *out = answer(f, key, ver, corr, req, sz, &len);
-    kn_free(req);
-    write_all(fd, out, len);
+    uint8_t *out = answer(opaque, &rq, &len);
+    kn_free(rq.buf);
+    kn_fake_write_all(fd, out, len);
     kn_free(out);
-}
-
-static void *fake_main(void *arg) {
-    fake *f = arg;
-    int fds[16];
-    int n = 0;
-    while (!atomic_load(&f->stop)) {
-        struct pollfd p[17];
-        p[0] = (struct pollfd){f->lfd, POLLIN, 0};
-        for (int i = 0; i < n; i++)
-            p[i + 1] = (struct pollfd){fds[i], POLLIN, 0};
-        if (poll(p, (nfds_t)n + 1, 20) <= 0)
-            continue;
-        if (p[0].revents & POLLIN) {
-            int fd = accept(f->lfd, NULL, NULL);
-            if (fd >= 0 && n < 16)
-                fds[n++] = fd;
-            else if (fd >= 0)
-                close(fd);
-        }
-        for (int i = 0; i < n; i++) {
-            if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            bool closed = false;
-            serve_one(f, fds[i], &closed);
-            if (closed) {
-                close(fds[i]);
-                fds[i] = fds[--n];
-                p[i + 1] = p[n + 1];
-                i--;
-            }
-        }
-    }
-    for (int i = 0; i < n; i++)
-        close(fds[i]);
-    return NULL;
+    return true;
 }
 
 static fake *fake_start(void) {
     fake *f = kn_calloc(1, sizeof *f);
     pthread_mutex_init(&f->mu, NULL);
-    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(f->lfd, 16), 0);
-    socklen_t sl = sizeof sa;
-    getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
-    f->port = ntohs(sa.sin_port);
-    pthread_create(&f->th, NULL, fake_main, f);
+    f->fb = kn_fake_broker_start(serve_one, f);
+    f->port = kn_fake_broker_port(f->fb);
     return f;
 }
 
 static void fake_stop(fake *f) {
-    atomic_store(&f->stop, true);
-    pthread_join(f->th, NULL);
-    close(f->lfd);
+    kn_fake_broker_stop(f->fb);
     pthread_mutex_destroy(&f->mu);
     kn_free(f);
 }

@@ -1,7 +1,7 @@
 /*
  * test_wire_fake.c: the wire client against a fake broker on a loopback
- * socket (a thread in this test answering with bytes built by the
- * generated encoders, then damaged on purpose): handshake with the
+ * socket (support/fake_broker.c listens; this test answers with bytes
+ * built by the generated encoders, then damaged on purpose): handshake with the
  * client software name, KIP-511 ApiVersions fallback, garbled /
  * truncated responses, an unexpected correlation id, an oversized frame
  * size, a broker that never answers (request timeout), responses
@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fake_broker.h"
 #include "kn_alloc.h"
 #include "log.h"
 #include "proto/generated/kp_api_versions.h"
@@ -47,56 +48,18 @@ enum fake_mode {
 };
 
 typedef struct fake {
-    int lfd, port;
-    pthread_t th;
-    _Atomic bool stop;
+    kn_fake_broker *fb;
+    int port;
     _Atomic int mode;      /* for ListGroups requests */
     _Atomic int mode_left; /* how many ListGroups get `mode`; then FAKE_OK */
     int av_max;            /* highest ApiVersions version served */
     int delay_ms;          /* before a damaged answer */
     _Atomic int md_port;   /* port advertised for broker 1 (0: ours) */
     _Atomic int md_error;  /* top-level Metadata error code (v13) */
-    _Atomic int accepts, requests;
     int av_versions[8];
     _Atomic int av_count;
     char sw_name[64];
 } fake;
-
-static void write_all(int fd, const uint8_t *p, size_t n) {
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
-
-static bool read_all(int fd, uint8_t *p, size_t n) {
-    while (n) {
-        ssize_t r = recv(fd, p, n, 0);
-        if (r <= 0)
-            return false;
-        p += r;
-        n -= (size_t)r;
-    }
-    return true;
-}
-
-/* Frame: size, response header for (key, version), body. */
-static uint8_t *frame_response(int16_t key, int16_t ver, int32_t corr, const void *body, int16_t body_ver,
-                               size_t *len) {
-    kn_wr w;
-    kn_wr_init(&w, 256, 0);
-    size_t off = kn_wr_reserve(&w, 4);
-    kn_wr_i32(&w, corr);
-    if (kp_response_header_version(key, ver) >= 1)
-        kn_wr_uvarint(&w, 0);
-    int rc = kp_api_get(key)->resp_encode(&w, body, body_ver);
-    assert_int_equal(rc, 0);
-    kn_wr_put_u32_at(w.buf + off, (uint32_t)(w.len - 4));
-    return kn_wr_detach(&w, len);
-}
 
 static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const uint8_t *req, size_t req_len,
                        size_t *len) {
@@ -116,7 +79,7 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
             keys[0] = (kp_ApiVersionsResponse_ApiVersion){KP_API_API_VERSIONS, 0, (int16_t)f->av_max};
             r.api_keys.items = keys;
             r.api_keys.count = 1;
-            out = frame_response(key, ver, corr, &r, 0, len);
+            out = kn_fake_frame_response(key, ver, corr, &r, 0, len);
         } else {
             if (ver >= 3) {
                 /* Parse the request after the header to see the name. */
@@ -137,7 +100,7 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
             keys[2] = (kp_ApiVersionsResponse_ApiVersion){KP_API_LIST_GROUPS, 0, 5};
             r.api_keys.items = keys;
             r.api_keys.count = 3;
-            out = frame_response(key, ver, corr, &r, ver, len);
+            out = kn_fake_frame_response(key, ver, corr, &r, ver, len);
         }
     } else if (key == KP_API_METADATA) {
         kp_MetadataResponse r;
@@ -150,38 +113,28 @@ static uint8_t *answer(fake *f, int16_t key, int16_t ver, int32_t corr, const ui
         r.cluster_id = kn_str_c("fake-cluster");
         r.error_code = (int16_t)atomic_load(&f->md_error);
         r.controller_id = 1;
-        out = frame_response(key, ver, corr, &r, ver, len);
+        out = kn_fake_frame_response(key, ver, corr, &r, ver, len);
     } else {
         void *body = kn_arena_alloc(&a, kp_api_get(key)->resp_size);
         kp_api_get(key)->resp_init(body);
-        out = frame_response(key, ver, corr, body, ver, len);
+        out = kn_fake_frame_response(key, ver, corr, body, ver, len);
     }
     kn_arena_destroy(&a);
     return out;
 }
 
-static void serve_one(fake *f, int fd, bool *closed) {
-    uint8_t szb[4];
-    if (!read_all(fd, szb, 4)) {
-        *closed = true;
-        return;
-    }
-    uint32_t sz = ((uint32_t)szb[0] << 24) | ((uint32_t)szb[1] << 16) | ((uint32_t)szb[2] << 8) | szb[3];
-    assert_true(sz >= 8 && sz < (1u << 20));
-    uint8_t *req = kn_malloc(sz);
-    if (!read_all(fd, req, sz)) {
-        kn_free(req);
-        *closed = true;
-        return;
-    }
-    atomic_fetch_add(&f->requests, 1);
-    int16_t key = (int16_t)((req[0] << 8) | req[1]);
-    int16_t ver = (int16_t)((req[2] << 8) | req[3]);
-    int32_t corr =
-        (int32_t)(((uint32_t)req[4] << 24) | ((uint32_t)req[5] << 16) | ((uint32_t)req[6] << 8) | req[7]);
+/* One request on fd (kn_fake_serve_fn): the answer, damaged as the
+ * test asked for ListGroups. */
+static bool serve_one(int fd, void *opaque) {
+    fake *f = opaque;
+    kn_fake_request rq;
+    if (!kn_fake_read_request(fd, &rq))
+        return false;
+    int16_t key = rq.key, ver = rq.ver;
+    int32_t corr = rq.corr;
     size_t len;
-    uint8_t *out = answer(f, key, ver, corr, req, sz, &len);
-    kn_free(req);
+    uint8_t *out = answer(f, key, ver, corr, rq.buf, rq.len, &len);
+    kn_free(rq.buf);
     int mode = FAKE_OK;
     if (key == KP_API_LIST_GROUPS && atomic_load(&f->mode_left) > 0) {
         atomic_fetch_sub(&f->mode_left, 1);
@@ -194,24 +147,24 @@ static void serve_one(fake *f, int fd, bool *closed) {
         /* Drop the last 3 bytes and say so in the size prefix. */
         len -= 3;
         kn_wr_put_u32_at(out, (uint32_t)(len - 4));
-        write_all(fd, out, len);
+        kn_fake_write_all(fd, out, len);
         break;
     case FAKE_TRAILING: {
         uint8_t *big = kn_malloc(len + 5);
         memcpy(big, out, len);
         memset(big + len, 0xab, 5);
         kn_wr_put_u32_at(big, (uint32_t)(len + 1));
-        write_all(fd, big, len + 5);
+        kn_fake_write_all(fd, big, len + 5);
         kn_free(big);
         break;
     }
     case FAKE_BADCORR:
         kn_wr_put_u32_at(out + 4, (uint32_t)corr + 1000);
-        write_all(fd, out, len);
+        kn_fake_write_all(fd, out, len);
         break;
     case FAKE_OVERSIZE:
         kn_wr_put_u32_at(out, 0x7fffff00u);
-        write_all(fd, out, len);
+        kn_fake_write_all(fd, out, len);
         break;
     case FAKE_SILENT:
         break;
@@ -225,79 +178,33 @@ static void serve_one(fake *f, int fd, bool *closed) {
         for (size_t i = keep; i < keep + body; i++)
             rnd[i] = (uint8_t)(rand() % 4 == 0 ? 0xff : rand() % 8);
         kn_wr_put_u32_at(rnd, (uint32_t)(keep + body - 4));
-        write_all(fd, rnd, keep + body);
+        kn_fake_write_all(fd, rnd, keep + body);
         kn_free(rnd);
         break;
     }
     case FAKE_DRIP:
         for (size_t i = 0; i < len; i++) {
-            write_all(fd, out + i, 1);
+            kn_fake_write_all(fd, out + i, 1);
             usleep(200);
         }
         break;
     default:
-        write_all(fd, out, len);
+        kn_fake_write_all(fd, out, len);
     }
     kn_free(out);
-}
-
-static void *fake_main(void *arg) {
-    fake *f = arg;
-    int fds[16];
-    int n = 0;
-    while (!atomic_load(&f->stop)) {
-        struct pollfd p[17];
-        p[0] = (struct pollfd){f->lfd, POLLIN, 0};
-        for (int i = 0; i < n; i++)
-            p[i + 1] = (struct pollfd){fds[i], POLLIN, 0};
-        if (poll(p, (nfds_t)n + 1, 20) <= 0)
-            continue;
-        if (p[0].revents & POLLIN) {
-            int fd = accept(f->lfd, NULL, NULL);
-            if (fd >= 0 && n < 16) {
-                fds[n++] = fd;
-                atomic_fetch_add(&f->accepts, 1);
-            } else if (fd >= 0) {
-                close(fd);
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            if (!(p[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            bool closed = false;
-            serve_one(f, fds[i], &closed);
-            if (closed) {
-                close(fds[i]);
-                fds[i] = fds[--n];
-                p[i + 1] = p[n + 1];
-                i--;
-            }
-        }
-    }
-    for (int i = 0; i < n; i++)
-        close(fds[i]);
-    return NULL;
+    return true;
 }
 
 static fake *fake_start(void) {
     fake *f = kn_calloc(1, sizeof *f);
     f->av_max = 4;
-    f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
-    assert_int_equal(listen(f->lfd, 16), 0);
-    socklen_t sl = sizeof sa;
-    getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
-    f->port = ntohs(sa.sin_port);
-    pthread_create(&f->th, NULL, fake_main, f);
+    f->fb = kn_fake_broker_start(serve_one, f);
+    f->port = kn_fake_broker_port(f->fb);
     return f;
 }
 
 static void fake_stop(fake *f) {
-    atomic_store(&f->stop, true);
-    pthread_join(f->th, NULL);
-    close(f->lfd);
+    kn_fake_broker_stop(f->fb);
     kn_free(f);
 }
 

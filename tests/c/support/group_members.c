@@ -423,6 +423,67 @@ long long real_ms(void) {
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void scenario_begin(scenario *s, const char *topic_tag, const char *group_tag, int replication) {
+    memset(s, 0, sizeof *s);
+    snprintf(s->topic, sizeof s->topic, "%s", kn_test_topic(topic_tag));
+    snprintf(s->group, sizeof s->group, "g-%s-%d", group_tag, (int)getpid());
+    create_topic_rf(s->topic, NPART, replication);
+    s->pr = new_producer();
+    consumed_init(&s->cs);
+}
+
+void scenario_end(scenario *s, member *ms, int count) {
+    consumed_free(&s->cs);
+    kn_producer_close(s->pr, 10000);
+    remove_logs(ms, count);
+}
+
+void committed_offsets(const char *group, const char *topic, int64_t *out) {
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "group.id", group);
+    char es[512];
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (int p = 0; p < NPART; p++)
+        kn_topic_partition_list_add(l, topic, p);
+    assert_int_equal(kn_consumer_committed(c, l, 30000), KN_OK);
+    for (int p = 0; p < NPART; p++)
+        out[p] = kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, p));
+    kn_topic_partition_list_destroy(l);
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+}
+
+void assert_no_errors(const member *ms, int count) {
+    for (int i = 0; i < count; i++) {
+        FILE *f = fopen(ms[i].log, "r");
+        assert_non_null(f);
+        char line[4096];
+        while (fgets(line, sizeof line, f))
+            if (strstr(line, " ERROR "))
+                fail_msg("member %s: %s", ms[i].name, line);
+        fclose(f);
+    }
+}
+
+void check_read_once_committed(member *ms, int count, const char *group, const char *topic, consumed *cs,
+                               const int64_t *next) {
+    assert_no_errors(ms, count);
+    read_records(ms, count, topic, cs, -1, 0, -1);
+    if (cs->dups)
+        fail_msg("%lld records were read twice (first: %s)", (long long)cs->dups, cs->first_dup);
+    int64_t committed[NPART];
+    committed_offsets(group, topic, committed);
+    for (int p = 0; p < NPART; p++)
+        if (committed[p] != next[p])
+            fail_msg("%s:%d committed %lld, end offset %lld", topic, p, (long long)committed[p],
+                     (long long)next[p]);
+}
+
 void remove_logs(member *ms, int count) {
     for (int i = 0; i < count; i++) {
         unlink(ms[i].log);

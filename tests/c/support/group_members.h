@@ -128,6 +128,39 @@ void create_topic(const char *topic, int partitions);
 /* CLOCK_REALTIME ms (the members' log timestamps). */
 long long real_ms(void);
 
+/* A produce-and-consume group scenario: a fresh topic of NPART
+ * partitions, a group name of this run, a producer, the next offset per
+ * partition (what produce() wrote) and the records the members read. */
+typedef struct scenario {
+    char topic[256], group[64];
+    kn_producer *pr;
+    int64_t next[NPART];
+    consumed cs;
+} scenario;
+
+/* topic = kn_test_topic(topic_tag), created with the given replication
+ * factor; group = "g-<group_tag>-<pid>". */
+void scenario_begin(scenario *s, const char *topic_tag, const char *group_tag, int replication);
+
+/* Closes the producer, frees the records read and removes the count
+ * members' logs. */
+void scenario_end(scenario *s, member *ms, int count);
+
+/* The group's committed offsets for partitions 0..NPART-1 of topic,
+ * read by a consumer that is not a member (every member has left). */
+void committed_offsets(const char *group, const char *topic, int64_t *out);
+
+/* Fails if a member's log has an ERROR line (a commit or poll error the
+ * application saw). */
+void assert_no_errors(const member *ms, int count);
+
+/* The end of a commit scenario, once every member has left: no member
+ * saw an error, every record of topic was read exactly once (cs), and
+ * the group's committed offsets stand at next[p], the end of every
+ * partition. */
+void check_read_once_committed(member *ms, int count, const char *group, const char *topic, consumed *cs,
+                               const int64_t *next);
+
 /* Deletes the members' log files. */
 void remove_logs(member *ms, int count);
 
