@@ -6,7 +6,7 @@
 -- summary, and CPU seconds, so the binding's per-record cost can be
 -- read against the C figure on the same prefilled topic.
 --
---   LUA_CPATH='build/lua/5.4/?.so' lua5.4 bench/lua_consumer_perf.lua \
+--   LUA_CPATH='build/lua/5.4/?.so;;' lua5.4 bench/lua_consumer_perf.lua \
 --     --bootstrap-server 127.0.0.1:9092 --topic perf --num-records 5000000 [--loop records]
 --
 -- The default loop (--loop fast) is the fastest form the running Lua
@@ -31,7 +31,14 @@ while i <= #arg do
   elseif a == "--num-records" then opts.n = tonumber(v)
   elseif a == "--timeout" then opts.timeout = tonumber(v)
   elseif a == "--loop" then opts.loop = v
-  else error("unknown argument " .. a) end
+  elseif a == "--help" or a == "-h" then
+    -- the header comment above is the usage text
+    for line in io.lines(arg[0]) do
+      if not line:match("^%-%-") then break end
+      print((line:gsub("^%-%- ?", "")))
+    end
+    os.exit(0)
+  else error("unknown argument " .. a .. " (see --help)") end
   i = i + 2
 end
 assert(opts.bootstrap and opts.topic and opts.n, "need --bootstrap-server, --topic and --num-records")
