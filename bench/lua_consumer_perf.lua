@@ -20,8 +20,6 @@
 -- `for i, value, key in batch:each()` (one C call per record), --loop
 -- poll uses poll's arrays of record tables, --loop records the
 -- `for r in consumer:records()` form, to compare them.
-local kafka = require("kafka_native")
-
 local opts = { timeout = 10000, loop = "fast" }
 local i = 1
 while i <= #arg do
@@ -41,6 +39,7 @@ while i <= #arg do
   else error("unknown argument " .. a .. " (see --help)") end
   i = i + 2
 end
+local kafka = require("kafka_native") -- after --help, which needs no module
 assert(opts.bootstrap and opts.topic and opts.n, "need --bootstrap-server, --topic and --num-records")
 if opts.loop == "fast" then
   opts.loop = pcall(require, "ffi") and "view" or "lens"
