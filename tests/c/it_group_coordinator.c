@@ -198,17 +198,9 @@ static void test_coordinator_killed_kip848(void **state) {
 
 int main(void) {
     kn_test_bootstrap();
-    const char *nodes = getenv("KN_BROKER_NODES");
-    const char *require = getenv("KN_TEST_REQUIRE_NODES");
-    if (!nodes || strcmp(nodes, "3") != 0) {
-        fprintf(stderr,
-                "it_group_coordinator needs the 3-node cluster (KN_BROKER_NODES=3, from "
-                "`tools/kafka/broker env` after `start --nodes 3`); KN_BROKER_NODES=%s\n",
-                nodes ? nodes : "(unset)");
-        if (require && strcmp(require, "3") == 0)
-            return 1; /* selected to run on 3 nodes: a missing cluster fails */
-        return 77;    /* ctest: skipped, not passed */
-    }
+    int gate = kn_test_need_three_nodes("it_group_coordinator");
+    if (gate)
+        return gate;
     signal(SIGPIPE, SIG_IGN);
     if (getenv("KN_TEST_FILTER"))
         cmocka_set_test_filter(getenv("KN_TEST_FILTER"));

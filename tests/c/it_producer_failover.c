@@ -296,17 +296,9 @@ static void test_kill_broker_mid_burst(void **s) {
 
 int main(void) {
     kn_test_bootstrap();
-    const char *nodes = getenv("KN_BROKER_NODES");
-    const char *require = getenv("KN_TEST_REQUIRE_NODES");
-    if (!nodes || strcmp(nodes, "3") != 0) {
-        fprintf(stderr,
-                "it_producer_failover: needs a 3-node cluster (KN_BROKER_NODES=3 from "
-                "`tools/kafka/broker env` after `start --nodes 3`); KN_BROKER_NODES=%s\n",
-                nodes ? nodes : "(unset)");
-        if (require && *require)
-            return 1; /* selected to run on 3 nodes: a missing cluster fails */
-        return 77;    /* ctest: skipped, not passed */
-    }
+    int gate = kn_test_need_three_nodes("it_producer_failover");
+    if (gate)
+        return gate;
     const char *n = getenv("KN_TEST_RECORDS");
     if (n && *n)
         n_records = strtoll(n, NULL, 10);

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,18 @@ const char *kn_test_bootstrap(void) {
         fail_msg("no broker (KAFKA_BOOTSTRAP unset)");
     }
     return b;
+}
+
+int kn_test_need_three_nodes(const char *test_name) {
+    const char *nodes = getenv("KN_BROKER_NODES");
+    if (nodes && strcmp(nodes, "3") == 0)
+        return 0;
+    fprintf(stderr,
+            "%s needs the 3-node cluster (KN_BROKER_NODES=3, from `tools/kafka/broker env` "
+            "after `start --nodes 3`); KN_BROKER_NODES=%s\n",
+            test_name, nodes ? nodes : "(unset)");
+    const char *require = getenv("KN_TEST_REQUIRE_NODES");
+    return require && strcmp(require, "3") == 0 ? 1 : 77;
 }
 
 const char *kn_test_source_path(const char *rel) {

@@ -17,6 +17,13 @@
  * fails the test (not skips it) when KAFKA_BOOTSTRAP is unset, so a
  * missing broker can never count as a pass. */
 const char *kn_test_bootstrap(void);
+/* Gate for the 3-node tests (label broker3): returns 0 when the broker
+ * env says 3 nodes (KN_BROKER_NODES=3, from `tools/kafka/broker env`
+ * after `start --nodes 3`). Otherwise prints what is missing and returns
+ * the exit status main should return: 1 when KN_TEST_REQUIRE_NODES=3
+ * (tools/test phase 2, where a missing cluster is a failure), else 77
+ * (ctest: skipped, never passed). */
+int kn_test_need_three_nodes(const char *test_name);
 /* Path of a file under the source tree, e.g. "tests/data/x.txt".
  * Returns a static buffer. */
 const char *kn_test_source_path(const char *rel);
