@@ -506,8 +506,16 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
         c->coord_id = -1;
         g->next_hb_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS) {
-        g->rejoin = true;
-        snprintf(g->reason, sizeof g->reason, "the group is rebalancing");
+        /* Only news to a member past its JoinGroup (as Java ignores it
+         * outside STABLE): one still preparing or joining is already
+         * taking part, and a rejoin flag raised then would outlive the
+         * join and start another rebalance right after it, which the
+         * other members' heartbeats would answer in kind, forever. */
+        if (g->state == KNG_SYNCING || g->state == KNG_LEADER || g->state == KNG_ASSIGNING ||
+            g->state == KNG_STABLE) {
+            g->rejoin = true;
+            snprintf(g->reason, sizeof g->reason, "the group is rebalancing");
+        }
     } else if (err == KN_ERR_ILLEGAL_GENERATION || err == KN_ERR_UNKNOWN_MEMBER_ID) {
         /* Fenced: whatever we own may already be elsewhere. */
         if (err == KN_ERR_UNKNOWN_MEMBER_ID)
