@@ -379,6 +379,7 @@ struct kn_consumer {
     int32_t coord_id; /* the group coordinator, -1 unknown */
     bool coord_inflight;
     int64_t coord_retry_at_ms;
+    int64_t coord_found_ms; /* when coord_id was answered (knw_now_ms) */
     bool offset_fetch_inflight;
     struct knc_commit *commit_head, *commit_tail; /* FIFO, head in flight */
     bool commit_inflight;

@@ -299,6 +299,7 @@ static void knc_coord_done(knw_client *client, knw_resp *resp, void *opaque) {
     c->coord_inflight = false;
     if (!resp->err && r && r->error_code == 0 && r->node_id >= 0) {
         c->coord_id = r->node_id;
+        c->coord_found_ms = knw_now_ms();
     } else {
         c->coord_id = -1;
         c->coord_retry_at_ms = knw_now_ms() + c->retry_backoff_ms;
@@ -374,9 +375,11 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
         /* the whole commit goes again, with the newest epoch */
         stale_retry = failed && stale == failed && knc_commit_stale_retry(c, cm, now);
     }
+    /* Forgotten also when the commit gives up (deadline reached): the
+     * next commit must not go to the same unreachable node. */
+    if (knc_coord_error(err))
+        c->coord_id = -1;
     if (err && (knc_retry_error(err) || stale_retry) && now < cm->deadline_ms && !c->closed) {
-        if (knc_coord_error(err))
-            c->coord_id = -1;
         c->commit_retry_at_ms = now + c->retry_backoff_ms;
         for (size_t i = 0; i < kn_topic_partition_list_count(cm->offsets); i++)
             kn_topic_partition_list_set_err(cm->offsets, i, 0);
@@ -540,10 +543,36 @@ static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
     return fr;
 }
 
+/* Forgets a coordinator that a metadata snapshot newer than its
+ * FindCoordinator answer no longer lists (lock held). Such a node has
+ * left the cluster (a KRaft broker that shut down is dropped from
+ * Metadata): the wire layer holds a request for it until the request
+ * times out (request.timeout.ms, as long as a commit's whole wait), so
+ * a commit sent there would time out instead of finding the new
+ * coordinator. Java keeps the coordinator's address and sees the
+ * refused connection at once; here the metadata says it first. */
+static void knc_coord_check_metadata(kn_consumer *c) {
+    if (c->coord_id < 0)
+        return;
+    knw_metadata *md = knw_metadata_get(c->client);
+    if (!md)
+        return;
+    bool gone = md->broker_count > 0 && md->fetched_at_ms > c->coord_found_ms &&
+                !knw_metadata_broker(md, c->coord_id);
+    knw_metadata_release(md);
+    if (!gone)
+        return;
+    kn_log(NULL, KN_LOG_DEBUG,
+           "group %s: coordinator %d is no longer in the cluster metadata; finding the coordinator again",
+           c->group_id, (int)c->coord_id);
+    c->coord_id = -1;
+}
+
 void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     memset(plan, 0, sizeof(*plan));
     if (!c->group_id || c->closed)
         return;
+    knc_coord_check_metadata(c);
     /* The group (group/classic.c) needs the coordinator too. */
     bool need_coord = kng_subscribed(c) && c->coord_id < 0;
     /* A queued commit that ran out of time before it could be sent. */
@@ -740,6 +769,7 @@ static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node)
         if (!err && r->node_id >= 0) {
             pthread_mutex_lock(&c->lock);
             c->coord_id = r->node_id;
+            c->coord_found_ms = knw_now_ms();
             pthread_mutex_unlock(&c->lock);
         }
         knw_resp_free(resp);

@@ -117,8 +117,11 @@ static int count_events(const member *m, const char *kind) {
 }
 
 static void coordinator_moves(const char *protocol, bool kill) {
-    char group_tag[32];
-    snprintf(group_tag, sizeof group_tag, "coord-%s", protocol);
+    /* One group per case: the member logs are named after the group
+     * (opened O_APPEND), so a shared name would let a case read the
+     * lines (an ERROR) of an earlier one, whose logs a failure keeps. */
+    char group_tag[48];
+    snprintf(group_tag, sizeof group_tag, "coord-%s-%s", protocol, kill ? "killed" : "stopped");
     scenario s;
     scenario_begin(&s, "group-coord", group_tag, 3);
     member ms[2];

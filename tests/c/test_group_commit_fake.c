@@ -1,7 +1,7 @@
 /*
  * test_group_commit_fake.c: the KIP-848 commit path against a fake group
- * coordinator on a loopback socket, for the one behaviour a Kafka 4.3
- * broker does not show: STALE_MEMBER_EPOCH on an OffsetCommit (a 4.3
+ * coordinator on a loopback socket, for two behaviours a real broker
+ * does not show on demand: STALE_MEMBER_EPOCH on an OffsetCommit (a 4.3
  * coordinator accepts an older epoch for partitions still assigned;
  * 4.0 - 4.2 coordinators demand the exact epoch). The real-broker side
  * of group commits is it_group.c / it_group_coordinator.c.
@@ -20,6 +20,9 @@
  *    REVOKED runs (Java's auto-commit before a rebalance does the same);
  *  - a user's commit_sync refused with STALE_MEMBER_EPOCH returns that
  *    error after one attempt (Java: CommitFailedException, no retry).
+ * And a coordinator that leaves the cluster metadata between two
+ * commits, with no heartbeat due (a second fake is node 2): the next
+ * commit_sync finds the new coordinator instead of timing out.
  */
 #include "kn_test.h"
 
@@ -52,6 +55,12 @@ typedef struct fake {
     int commit_parts[MAX_COMMITS]; /* bit p: partition p was in it */
     int64_t commit_offset[MAX_COMMITS];
     bool commit_stale[MAX_COMMITS];
+    /* the coordinator-move case: a second node (port2) that leads t;
+     * node 1 coordinates until moved, then leaves the metadata */
+    kn_fake_broker *fb2;
+    int port2;
+    bool moved;
+    int md_after_move; /* Metadata answers (without node 1) since the move */
 } fake;
 
 static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
@@ -59,7 +68,9 @@ static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
 static void answer_heartbeat(fake *f, const kp_ConsumerGroupHeartbeatRequest *q,
                              kp_ConsumerGroupHeartbeatResponse *r, kn_arena *a) {
     r->member_id = q->member_id;
-    r->heartbeat_interval_ms = 100;
+    /* The move case: no heartbeat between the join and the commits, so
+     * only the commit path can notice the coordinator left. */
+    r->heartbeat_interval_ms = f->port2 ? 60000 : 100;
     if (q->member_epoch < 0) {
         r->member_epoch = q->member_epoch; /* leaving */
         return;
@@ -71,7 +82,7 @@ static void answer_heartbeat(fake *f, const kp_ConsumerGroupHeartbeatRequest *q,
     if (q->member_epoch == 0) {
         f->epoch = 1; /* join: t-0 and t-1 */
         nparts = 2;
-    } else if (!f->revoke_sent && owned == 2) {
+    } else if (!f->port2 && !f->revoke_sent && owned == 2) {
         f->revoke_sent = true; /* it owns both: take t-1 back */
         nparts = 1;
     }
@@ -147,25 +158,37 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
         r->api_keys.count = n;
     } else if (key == KP_API_METADATA) {
         kp_MetadataResponse *r = body;
-        kp_MetadataResponse_MetadataResponseBroker *b = kn_arena_calloc(&a, 1, sizeof(*b));
-        *b = (kp_MetadataResponse_MetadataResponseBroker){1, kn_str_c("127.0.0.1"), f->port, {NULL, -1}};
+        kp_MetadataResponse_MetadataResponseBroker *b = kn_arena_calloc(&a, 2, sizeof(*b));
+        pthread_mutex_lock(&f->mu);
+        bool moved = f->moved;
+        f->md_after_move += moved;
+        pthread_mutex_unlock(&f->mu);
+        int nb = 0;
+        if (!moved) /* node 1: gone from the metadata once moved */
+            b[nb++] =
+                (kp_MetadataResponse_MetadataResponseBroker){1, kn_str_c("127.0.0.1"), f->port, {NULL, -1}};
+        if (f->port2)
+            b[nb++] =
+                (kp_MetadataResponse_MetadataResponseBroker){2, kn_str_c("127.0.0.1"), f->port2, {NULL, -1}};
         r->brokers.items = b;
-        r->brokers.count = 1;
+        r->brokers.count = nb;
         r->cluster_id = kn_str_c("fake-cluster");
-        r->controller_id = 1;
+        int32_t leader = f->port2 ? 2 : 1;
+        r->controller_id = leader;
         kp_MetadataResponse_MetadataResponseTopic *t = kn_arena_calloc(&a, 1, sizeof(*t));
         kp_MetadataResponse_MetadataResponseTopic_init(t);
         t->name = kn_str_c("t");
         t->topic_id = topic_id;
         kp_MetadataResponse_MetadataResponsePartition *ps = kn_arena_calloc(&a, 2, sizeof(*ps));
-        static int32_t one[1] = {1};
+        int32_t *rep = kn_arena_calloc(&a, 1, sizeof(int32_t));
+        *rep = leader;
         for (int p = 0; p < 2; p++) {
             kp_MetadataResponse_MetadataResponsePartition_init(&ps[p]);
             ps[p].partition_index = p;
-            ps[p].leader_id = 1;
+            ps[p].leader_id = leader;
             ps[p].leader_epoch = 0;
-            ps[p].replica_nodes = (kp_int32_array){one, 1};
-            ps[p].isr_nodes = (kp_int32_array){one, 1};
+            ps[p].replica_nodes = (kp_int32_array){rep, 1};
+            ps[p].isr_nodes = (kp_int32_array){rep, 1};
         }
         t->partitions.items = ps;
         t->partitions.count = 2;
@@ -173,9 +196,12 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
         r->topics.count = 1;
     } else if (key == KP_API_FIND_COORDINATOR) {
         kp_FindCoordinatorResponse *r = body;
-        r->node_id = 1;
+        pthread_mutex_lock(&f->mu);
+        bool moved = f->moved;
+        pthread_mutex_unlock(&f->mu);
+        r->node_id = moved ? 2 : 1;
         r->host = kn_str_c("127.0.0.1");
-        r->port = f->port;
+        r->port = moved ? f->port2 : f->port;
     } else if (key == KP_API_CONSUMER_GROUP_HEARTBEAT) {
         pthread_mutex_lock(&f->mu);
         answer_heartbeat(f, kn_fake_decode_request(&a, rq), body, &a);
@@ -233,7 +259,10 @@ static fake *fake_start(void) {
 }
 
 static void fake_stop(fake *f) {
-    kn_fake_broker_stop(f->fb);
+    if (f->fb)
+        kn_fake_broker_stop(f->fb);
+    if (f->fb2)
+        kn_fake_broker_stop(f->fb2);
     pthread_mutex_destroy(&f->mu);
     kn_free(f);
 }
@@ -325,9 +354,86 @@ static void test_revoke_commit_retries_stale_epoch(void **state) {
     fake_stop(f);
 }
 
+/* The coordinator (node 1) shuts down and leaves the cluster metadata
+ * (as a KRaft broker does) while no heartbeat is due; node 2 takes over.
+ * A commit_sync made then must find node 2, not wait on node 1 until it
+ * times out: the wire layer holds a request for a node missing from the
+ * metadata until request.timeout.ms, here as long as the commit's own
+ * timeout (the it_group_coordinator failure: two 30 s timeouts in a
+ * row). */
+static void test_commit_finds_coordinator_that_moved(void **state) {
+    (void)state;
+    fake *f = fake_start();
+    f->fb2 = kn_fake_broker_start(serve_one, f);
+    f->port2 = kn_fake_broker_port(f->fb2);
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    char bs[64], es[512];
+    snprintf(bs, sizeof bs, "127.0.0.1:%d", f->port);
+    kn_test_conf_set(conf, "bootstrap.servers", bs);
+    kn_test_conf_set(conf, "group.id", "g-move");
+    kn_test_conf_set(conf, "group.protocol", "consumer");
+    kn_test_conf_set(conf, "enable.auto.commit", "false");
+    kn_test_conf_set(conf, "retry.backoff.ms", "20");
+    kn_test_conf_set(conf, "metadata.max.age.ms", "100");
+    kn_test_conf_set(conf, "request.timeout.ms", "3000");
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    listener l = {.f = f};
+    const char *topics[] = {"t"};
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, on_rebalance, &l), KN_OK);
+    int64_t end = kn_test_now_ms() + 20000;
+    while (!l.assigned && kn_test_now_ms() < end) {
+        kn_records *recs = NULL;
+        int rc = kn_consumer_poll(c, 50, &recs, es, sizeof es);
+        if (rc != KN_OK)
+            fail_msg("poll: %s: %s", kn_err_name(rc), es);
+        kn_records_free(recs);
+    }
+    assert_int_equal(l.assigned, 1);
+    kn_topic_partition_list *l0 = kn_topic_partition_list_new();
+    kn_topic_partition_list_set_offset(l0, (size_t)kn_topic_partition_list_add(l0, "t", 0), 7);
+    assert_int_equal(kn_consumer_commit_sync(c, l0, 3000), KN_OK); /* at node 1 */
+    /* The move: node 1 stops (its connections close, new ones are
+     * refused) and the next Metadata answers leave it out. */
+    pthread_mutex_lock(&f->mu);
+    f->moved = true;
+    int commits_before = f->commits;
+    pthread_mutex_unlock(&f->mu);
+    kn_fake_broker_stop(f->fb);
+    f->fb = NULL;
+    end = kn_test_now_ms() + 10000;
+    for (;;) { /* two refreshes since: the client has applied one */
+        pthread_mutex_lock(&f->mu);
+        int n = f->md_after_move;
+        pthread_mutex_unlock(&f->mu);
+        if (n >= 2)
+            break;
+        if (kn_test_now_ms() > end)
+            fail_msg("no Metadata request after the move within 10 s");
+        kn_records *recs = NULL;
+        assert_int_equal(kn_consumer_poll(c, 50, &recs, es, sizeof es), KN_OK);
+        kn_records_free(recs);
+    }
+    kn_topic_partition_list_set_offset(l0, 0, 9);
+    int rc = kn_consumer_commit_sync(c, l0, 3000);
+    if (rc != KN_OK)
+        fail_msg("commit_sync after the coordinator moved: %s", kn_err_name(rc));
+    pthread_mutex_lock(&f->mu);
+    assert_int_equal(f->commits, commits_before + 1);
+    assert_int_equal(f->commit_offset[commits_before], 9);
+    pthread_mutex_unlock(&f->mu);
+    kn_topic_partition_list_destroy(l0);
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+    fake_stop(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_revoke_commit_retries_stale_epoch),
+        cmocka_unit_test(test_commit_finds_coordinator_that_moved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
