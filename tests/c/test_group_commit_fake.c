@@ -291,34 +291,48 @@ static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_pa
     return 0;
 }
 
-static void test_revoke_commit_retries_stale_epoch(void **state) {
-    (void)state;
-    fake *f = fake_start();
-    f->stale_left = 1;
+/* A KIP-848 member of a group on fake f, subscribed to "t" with l as
+ * its listener; extra: NULL-terminated key, value pairs. */
+static kn_consumer *fake_member(fake *f, const char *group, const char *const *extra, listener *l) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char bs[64], es[512];
     snprintf(bs, sizeof bs, "127.0.0.1:%d", f->port);
     kn_test_conf_set(conf, "bootstrap.servers", bs);
-    kn_test_conf_set(conf, "group.id", "g");
+    kn_test_conf_set(conf, "group.id", group);
     kn_test_conf_set(conf, "group.protocol", "consumer");
-    kn_test_conf_set(conf, "enable.auto.commit", "true");
-    kn_test_conf_set(conf, "auto.commit.interval.ms", "600000");
     kn_test_conf_set(conf, "retry.backoff.ms", "20");
+    for (; extra && extra[0]; extra += 2)
+        kn_test_conf_set(conf, extra[0], extra[1]);
     kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
     kn_conf_destroy(conf);
     if (!c)
         fail_msg("kn_consumer_new: %s", es);
-    listener l = {.f = f};
     const char *topics[] = {"t"};
-    assert_int_equal(kn_consumer_subscribe(c, topics, 1, on_rebalance, &l), KN_OK);
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, on_rebalance, l), KN_OK);
+    return c;
+}
+
+/* Polls c until *flag (set by its listener, inside poll) or 20 s. */
+static void poll_until_flag(kn_consumer *c, const int *flag) {
+    char es[512];
     int64_t end = kn_test_now_ms() + 20000;
-    while (!l.revoked && kn_test_now_ms() < end) {
+    while (!*flag && kn_test_now_ms() < end) {
         kn_records *recs = NULL;
         int rc = kn_consumer_poll(c, 50, &recs, es, sizeof es);
         if (rc != KN_OK)
             fail_msg("poll: %s: %s", kn_err_name(rc), es);
         kn_records_free(recs);
     }
+}
+
+static void test_revoke_commit_retries_stale_epoch(void **state) {
+    (void)state;
+    fake *f = fake_start();
+    f->stale_left = 1;
+    listener l = {.f = f};
+    const char *extra[] = {"enable.auto.commit", "true", "auto.commit.interval.ms", "600000", NULL};
+    kn_consumer *c = fake_member(f, "g", extra, &l);
+    poll_until_flag(c, &l.revoked);
     assert_int_equal(l.revoked, 1);
     pthread_mutex_lock(&f->mu);
     /* the revocation's commit: refused at epoch 1, sent again at epoch 2
@@ -366,31 +380,11 @@ static void test_commit_finds_coordinator_that_moved(void **state) {
     fake *f = fake_start();
     f->fb2 = kn_fake_broker_start(serve_one, f);
     f->port2 = kn_fake_broker_port(f->fb2);
-    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
-    char bs[64], es[512];
-    snprintf(bs, sizeof bs, "127.0.0.1:%d", f->port);
-    kn_test_conf_set(conf, "bootstrap.servers", bs);
-    kn_test_conf_set(conf, "group.id", "g-move");
-    kn_test_conf_set(conf, "group.protocol", "consumer");
-    kn_test_conf_set(conf, "enable.auto.commit", "false");
-    kn_test_conf_set(conf, "retry.backoff.ms", "20");
-    kn_test_conf_set(conf, "metadata.max.age.ms", "100");
-    kn_test_conf_set(conf, "request.timeout.ms", "3000");
-    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
     listener l = {.f = f};
-    const char *topics[] = {"t"};
-    assert_int_equal(kn_consumer_subscribe(c, topics, 1, on_rebalance, &l), KN_OK);
-    int64_t end = kn_test_now_ms() + 20000;
-    while (!l.assigned && kn_test_now_ms() < end) {
-        kn_records *recs = NULL;
-        int rc = kn_consumer_poll(c, 50, &recs, es, sizeof es);
-        if (rc != KN_OK)
-            fail_msg("poll: %s: %s", kn_err_name(rc), es);
-        kn_records_free(recs);
-    }
+    const char *extra[] = {"enable.auto.commit", "false", "metadata.max.age.ms", "100",
+                           "request.timeout.ms", "3000", NULL};
+    kn_consumer *c = fake_member(f, "g-move", extra, &l);
+    poll_until_flag(c, &l.assigned);
     assert_int_equal(l.assigned, 1);
     kn_topic_partition_list *l0 = kn_topic_partition_list_new();
     kn_topic_partition_list_set_offset(l0, (size_t)kn_topic_partition_list_add(l0, "t", 0), 7);
@@ -403,7 +397,8 @@ static void test_commit_finds_coordinator_that_moved(void **state) {
     pthread_mutex_unlock(&f->mu);
     kn_fake_broker_stop(f->fb);
     f->fb = NULL;
-    end = kn_test_now_ms() + 10000;
+    char es[512];
+    int64_t end = kn_test_now_ms() + 10000;
     for (;;) { /* two refreshes since: the client has applied one */
         pthread_mutex_lock(&f->mu);
         int n = f->md_after_move;
