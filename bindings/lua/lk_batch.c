@@ -86,74 +86,65 @@ static void lk_push_bytes(lua_State *L, const void *p, size_t len) {
         lua_pushnil(L);
 }
 
-static int lk_batch_value(lua_State *L) {
+/* The per-record accessors: batch:value(i), key, offset, partition,
+ * topic, timestamp and headers (an array of {key, value}, a new table
+ * per call on a raw batch). On a tables batch each reads the record
+ * table's field of the same name. */
+typedef enum {
+    LK_BF_VALUE,
+    LK_BF_KEY,
+    LK_BF_OFFSET,
+    LK_BF_PARTITION,
+    LK_BF_TOPIC,
+    LK_BF_TIMESTAMP,
+    LK_BF_HEADERS
+} lk_batch_field;
+
+static const char *const lk_batch_field_names[] = {"value", "key",       "offset", "partition",
+                                                    "topic", "timestamp", "headers"};
+
+static int lk_batch_get(lua_State *L, lk_batch_field f) {
     lk_batch *b;
     size_t i = lk_batch_index(L, &b);
     if (b->tables)
-        return lk_batch_table_field(L, i, "value");
+        return lk_batch_table_field(L, i, lk_batch_field_names[f]);
     size_t len;
-    const void *p = kn_records_value(b->recs, i, &len);
-    lk_push_bytes(L, p, len);
+    const void *p;
+    switch (f) {
+    case LK_BF_VALUE: /* (two statements: len is set by the call) */
+        p = kn_records_value(b->recs, i, &len);
+        lk_push_bytes(L, p, len);
+        break;
+    case LK_BF_KEY:
+        p = kn_records_key(b->recs, i, &len);
+        lk_push_bytes(L, p, len);
+        break;
+    case LK_BF_OFFSET:
+        lua_pushinteger(L, (lua_Integer)kn_records_offset(b->recs, i));
+        break;
+    case LK_BF_PARTITION:
+        lua_pushinteger(L, kn_records_partition(b->recs, i));
+        break;
+    case LK_BF_TOPIC:
+        lua_pushstring(L, kn_records_topic(b->recs, i));
+        break;
+    case LK_BF_TIMESTAMP:
+        lua_pushinteger(L, (lua_Integer)kn_records_timestamp(b->recs, i));
+        break;
+    case LK_BF_HEADERS:
+        lk_record_headers_push(L, b->recs, i);
+        break;
+    }
     return 1;
 }
 
-static int lk_batch_key(lua_State *L) {
-    lk_batch *b;
-    size_t i = lk_batch_index(L, &b);
-    if (b->tables)
-        return lk_batch_table_field(L, i, "key");
-    size_t len;
-    const void *p = kn_records_key(b->recs, i, &len);
-    lk_push_bytes(L, p, len);
-    return 1;
-}
-
-static int lk_batch_offset(lua_State *L) {
-    lk_batch *b;
-    size_t i = lk_batch_index(L, &b);
-    if (b->tables)
-        return lk_batch_table_field(L, i, "offset");
-    lua_pushinteger(L, (lua_Integer)kn_records_offset(b->recs, i));
-    return 1;
-}
-
-static int lk_batch_partition(lua_State *L) {
-    lk_batch *b;
-    size_t i = lk_batch_index(L, &b);
-    if (b->tables)
-        return lk_batch_table_field(L, i, "partition");
-    lua_pushinteger(L, kn_records_partition(b->recs, i));
-    return 1;
-}
-
-static int lk_batch_topic(lua_State *L) {
-    lk_batch *b;
-    size_t i = lk_batch_index(L, &b);
-    if (b->tables)
-        return lk_batch_table_field(L, i, "topic");
-    lua_pushstring(L, kn_records_topic(b->recs, i));
-    return 1;
-}
-
-static int lk_batch_timestamp(lua_State *L) {
-    lk_batch *b;
-    size_t i = lk_batch_index(L, &b);
-    if (b->tables)
-        return lk_batch_table_field(L, i, "timestamp");
-    lua_pushinteger(L, (lua_Integer)kn_records_timestamp(b->recs, i));
-    return 1;
-}
-
-/* batch:headers(i) -> array of {key, value} (a new table per call on a
- * raw batch). */
-static int lk_batch_headers(lua_State *L) {
-    lk_batch *b;
-    size_t i = lk_batch_index(L, &b);
-    if (b->tables)
-        return lk_batch_table_field(L, i, "headers");
-    lk_record_headers_push(L, b->recs, i);
-    return 1;
-}
+static int lk_batch_value(lua_State *L) { return lk_batch_get(L, LK_BF_VALUE); }
+static int lk_batch_key(lua_State *L) { return lk_batch_get(L, LK_BF_KEY); }
+static int lk_batch_offset(lua_State *L) { return lk_batch_get(L, LK_BF_OFFSET); }
+static int lk_batch_partition(lua_State *L) { return lk_batch_get(L, LK_BF_PARTITION); }
+static int lk_batch_topic(lua_State *L) { return lk_batch_get(L, LK_BF_TOPIC); }
+static int lk_batch_timestamp(lua_State *L) { return lk_batch_get(L, LK_BF_TIMESTAMP); }
+static int lk_batch_headers(lua_State *L) { return lk_batch_get(L, LK_BF_HEADERS); }
 
 /* batch:record(i) -> the record table poll would have returned (built
  * now on a raw batch). */
