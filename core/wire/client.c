@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "kn_alloc.h"
+#include "wire/bodybuf.h"
 #include "wire/wire_int.h"
 
 int64_t knw_now_us(void) {
@@ -465,6 +466,7 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     }
     if (!c->set.client_id)
         c->set.client_id = kn_strdup(c->set.kind);
+    knw_body_cache_hold(); /* released by knw_client_destroy */
     kn_logger_init(&c->log, c->set.client_id ? c->set.client_id : "");
     /* Before the network thread starts: it reads both unlocked. */
     kn_logger_set_level(&c->log, c->set.log_level);
@@ -559,6 +561,7 @@ void knw_client_destroy(knw_client *c) {
     kn_logger_destroy(&c->log);
     knw_settings_free(&c->set);
     kn_free(c);
+    knw_body_cache_release();
 }
 
 /* ---- accessors (any thread) ---- */

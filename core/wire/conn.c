@@ -13,6 +13,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "proto/header.h"
+#include "wire/bodybuf.h"
 #include "wire/wire_int.h"
 
 const char *knw_conn_name(const knw_conn *conn, char *buf, size_t size) {
@@ -272,7 +273,7 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
                 if (v0.api_keys.items[i].api_key == KP_API_API_VERSIONS)
                     theirs = v0.api_keys.items[i].max_version;
             kn_arena_destroy(&arena);
-            kn_free(frame);
+            knw_body_free(frame);
             int16_t next = theirs < av->max_stable_version ? theirs : av->max_stable_version;
             if (theirs >= 0 && next < r->version && next >= av->min_version) {
                 knw_req_free(r);
@@ -293,7 +294,7 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
         else
             snprintf(err, sizeof err, "ApiVersions v%d response: %s", r->version, kn_err_name(rc));
         kn_arena_destroy(&arena);
-        kn_free(frame);
+        knw_body_free(frame);
         knw_req_free(r);
         protocol_error(conn, err, now_ms);
         return;
@@ -301,7 +302,7 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
     if (resp.error_code) {
         snprintf(err, sizeof err, "ApiVersions failed: %s", kn_err_name(resp.error_code));
         kn_arena_destroy(&arena);
-        kn_free(frame);
+        knw_body_free(frame);
         knw_req_free(r);
         knw_conn_close(conn, 0, KN_ERR__TRANSPORT, err, now_ms);
         return;
@@ -321,7 +322,7 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
         }
     }
     kn_arena_destroy(&arena);
-    kn_free(frame);
+    knw_body_free(frame);
     knw_req_free(r);
     conn->state = KNW_CS_READY;
     conn->connect_failures = 0;
@@ -359,7 +360,7 @@ static int on_frame(void *ctx, uint8_t *frame, size_t len) {
         else
             snprintf(msg, sizeof msg,
                      "protocol error: response with correlation id %d but no request in flight", corr);
-        kn_free(frame);
+        knw_body_free(frame);
         protocol_error(conn, msg, fc->now_ms);
         return 1;
     }

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "kn_alloc.h"
+#include "wire/bodybuf.h"
 
 int knw_rx_init(knw_rx *rx, size_t stage_cap, size_t max_frame) {
     memset(rx, 0, sizeof *rx);
@@ -20,7 +21,7 @@ int knw_rx_init(knw_rx *rx, size_t stage_cap, size_t max_frame) {
 }
 
 void knw_rx_reset(knw_rx *rx) {
-    kn_free(rx->body);
+    knw_body_free(rx->body);
     rx->body = NULL;
     rx->body_len = rx->body_got = 0;
     rx->hdr_got = 0;
@@ -56,7 +57,7 @@ static int rx_consume(knw_rx *rx, const uint8_t *p, size_t n, size_t *used, knw_
                 *used = off;
                 return KN_ERR__PROTOCOL;
             }
-            rx->body = kn_malloc(sz);
+            rx->body = knw_body_alloc(sz);
             if (!rx->body) {
                 *used = off;
                 kn_errstr_set(errstr, errstr_size, "out of memory for a %u byte response", sz);

@@ -3,8 +3,9 @@
  *
  * Receive side (knw_rx): reads the 4-byte big-endian size, checks it
  * against a cap (no length read from the wire is trusted), allocates one
- * buffer of exactly that size and fills it, so a response body is never
- * copied again: the buffer is handed to the caller (knw_resp.raw).
+ * body buffer of that size (bodybuf.h: large ones reuse a cached spare)
+ * and fills it, so a response body is never copied again: the buffer is
+ * handed to the caller (knw_resp.raw).
  * Small frames are read through a staging buffer (one recv for many
  * responses); the tail of a large frame is read straight into its
  * buffer.
@@ -23,7 +24,7 @@
 
 /* Reads up to len bytes; POSIX semantics (see transport.h). */
 typedef ssize_t knw_read_fn(void *ctx, void *buf, size_t len);
-/* Takes ownership of frame (kn_free). Returns 0 to go on, non-zero to
+/* Takes ownership of frame (knw_body_free). Returns 0 to go on, non-zero to
  * stop pumping (the connection is being closed). */
 typedef int knw_frame_fn(void *ctx, uint8_t *frame, size_t len);
 

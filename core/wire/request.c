@@ -13,6 +13,7 @@
 #include "kn_alloc.h"
 #include "proto/generated/kp_produce.h"
 #include "proto/header.h"
+#include "wire/bodybuf.h"
 #include "wire/wire_int.h"
 
 void knw_reqq_push(knw_reqq *q, knw_req *r) {
@@ -50,7 +51,7 @@ void knw_resp_free(knw_resp *resp) {
     if (!resp)
         return;
     kn_arena_destroy(&resp->arena);
-    kn_free(resp->raw);
+    knw_body_free(resp->raw);
     kn_free(resp);
 }
 
@@ -220,7 +221,7 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
     }
     if (rc == KN_ERR__NOMEM) {
         kn_arena_destroy(&resp->arena);
-        kn_free(resp->raw);
+        knw_body_free(resp->raw);
         r->resp = resp; /* reused by knw_req_fail */
         knw_req_fail(c, r, KN_ERR__NOMEM, "out of memory decoding %s v%d response", r->api->name, r->version);
         return 0;
@@ -232,7 +233,7 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
             kn_errstr_set(errstr, errstr_size, "protocol error: %s v%d response: %s", r->api->name,
                           r->version, kn_err_name(rc));
         kn_arena_destroy(&resp->arena);
-        kn_free(resp->raw);
+        knw_body_free(resp->raw);
         r->resp = resp; /* the caller fails r with knw_req_fail */
         return KN_ERR__PROTOCOL;
     }

@@ -15,6 +15,7 @@
 #include "kafka_native.h"
 #include "kn_alloc.h"
 #include "wire/backoff.h"
+#include "wire/bodybuf.h"
 #include "wire/dns.h"
 #include "wire/frame.h"
 #include "wire/inflight.h"
@@ -160,7 +161,7 @@ static void check_frames(frames *fs, const size_t *sizes, int n) {
         assert_int_equal(fs->len[i], sizes[i]);
         for (size_t j = 0; j < sizes[i]; j++)
             assert_int_equal(fs->f[i][j], (uint8_t)(i * 31 + j));
-        kn_free(fs->f[i]);
+        knw_body_free(fs->f[i]);
     }
 }
 
