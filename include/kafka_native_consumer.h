@@ -363,6 +363,13 @@ int kn_consumer_offsets_for_times(kn_consumer *c, kn_topic_partition_list *list,
  * unpositioned), KN_ERR__STATE if not assigned. May be stale: use
  * end_offsets for an exact answer. */
 int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_t *lag);
+/* KIP-392: the broker an assigned partition is fetched from when its
+ * leader named a read replica (with client.rack set and brokers running
+ * a rack-aware replica.selector.class), or -1 while it is fetched from
+ * its leader. The replica holds for metadata.max.age.ms, until it goes
+ * offline, or until it answers with an error. KN_ERR__STATE if not
+ * assigned. */
+int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t partition, int32_t *node_id);
 
 /* ---- statistics ----
  * A consistent snapshot of counters since the consumer was created;
@@ -374,6 +381,7 @@ typedef struct kn_consumer_stats {
     int64_t fetch_requests;      /* Fetch responses received (any outcome) */
     int64_t fetch_errors;        /* ... that failed as a whole */
     int64_t fetch_incremental;   /* ... sent inside an incremental fetch session */
+    int64_t fetch_read_replica;  /* ... sent to a preferred read replica, not the leader (KIP-392) */
     int64_t fetch_latency_us_total; /* sum of Fetch round trips (incl. broker wait) */
     int64_t fetch_latency_us_max;
     int64_t fetch_response_bytes;   /* raw Fetch response bytes */

@@ -171,7 +171,7 @@ describe("kafka_native.admin", function()
     for i, b in ipairs(cluster.brokers) do
       assert.are.equal(i, b.id) -- the harness numbers its nodes from 1
       assert.truthy(helper.bootstrap():find(b.host .. ":" .. b.port, 1, true))
-      assert.is_nil(b.rack)
+      assert.are.equal("rack" .. i, b.rack) -- tools/kafka/broker: broker.rack=rack<n>
     end
     assert.is_true(cluster.controller_id >= 1 and cluster.controller_id <= helper.brokers)
   end)

@@ -675,6 +675,26 @@ static int lk_consumer_lag(lua_State *L) {
     return 1;
 }
 
+/* consumer:read_replica(topic, partition) -> the broker id the partition
+ * is fetched from when its leader named a read replica (KIP-392), or
+ * -1 while fetched from the leader; nil, message, "_STATE" when not
+ * assigned. */
+static int lk_consumer_read_replica(lua_State *L) {
+    lk_consumer *lc = lk_consumer_check(L);
+    const char *topic = luaL_checkstring(L, 2);
+    lua_Integer part;
+    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
+        return luaL_argerror(L, 3, "partition (integer >= 0) expected");
+    int32_t node = -1;
+    int err = kn_consumer_read_replica(lc->c, topic, (int32_t)part, &node);
+    if (err == KN_ERR__STATE)
+        return lk_push_error(L, err, "read_replica: the partition is not assigned");
+    if (err)
+        return lk_push_error(L, err, NULL);
+    lua_pushinteger(L, (lua_Integer)node);
+    return 1;
+}
+
 /* ---- commits ----------------------------------------------------------- */
 
 /* Queues an asynchronous commit of list (NULL: the positions) with the
@@ -852,6 +872,7 @@ static int lk_consumer_metrics(lua_State *L) {
     lk_set_int(L, "fetch_requests", st.fetch_requests);
     lk_set_int(L, "fetch_errors", st.fetch_errors);
     lk_set_int(L, "fetch_incremental", st.fetch_incremental);
+    lk_set_int(L, "fetch_read_replica", st.fetch_read_replica);
     lk_set_int(L, "fetch_latency_us_total", st.fetch_latency_us_total);
     lk_set_int(L, "fetch_latency_us_max", st.fetch_latency_us_max);
     lk_set_int(L, "fetch_response_bytes", st.fetch_response_bytes);
@@ -886,6 +907,7 @@ static const luaL_Reg lk_consumer_methods[] = {
     {"end_offsets", lk_consumer_end_offsets},
     {"offsets_for_times", lk_consumer_offsets_for_times},
     {"lag", lk_consumer_lag},
+    {"read_replica", lk_consumer_read_replica},
     {"wakeup", lk_consumer_wakeup},
     {"ready_listen", lk_consumer_ready_listen},
     {"ready_accept", lk_consumer_ready_accept},

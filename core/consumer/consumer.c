@@ -34,6 +34,7 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
     c->max_partition_fetch_bytes = knc_int(conf, "max.partition.fetch.bytes");
     c->fetch_budget = knc_fetch_budget(c->max_partition_fetch_bytes);
     c->retry_backoff_ms = knc_int(conf, "retry.backoff.ms");
+    c->metadata_max_age_ms = knc_int(conf, "metadata.max.age.ms");
     c->request_timeout_ms = knc_int(conf, "request.timeout.ms");
     c->default_api_timeout_ms = knc_int(conf, "default.api.timeout.ms");
     if (c->max_poll_records < 1)

@@ -193,6 +193,14 @@ typedef struct knc_part {
      * fetch offset. Never expected above 0; logged when it grows. */
     uint32_t skipped_fetches;
     int64_t last_stable_offset;
+    /* KIP-392: the replica the leader named to fetch p from (it picks
+     * one in client.rack), or -1 for the leader itself. Used until
+     * read_replica_until_ms (metadata.max.age.ms after the leader said
+     * so, as Java), while that broker is online in the metadata, and
+     * until an error comes back from it; then p goes back to its leader,
+     * which may name it again. */
+    int32_t read_replica;
+    int64_t read_replica_until_ms;
 } knc_part;
 
 /* A new partition: NEED_COMMITTED when use_committed, else NEED_RESET
@@ -364,6 +372,7 @@ struct kn_consumer {
     size_t fetch_budget;
     size_t fetch_held;
     int retry_backoff_ms;
+    int metadata_max_age_ms; /* how long a preferred read replica holds (KIP-392) */
     int request_timeout_ms;
     int default_api_timeout_ms;
     knc_reset reset;

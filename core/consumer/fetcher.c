@@ -136,6 +136,25 @@ static int32_t knc_leader(const knw_metadata *md, const knc_part *p, int32_t *ep
     return kp->leader;
 }
 
+/* KIP-392: the broker p is fetched from: the read replica its leader
+ * named, while that is fresh and the broker is online in md and one of
+ * p's replicas (as Java, which otherwise falls back to the leader);
+ * else the leader (-1 when unknown, *epoch -1 too). */
+static int32_t knc_fetch_node(const knw_metadata *md, const knc_part *p, int64_t now_ms,
+                              int32_t *epoch) {
+    int32_t leader = knc_leader(md, p, epoch, NULL);
+    if (p->read_replica < 0 || leader < 0 || now_ms >= p->read_replica_until_ms ||
+        !knw_metadata_broker(md, p->read_replica))
+        return leader;
+    const knw_partition *kp = &knw_metadata_topic(md, p->topic)->partitions[p->partition];
+    bool listed = false;
+    for (int32_t i = 0; i < kp->replica_count && !listed; i++)
+        listed = kp->replicas[i] == p->read_replica;
+    for (int32_t i = 0; i < kp->offline_count && listed; i++)
+        listed = kp->offline[i] != p->read_replica;
+    return listed ? p->read_replica : leader;
+}
+
 static bool knc_uuid_zero(const kn_uuid *u) {
     for (int i = 0; i < 16; i++)
         if (u->b[i])
@@ -389,6 +408,36 @@ static knc_part *knc_req_owner(kn_consumer *c, const knc_req *req, const knc_req
 
 /* ---- Fetch answers ------------------------------------------------------ */
 
+/* KIP-392 bookkeeping for one partition of a Fetch answered by node.
+ * A leader may name a read replica (it then returns no records): p is
+ * fetched from there from the next tick on. An error from the read
+ * replica sends p back to its leader without acting on it, as Java
+ * does: the leader decides (a follower behind the leader answers
+ * OFFSET_OUT_OF_RANGE for an offset that exists, which must not reset
+ * the position). Returns true when the answer is to be ignored. */
+static bool knc_read_replica_answer(kn_consumer *c, knc_part *p, int32_t node,
+                                    const kp_FetchResponse_PartitionData *pd, knc_action act,
+                                    int64_t now_ms) {
+    if (p->read_replica >= 0 && p->read_replica == node) {
+        if (act == KNC_ACT_OK)
+            return false;
+        kn_log(NULL, KN_LOG_INFO,
+               "consumer: %s [%d]: read replica %d answered %s; fetching from the leader again",
+               p->topic, (int)p->partition, (int)node, kn_err_name(pd->error_code));
+        p->read_replica = -1;
+        return true;
+    }
+    if (pd->preferred_read_replica >= 0 && pd->preferred_read_replica != node) {
+        if (p->read_replica != pd->preferred_read_replica)
+            kn_log(NULL, KN_LOG_DEBUG, "consumer: %s [%d]: leader %d names read replica %d (client.rack %s)",
+                   p->topic, (int)p->partition, (int)node, (int)pd->preferred_read_replica,
+                   c->rack ? c->rack : "");
+        p->read_replica = pd->preferred_read_replica;
+        p->read_replica_until_ms = now_ms + c->metadata_max_age_ms;
+    }
+    return false;
+}
+
 static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     knc_req *req = opaque;
     kn_consumer *c = req->c;
@@ -414,11 +463,24 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
         int serr = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
         knc_session_answer(&node->session, req->sent_epoch, serr, r ? r->session_id : 0);
     }
+    /* A Fetch to a read replica that failed as a whole (the broker went
+     * away, a session error) sends its partitions back to their leaders,
+     * as Java does. */
+    bool whole_failed = resp->err || !r || r->error_code != 0;
+    bool via_replica = false;
     for (int32_t i = 0; i < req->part_count; i++) {
         knc_part *p = knc_req_owner(c, req, &req->parts[i]);
-        if (p)
-            p->fetch_inflight = false;
+        if (!p)
+            continue;
+        p->fetch_inflight = false;
+        if (p->read_replica >= 0 && p->read_replica == req->node_id) {
+            via_replica = true;
+            if (whole_failed)
+                p->read_replica = -1;
+        }
     }
+    if (via_replica)
+        c->stats.fetch_read_replica++;
     if (c->closed) {
         /* nothing to update */
     } else if (resp->err || !r || r->error_code != 0) {
@@ -446,6 +508,10 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 if (pd->last_stable_offset >= 0)
                     p->last_stable_offset = pd->last_stable_offset;
                 knc_action act = knc_fetch_error_action(pd->error_code);
+                if (knc_read_replica_answer(c, p, req->node_id, pd, act, now)) {
+                    refresh |= act == KNC_ACT_REFRESH_METADATA;
+                    continue;
+                }
                 if (p->fetched && act != KNC_ACT_OK) {
                     /* Read-ahead: the buffered records come first. */
                     refresh |= act == KNC_ACT_REFRESH_METADATA;
@@ -723,13 +789,13 @@ static void knc_safety_checks(kn_consumer *c, const knw_metadata *md, int64_t no
             p->high_watermark <= knc_part_fetch_offset(p))
             continue;
         int32_t epoch;
-        int32_t leader = knc_leader(md, p, &epoch, NULL);
+        int32_t leader = knc_fetch_node(md, p, now_ms, &epoch);
         bool skipped = false;
         for (const knc_req *r = sent; r && !skipped; r = r->next)
             skipped = r->api_key == KP_API_FETCH && r->node_id == leader;
         if (skipped && ++p->skipped_fetches == 3)
             kn_log(NULL, KN_LOG_WARN,
-                   "consumer: %s [%d] left out of 3 Fetches to its leader %d while fetchable at "
+                   "consumer: %s [%d] left out of 3 Fetches to its broker %d while fetchable at "
                    "offset %lld with the log end at %lld",
                    p->topic, (int)p->partition, (int)leader, (long long)knc_part_fetch_offset(p),
                    (long long)p->high_watermark);
@@ -823,7 +889,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
         if (p->fetched && !p->paused && p->state == KNC_POS_VALID &&
             !(ahead_ok && knc_part_fetchable(p)) && !p->fetch_inflight) {
             int32_t epoch;
-            int32_t leader = knc_leader(md, p, &epoch, NULL);
+            int32_t leader = knc_fetch_node(md, p, now_ms, &epoch);
             if (leader >= 0 && !knc_node_gated(gated, ng, leader))
                 gated[ng++] = leader;
         }
@@ -836,7 +902,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
             (!p->fetched && !first_ok))
             continue;
         int32_t epoch;
-        int32_t leader = knc_leader(md, p, &epoch, NULL);
+        int32_t leader = knc_fetch_node(md, p, now_ms, &epoch);
         if (leader < 0) {
             refresh = true;
             p->retry_at_ms = now_ms + c->retry_backoff_ms;

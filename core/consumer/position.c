@@ -37,6 +37,7 @@ knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_re
     p->high_watermark = -1;
     p->last_stable_offset = -1;
     p->checked_leader_epoch = -1;
+    p->read_replica = -1;
     knc_part_reset(p, reset);
     if (use_committed && p->state == KNC_POS_FAILED) {
         p->err_pending = false;

@@ -193,6 +193,18 @@ int kn_consumer_offsets_for_times(kn_consumer *c, kn_topic_partition_list *list,
     return knc_query(c, list, 0, timeout_ms);
 }
 
+int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t partition, int32_t *node_id) {
+    if (!c || !topic || !node_id)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    knc_part *p = c->closed ? NULL : knc_find_part(c, topic, strlen(topic), partition);
+    int err = p ? KN_OK : c->closed ? KN_ERR__CLOSED : KN_ERR__STATE;
+    if (p)
+        *node_id = p->read_replica >= 0 && knw_now_ms() < p->read_replica_until_ms ? p->read_replica : -1;
+    pthread_mutex_unlock(&c->lock);
+    return err;
+}
+
 int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_t *lag) {
     if (!c || !topic || !lag)
         return KN_ERR__INVALID_ARG;
