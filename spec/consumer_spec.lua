@@ -167,7 +167,7 @@ describe("kafka_native.consumer", function()
     consumer:close()
   end)
 
-  it("finds offsets by timestamp and reports the lag of the last fetch", function()
+  it("finds offsets by timestamp, reports the lag of the last fetch and the read replica", function()
     local consumer = new_consumer({ ["max.poll.records"] = 3 })
     local ok, _, code = consumer:lag(small, 0)
     assert.is_nil(ok)
@@ -197,6 +197,12 @@ describe("kafka_native.consumer", function()
     assert.are.equal(3, got)
     assert.are.equal(7, consumer:lag(small, 0))
     assert.has_error(function() consumer:lag(small, -1) end)
+    -- read_replica (KIP-392): no client.rack here, so the leader serves
+    assert.are.equal(-1, consumer:read_replica(small, 0))
+    assert.are.equal(0, consumer:metrics().fetch_read_replica)
+    local none, _, rcode = consumer:read_replica(small, 1)
+    assert.is_nil(none)
+    assert.are.equal("_STATE", rcode) -- not assigned
     assert(consumer:close())
   end)
 
