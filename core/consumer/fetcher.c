@@ -477,6 +477,8 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     }
                     knc_fetched *f = knc_fetched_new(buf, pd->records.ptr,
                                                      (size_t)pd->records.len, rp->offset, ab, nab);
+                    if (f)
+                        knc_bpo_add(&c->fetch_bpo, f->len, f->fetch_offset, f->end_offset);
                     if (p->fetched)
                         p->ahead = f;
                     else
@@ -719,8 +721,8 @@ static void knc_safety_checks(kn_consumer *c, const knw_metadata *md, int64_t no
             p->skipped_fetches = 0;
             continue;
         }
-        if (!any || p->fetched || !knc_part_fetchable(p) || now_ms < p->retry_at_ms ||
-            p->high_watermark <= knc_part_fetch_offset(p))
+        if (!any || p->fetched || p->windowed_out || !knc_part_fetchable(p) ||
+            now_ms < p->retry_at_ms || p->high_watermark <= knc_part_fetch_offset(p))
             continue;
         int32_t epoch;
         int32_t leader = knc_leader(md, p, &epoch, NULL);
@@ -828,10 +830,18 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
                 gated[ng++] = leader;
         }
     }
+    /* The window (window.h): per leader, partitions with data waiting
+     * are listed until their estimated bytes cover twice what a Fetch
+     * may carry; the next Fetch starts at the first one left out. */
+    for (size_t i = 0; i < c->node_count; i++)
+        c->nodes[i].window_listed = 0;
+    int64_t window_target = 2 * (int64_t)budget.per_fetch;
+    size_t cut = n; /* rotation index of the first partition left out */
     m = 0;
     size_t start = c->fetch_next % n;
     for (size_t k = 0; k < n; k++) {
         knc_part *p = c->parts[(start + k) % n];
+        p->windowed_out = false;
         if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms || (p->fetched && !ahead_ok) ||
             (!p->fetched && !first_ok))
             continue;
@@ -846,11 +856,23 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
         if (!node || node->fetch_inflight || now_ms < node->backoff_until_ms ||
             knc_node_gated(gated, ng, leader))
             continue;
+        int64_t log_end = c->read_committed && p->last_stable_offset >= 0 ? p->last_stable_offset
+                                                                          : p->high_watermark;
+        int64_t backlog = knc_backlog_bytes(&c->fetch_bpo, knc_part_fetch_offset(p), log_end,
+                                            c->max_partition_fetch_bytes);
+        if (!knc_window_take(&node->window_listed, window_target, backlog)) {
+            p->windowed_out = true;
+            if (cut == n)
+                cut = k;
+            continue;
+        }
         chosen[m] = p;
         leaders[m++] = leader;
     }
     if (m > 0) {
-        c->fetch_next = (start + 1) % n;
+        /* Past the window's end when it cut, else one step: either way
+         * the lead moves, and a cut Fetch's successor lists what it left. */
+        c->fetch_next = (start + (cut < n ? cut : 1)) % n;
         /* The full fetch.max.wait.ms always, as Java does: poll returns
          * at its own deadline without the Fetch, and an answer comes as
          * soon as data lands. Clamping it to poll's budget made an idle
