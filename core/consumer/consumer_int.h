@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "consumer/window.h"
 #include "kafka_native.h"
 #include "proto/record_batch.h"
 #include "reader.h"
@@ -192,6 +193,9 @@ typedef struct knc_part {
      * p was fetchable with nothing buffered and data known past its
      * fetch offset. Never expected above 0; logged when it grows. */
     uint32_t skipped_fetches;
+    /* This tick left p out of its leader's Fetch on purpose: the Fetch
+     * already lists enough data (window.h); the rotation lists p next. */
+    bool windowed_out;
     int64_t last_stable_offset;
     /* KIP-392: the replica the leader named to fetch p from (it picks
      * one in client.rack), or -1 for the leader itself. Used until
@@ -344,6 +348,7 @@ typedef struct knc_node {
     bool overdue_warned;    /* the in-flight Fetch was reported as overdue */
     int64_t backoff_until_ms;
     knc_session session;
+    int64_t window_listed; /* this tick: backlog bytes listed for it (window.h) */
 } knc_node;
 
 struct kn_consumer {
@@ -371,6 +376,7 @@ struct kn_consumer {
      * within fetch_budget, read-ahead included; see docs/consumer.md. */
     size_t fetch_budget;
     size_t fetch_held;
+    knc_bpo fetch_bpo; /* raw bytes per offset fetched: sizes the Fetch window */
     int retry_backoff_ms;
     int metadata_max_age_ms; /* how long a preferred read replica holds (KIP-392) */
     int request_timeout_ms;

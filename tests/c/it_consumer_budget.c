@@ -5,7 +5,10 @@
  * arrives exactly once, in order; a record batch larger than the whole
  * budget is still delivered (the broker returns an oversized first
  * batch, and rotation brings every partition to the front); partitions
- * paused while holding buffered data never stall the others.
+ * paused while holding buffered data never stall the others; with 400
+ * partitions behind a small budget the Fetch window (window.h) lists a
+ * few at a time and still brings every one to its end, in order, also
+ * when new records land while part of them has a backlog.
  * Data comes from the Java producer perf tool.
  */
 #include "kn_test.h"
@@ -17,7 +20,7 @@
 
 #include "kafka_native.h"
 
-#define MAXP 8
+#define MAXP 400
 
 static kn_consumer *new_consumer(const char *mpfb, const char *max_poll) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
@@ -53,11 +56,15 @@ static void end_offsets(kn_consumer *c, const char *topic, int parts, int64_t *e
     kn_topic_partition_list_destroy(l);
 }
 
-static void produce(const char *topic, int parts, long n, int size) {
-    kn_test_create_topic(topic, parts);
+static void produce_more(const char *topic, long n, int size) {
     kn_test_run("%s producer-perf --bootstrap-server %s --topic %s --num-records %ld --record-size %d "
                 "--throughput -1 --command-property acks=1 >/dev/null",
                 kn_test_java_tool(), kn_test_bootstrap(), topic, n, size);
+}
+
+static void produce(const char *topic, int parts, long n, int size) {
+    kn_test_create_topic(topic, parts);
+    produce_more(topic, n, size);
 }
 
 /* A fresh topic of parts partitions holding n records of size bytes, and
@@ -195,12 +202,64 @@ static void test_budget_paused_hold_no_stall(void **state) {
     kn_consumer_destroy(c);
 }
 
+/* 400 partitions, ~17 KB each, max.partition.fetch.bytes 16 KiB: a
+ * Fetch carries 48 KiB, so the window lists a handful of partitions
+ * with data at a time (and those at their end while it is open). Every
+ * partition must come to its end exactly once, in order, twice: from
+ * scratch, and with new records while half of them has a backlog. */
+static void test_budget_window_many_partitions(void **state) {
+    (void)state;
+    const int parts = 400;
+    const long n = 400000;
+    const char *topic = kn_test_topic("budget-window");
+    kn_consumer *c;
+    static int64_t end[MAXP], next[MAXP];
+    static const bool paused[MAXP]; /* none: poll_in_order checks */
+    memset(next, 0, sizeof next);
+    int64_t total = consume_new_topic(topic, parts, n, 10, "16384", "500", &c, end);
+    assert_int_equal(total, n);
+    int64_t got = 0, deadline = kn_test_now_ms() + 120000;
+    while (got < total && kn_test_now_ms() < deadline)
+        got += (int64_t)poll_in_order(c, parts, next, NULL);
+    assert_at_end(next, end, 0, parts, " (window over 400 partitions)");
+    kn_consumer_stats st;
+    kn_consumer_get_stats(c, &st);
+    fprintf(stderr, "window: %lld records in order over %d partitions, %lld fetches\n", (long long)got,
+            parts, (long long)st.fetch_requests);
+
+    /* Seek the second half back to 0: it has a backlog again, read a
+     * little so the fetcher knows its log ends; then new records land
+     * on every partition. The first half's (after their log ends, so
+     * listed only while a window is open) must arrive with the backlog,
+     * and everything must end in order. */
+    for (int p = parts / 2; p < parts; p++) {
+        assert_int_equal(kn_consumer_seek(c, topic, p, 0), KN_OK);
+        next[p] = 0;
+    }
+    while (got < total + 20000 && kn_test_now_ms() < deadline)
+        got += (int64_t)poll_in_order(c, parts, next, NULL);
+    produce_more(topic, 100000, 10);
+    end_offsets(c, topic, parts, end);
+    while (kn_test_now_ms() < deadline) {
+        bool all = true;
+        for (int p = 0; p < parts && all; p++)
+            all = next[p] == end[p];
+        if (all)
+            break;
+        poll_in_order(c, parts, next, paused);
+    }
+    assert_at_end(next, end, 0, parts, " (after the second round)");
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+}
+
 int main(void) {
     kn_test_bootstrap();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_budget_bounds_buffered_bytes),
         cmocka_unit_test(test_budget_oversized_batches),
         cmocka_unit_test(test_budget_paused_hold_no_stall),
+        cmocka_unit_test(test_budget_window_many_partitions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
