@@ -72,6 +72,20 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
     return c
   end
 
+  -- Where the consumer stands, for a failure message: each partition's
+  -- position and log start offset (a log start at the log end means the
+  -- broker deleted the records: helper.timestamp_base says when).
+  local function where(consumer)
+    local tps = { { topic = topic, partition = 0 }, { topic = topic, partition = 1 } }
+    local starts = consumer:beginning_offsets(tps, 5000) or {}
+    local s = {}
+    for k, tp in ipairs(tps) do
+      s[k] = string.format("partition %d: position %s, log start %s", tp.partition,
+        tostring(consumer:position(topic, tp.partition, 5000)), tostring(starts[k] and starts[k].offset))
+    end
+    return table.concat(s, "; ")
+  end
+
   -- Calls fn(batch) for every batch until n records were seen (bounded).
   local function drain(consumer, n, fn)
     local seen = 0
@@ -81,6 +95,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
       fn(batch)
       seen = seen + #batch
     end
+    if seen < n then error(string.format("%d of %d records within 30 s (%s)", seen, n, where(consumer))) end
     return seen
   end
 
@@ -91,7 +106,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
       local b = assert(consumer:poll_batch(200))
       if #b > 0 then return b end
     end
-    error("no records within 30 s")
+    error("no records within 30 s (" .. where(consumer) .. ")")
   end
 
   local function expect_key(i, key)
