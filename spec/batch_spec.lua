@@ -9,11 +9,12 @@ local helper = require("spec.helper")
 local kafka = require("kafka_native")
 
 describe("kafka_native consumer:poll_batch", function()
-  local admin, topic, bootstrap
+  local admin, topic, bootstrap, ts_base
 
   setup(function()
     bootstrap = helper.bootstrap()
     admin = assert(kafka.admin({ ["bootstrap.servers"] = bootstrap }))
+    ts_base = helper.timestamp_base()
     topic = helper.topic("batch")
     local res = assert(admin:create_topics({ { name = topic, partitions = 2 } }, { timeout_ms = 30000 }))
     assert.is_nil(res[topic].error, res[topic].message)
@@ -21,13 +22,14 @@ describe("kafka_native consumer:poll_batch", function()
     -- 200 records over two partitions: record i has key "k<i>" (empty for
     -- i % 5 == 0, null for i % 5 == 1), value "v<i>" (empty for
     -- i % 10 == 3, null for i % 10 == 7), headers {i=<i>} and a
-    -- null-valued header, timestamp 1000 + i.
+    -- null-valued header, timestamp ts_base + i (recent:
+    -- helper.timestamp_base says why).
     local producer = assert(kafka.producer({ ["bootstrap.servers"] = bootstrap }))
     for i = 1, 200 do
       local key, value = "k" .. i, "v" .. i
       if i % 5 == 0 then key = "" elseif i % 5 == 1 then key = nil end
       if i % 10 == 3 then value = "" elseif i % 10 == 7 then value = nil end
-      assert(producer:send(topic, value, { key = key, partition = i % 2, timestamp = 1000 + i,
+      assert(producer:send(topic, value, { key = key, partition = i % 2, timestamp = ts_base + i,
         headers = { { "i", tostring(i) }, { "none" } } }))
     end
     assert(producer:flush(30000))
@@ -73,7 +75,7 @@ describe("kafka_native consumer:poll_batch", function()
     local seen = {}
     local got = drain(consumer, 200, function(b)
       for j = 1, #b do
-        local i = b:timestamp(j) - 1000
+        local i = b:timestamp(j) - ts_base
         assert.are.equal(topic, b:topic(j))
         assert.are.equal(i % 2, b:partition(j))
         expect_record(i, b:key(j), b:value(j))
@@ -117,7 +119,7 @@ describe("kafka_native consumer:poll_batch", function()
       local fresh = b:values()
       for j = 1, #b do
         n_fill = n_fill + 1
-        local i = b:timestamp(j) - 1000
+        local i = b:timestamp(j) - ts_base
         expect_record(i, keys[j], values[j])
         assert.are.equal(values[j], fresh[j])
       end

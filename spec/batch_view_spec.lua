@@ -31,11 +31,12 @@ local function needs_no_ffi(name, fn)
 end
 
 describe("kafka_native batch:view() and batch:*_lens()", function()
-  local admin, topic, bootstrap
+  local admin, topic, bootstrap, ts_base
 
   setup(function()
     bootstrap = helper.bootstrap()
     admin = assert(kafka.admin({ ["bootstrap.servers"] = bootstrap }))
+    ts_base = helper.timestamp_base()
     topic = helper.topic("view")
     local res = assert(admin:create_topics({ { name = topic, partitions = 2 } }, { timeout_ms = 30000 }))
     assert.is_nil(res[topic].error, res[topic].message)
@@ -43,14 +44,15 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
     -- As batch_spec: 200 records over two partitions; record i has key
     -- "k<i>" (empty for i % 5 == 0, null for i % 5 == 1), value "v<i>"
     -- (empty for i % 10 == 3, null for i % 10 == 7), headers {i=<i>} and
-    -- a null-valued header (none for i % 4 == 0), timestamp 1000 + i.
+    -- a null-valued header (none for i % 4 == 0), timestamp ts_base + i
+    -- (recent: helper.timestamp_base says why).
     local producer = assert(kafka.producer({ ["bootstrap.servers"] = bootstrap }))
     for i = 1, 200 do
       local key, value = "k" .. i, "v" .. i
       if i % 5 == 0 then key = "" elseif i % 5 == 1 then key = nil end
       if i % 10 == 3 then value = "" elseif i % 10 == 7 then value = nil end
       local headers = i % 4 ~= 0 and { { "i", tostring(i) }, { "none" } } or nil
-      assert(producer:send(topic, value, { key = key, partition = i % 2, timestamp = 1000 + i,
+      assert(producer:send(topic, value, { key = key, partition = i % 2, timestamp = ts_base + i,
         headers = headers }))
     end
     assert(producer:flush(30000))
@@ -70,6 +72,20 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
     return c
   end
 
+  -- Where the consumer stands, for a failure message: each partition's
+  -- position and log start offset (a log start at the log end means the
+  -- broker deleted the records: helper.timestamp_base says when).
+  local function where(consumer)
+    local tps = { { topic = topic, partition = 0 }, { topic = topic, partition = 1 } }
+    local starts = consumer:beginning_offsets(tps, 5000) or {}
+    local s = {}
+    for k, tp in ipairs(tps) do
+      s[k] = string.format("partition %d: position %s, log start %s", tp.partition,
+        tostring(consumer:position(topic, tp.partition, 5000)), tostring(starts[k] and starts[k].offset))
+    end
+    return table.concat(s, "; ")
+  end
+
   -- Calls fn(batch) for every batch until n records were seen (bounded).
   local function drain(consumer, n, fn)
     local seen = 0
@@ -79,6 +95,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
       fn(batch)
       seen = seen + #batch
     end
+    if seen < n then error(string.format("%d of %d records within 30 s (%s)", seen, n, where(consumer))) end
     return seen
   end
 
@@ -89,7 +106,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
       local b = assert(consumer:poll_batch(200))
       if #b > 0 then return b end
     end
-    error("no records within 30 s")
+    error("no records within 30 s (" .. where(consumer) .. ")")
   end
 
   local function expect_key(i, key)
@@ -120,7 +137,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
       assert.are.equal(#b, v.n)
       for j = 1, #v do
         local r = v.recs[j - 1] -- the C array is 0-based
-        local i = tonumber(r.timestamp) - 1000
+        local i = tonumber(r.timestamp) - ts_base
         assert.is_nil(seen[i])
         seen[i] = true
         -- the struct fields
@@ -144,7 +161,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
         assert.are.equal(r.key_len, v:key_len(j))
         assert.are.equal(b:offset(j), v:offset(j))
         assert.are.equal(i % 2, v:partition(j))
-        assert.are.equal(1000 + i, v:timestamp(j))
+        assert.are.equal(ts_base + i, v:timestamp(j))
         assert.are.equal("CreateTime", v:timestamp_type(j))
         assert.are.equal(r.leader_epoch, v:leader_epoch(j))
         assert.are.equal(topic, v:topic(j))
@@ -295,7 +312,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
       assert.are.equal(klens, b:key_lens(klens))
       local fresh = b:value_lens()
       for j = 1, #b do
-        local i = b:timestamp(j) - 1000
+        local i = b:timestamp(j) - ts_base
         expect_value(i, b:value(j))
         expect_key(i, b:key(j))
         expect_len(b:value(j), vlens[j])
