@@ -136,16 +136,7 @@ static bool serve_one(int fd, void *opaque) {
     void *body = kn_arena_alloc(&a, kp_api_get(rq.key)->resp_size);
     kp_api_get(rq.key)->resp_init(body);
     if (rq.key == KP_API_API_VERSIONS) {
-        kp_ApiVersionsResponse *r = body;
-        kp_ApiVersionsResponse_ApiVersion *keys = kn_arena_calloc(&a, KP_API_KEY_MAX + 1, sizeof(*keys));
-        int32_t k = 0;
-        for (int16_t key = 0; key <= KP_API_KEY_MAX; key++) {
-            const kp_api *api = kp_api_get(key);
-            if (api && (api->listeners & KP_LISTENER_BROKER))
-                keys[k++] = (kp_ApiVersionsResponse_ApiVersion){key, api->min_version, api->max_stable_version};
-        }
-        r->api_keys.items = keys;
-        r->api_keys.count = k;
+        kn_fake_api_versions(&a, body);
     } else if (rq.key == KP_API_METADATA) {
         answer_metadata(n->f, body, &a);
     } else if (rq.key == KP_API_FETCH) {

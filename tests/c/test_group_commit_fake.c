@@ -145,17 +145,7 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     void *body = kn_arena_alloc(&a, kp_api_get(key)->resp_size);
     kp_api_get(key)->resp_init(body);
     if (key == KP_API_API_VERSIONS) {
-        /* Every API this build knows, at its stable range. */
-        kp_ApiVersionsResponse *r = body;
-        kp_ApiVersionsResponse_ApiVersion *keys = kn_arena_calloc(&a, KP_API_KEY_MAX + 1, sizeof(*keys));
-        int32_t n = 0;
-        for (int16_t k = 0; k <= KP_API_KEY_MAX; k++) {
-            const kp_api *api = kp_api_get(k);
-            if (api && (api->listeners & KP_LISTENER_BROKER))
-                keys[n++] = (kp_ApiVersionsResponse_ApiVersion){k, api->min_version, api->max_stable_version};
-        }
-        r->api_keys.items = keys;
-        r->api_keys.count = n;
+        kn_fake_api_versions(&a, body);
     } else if (key == KP_API_METADATA) {
         kp_MetadataResponse *r = body;
         kp_MetadataResponse_MetadataResponseBroker *b = kn_arena_calloc(&a, 2, sizeof(*b));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kn_alloc.h"
+#include "proto/generated/kp_api_versions.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/header.h"
 #include "reader.h"
@@ -159,4 +160,16 @@ void *kn_fake_decode_request(kn_arena *a, const kn_fake_request *rq) {
     api->req_init(m);
     assert_int_equal(api->req_decode(&rd, a, m, rq->ver), 0);
     return m;
+}
+
+void kn_fake_api_versions(kn_arena *a, kp_ApiVersionsResponse *r) {
+    kp_ApiVersionsResponse_ApiVersion *keys = kn_arena_calloc(a, KP_API_KEY_MAX + 1, sizeof(*keys));
+    int32_t n = 0;
+    for (int16_t k = 0; keys && k <= KP_API_KEY_MAX; k++) {
+        const kp_api *api = kp_api_get(k);
+        if (api && (api->listeners & KP_LISTENER_BROKER))
+            keys[n++] = (kp_ApiVersionsResponse_ApiVersion){k, api->min_version, api->max_stable_version};
+    }
+    r->api_keys.items = keys;
+    r->api_keys.count = n;
 }

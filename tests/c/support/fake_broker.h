@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "proto/generated/kp_api_versions.h"
 
 /* One request as read off a connection: buf holds the whole frame after
  * its size prefix (header and body), owned by the caller (kn_free). */
@@ -45,5 +46,8 @@ uint8_t *kn_fake_frame_response(int16_t key, int16_t ver, int32_t corr, const vo
                                 size_t *len);
 /* Decodes rq's body (after its request header) into a fresh struct in a. */
 void *kn_fake_decode_request(kn_arena *a, const kn_fake_request *rq);
+/* Fills an ApiVersions answer with every API this build knows on a
+ * broker listener, at its stable range; arrays in a. */
+void kn_fake_api_versions(kn_arena *a, kp_ApiVersionsResponse *r);
 
 #endif
