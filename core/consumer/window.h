@@ -10,9 +10,12 @@
  * are listed only until their estimated bytes cover the Fetch twice
  * over; the rest wait for the next Fetch, which starts where this one
  * stopped (the rotation), so every partition is listed once per sweep.
- * Partitions at their log end and partitions whose log end is unknown
- * are always listed: they cost the broker little (a read at the log end
- * returns at once) and keep long polling and new data as before.
+ * Partitions whose log end is unknown are always listed (the answer
+ * tells); partitions at their log end join while the window is still
+ * open (a read at the log end costs the broker little) and otherwise
+ * wait for their turn in the rotation like the rest, so new data on
+ * them is seen within one sweep. With nothing known to wait, the
+ * fetcher lists every partition (long poll).
  */
 #ifndef KN_CONSUMER_WINDOW_H
 #define KN_CONSUMER_WINDOW_H
