@@ -541,18 +541,27 @@ static int lk_consumer_partitions_for(lua_State *L) {
     return lk_push_owned_tpl(L, list, 0);
 }
 
+/* Arguments 2 and 3 of the per-partition methods: topic (string) and
+ * partition (integer >= 0); raises a Lua argument error otherwise. */
+static const char *lk_topic_partition_args(lua_State *L, int32_t *partition) {
+    const char *topic = luaL_checkstring(L, 2);
+    lua_Integer part;
+    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
+        luaL_argerror(L, 3, "partition (integer >= 0) expected");
+    *partition = (int32_t)part;
+    return topic;
+}
+
 /* consumer:seek(topic, partition, offset) with offset an integer >= 0,
  * "beginning" or "end" -> true, or nil, message, code. */
 static int lk_consumer_seek(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
-    const char *topic = luaL_checkstring(L, 2);
-    lua_Integer part;
+    int32_t part;
+    const char *topic = lk_topic_partition_args(L, &part);
     int64_t off;
-    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
-        return luaL_argerror(L, 3, "partition (integer >= 0) expected");
     if (!lk_offset_value(L, 4, &off))
         return luaL_argerror(L, 4, "offset (integer >= 0, \"beginning\" or \"end\") expected");
-    return lk_push_ok_or_error(L, kn_consumer_seek(lc->c, topic, (int32_t)part, off));
+    return lk_push_ok_or_error(L, kn_consumer_seek(lc->c, topic, part, off));
 }
 
 /* seek_to_beginning / seek_to_end / pause / resume: (tps or nil for
@@ -582,13 +591,11 @@ static int lk_consumer_resume(lua_State *L) { return lk_consumer_tpl_call(L, kn_
  * message, code. */
 static int lk_consumer_position(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
-    const char *topic = luaL_checkstring(L, 2);
-    lua_Integer part;
-    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
-        return luaL_argerror(L, 3, "partition (integer >= 0) expected");
+    int32_t part;
+    const char *topic = lk_topic_partition_args(L, &part);
     int timeout_ms = lk_timeout_arg(L, 4, -1);
     int64_t off = 0;
-    int err = kn_consumer_position(lc->c, topic, (int32_t)part, timeout_ms, &off);
+    int err = kn_consumer_position(lc->c, topic, part, timeout_ms, &off);
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushinteger(L, (lua_Integer)off);
@@ -659,12 +666,10 @@ static int lk_consumer_offsets_for_times(lua_State *L) {
  * before the first response, "_STATE" when not assigned). */
 static int lk_consumer_lag(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
-    const char *topic = luaL_checkstring(L, 2);
-    lua_Integer part;
-    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
-        return luaL_argerror(L, 3, "partition (integer >= 0) expected");
+    int32_t part;
+    const char *topic = lk_topic_partition_args(L, &part);
     int64_t lag = 0;
-    int err = kn_consumer_lag(lc->c, topic, (int32_t)part, &lag);
+    int err = kn_consumer_lag(lc->c, topic, part, &lag);
     if (err == KN_ERR__NOT_FOUND)
         return lk_push_error(L, err, "lag: no fetch response for the partition yet (or it has no position)");
     if (err == KN_ERR__STATE)
@@ -681,12 +686,10 @@ static int lk_consumer_lag(lua_State *L) {
  * assigned. */
 static int lk_consumer_read_replica(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
-    const char *topic = luaL_checkstring(L, 2);
-    lua_Integer part;
-    if (!lk_get_integer(L, 3, &part) || part < 0 || part > 0x7fffffff)
-        return luaL_argerror(L, 3, "partition (integer >= 0) expected");
+    int32_t part;
+    const char *topic = lk_topic_partition_args(L, &part);
     int32_t node = -1;
-    int err = kn_consumer_read_replica(lc->c, topic, (int32_t)part, &node);
+    int err = kn_consumer_read_replica(lc->c, topic, part, &node);
     if (err == KN_ERR__STATE)
         return lk_push_error(L, err, "read_replica: the partition is not assigned");
     if (err)
