@@ -187,6 +187,19 @@ static bool route(knw_client *c, knw_req *r, int64_t now_ms, bool *any_blocked) 
     return true;
 }
 
+void knw_client_fail_any(knw_client *c, int err, const char *why) {
+    for (int i = 0; i < c->conn_count; i++)
+        if (candidate(c, c->conns[i]) && c->conns[i]->state == KNW_CS_READY)
+            return;
+    for (knw_req *r = c->unrouted.head, *n; r; r = n) {
+        n = r->next;
+        if (r->node_id != KNW_NODE_ANY)
+            continue;
+        knw_reqq_unlink(&c->unrouted, r);
+        knw_req_fail(c, r, err, "%s", why);
+    }
+}
+
 void knw_client_enqueue(knw_client *c, knw_req *r) {
     knw_reqq_push(&c->unrouted, r);
     knw_client_deadline_hint(c, r->deadline_ms);
@@ -432,6 +445,10 @@ static void *net_main(void *arg) {
             timeout = 1000;
         else
             timeout = next <= now ? 0 : next - now > 1000 ? 1000 : (int)(next - now);
+        /* Bytes a TLS layer holds decrypted will not wake poll(2). */
+        for (int i = 0; i < c->conn_count && timeout; i++)
+            if (c->conns[i]->poll_idx > 0 && knw_transport_pending(&c->conns[i]->tp))
+                timeout = 0;
         knw_loop_wait(&c->loop, timeout);
         now = knw_now_ms();
         for (int i = 0; i < c->conn_count; i++) {

@@ -53,6 +53,11 @@ typedef struct knw_settings {
     kn_log_fn *log_fn;         /* kn_conf_set_log_cb; NULL: stderr */
     void *log_opaque;
     int log_level; /* -1: the process default */
+    /* security.protocol: the transport (TLS for SSL and SASL_SSL) and
+     * whether SASL runs on it. */
+    bool tls, sasl;
+    void *tls_ctx;        /* SSL_CTX (tls_ctx.h), one reference owned */
+    bool tls_verify_host; /* ssl.endpoint.identification.algorithm=https */
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */
@@ -266,6 +271,10 @@ knw_conn *knw_client_conn_by_node(knw_client *c, int32_t node_id);
  * metadata snapshot; re-activates bootstrap entries on rebootstrap. */
 void knw_client_apply_brokers(knw_client *c, const knw_metadata *md);
 void knw_client_rebootstrap(knw_client *c, const char *why);
+/* Network thread: a connection failed with an error waiting will not
+ * cure (KN_ERR__SSL): unless some broker is ready, the requests for
+ * "any" broker fail with it now. */
+void knw_client_fail_any(knw_client *c, int err, const char *why);
 /* Network thread: queues an internal request (metadata refresh). */
 void knw_client_enqueue(knw_client *c, knw_req *r);
 /* True when the calling thread is the client's network thread. */
