@@ -187,10 +187,15 @@ static bool route(knw_client *c, knw_req *r, int64_t now_ms, bool *any_blocked) 
     return true;
 }
 
-void knw_client_fail_any(knw_client *c, int err, const char *why) {
+void knw_client_connect_fatal(knw_client *c, int err, const char *why) {
     for (int i = 0; i < c->conn_count; i++)
         if (candidate(c, c->conns[i]) && c->conns[i]->state == KNW_CS_READY)
             return;
+    pthread_mutex_lock(&c->lock);
+    c->fatal_connect_err = err;
+    snprintf(c->fatal_connect_errstr, sizeof c->fatal_connect_errstr, "%s", why);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
     for (knw_req *r = c->unrouted.head, *n; r; r = n) {
         n = r->next;
         if (r->node_id != KNW_NODE_ANY)
@@ -198,6 +203,23 @@ void knw_client_fail_any(knw_client *c, int err, const char *why) {
         knw_reqq_unlink(&c->unrouted, r);
         knw_req_fail(c, r, err, "%s", why);
     }
+}
+
+int knw_connect_error(knw_client *c, char *errstr, size_t errstr_size) {
+    int err = 0;
+    pthread_mutex_lock(&c->lock);
+    if (c->fatal_connect_err) {
+        err = c->fatal_connect_err;
+        for (int i = 0; i < c->conn_count && err; i++)
+            if (atomic_load(&c->conns[i]->ready))
+                err = 0; /* a broker is reachable again: stale */
+        if (err)
+            kn_errstr_set(errstr, errstr_size, "%s", c->fatal_connect_errstr);
+        else
+            c->fatal_connect_err = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return err;
 }
 
 void knw_client_enqueue(knw_client *c, knw_req *r) {

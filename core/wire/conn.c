@@ -124,7 +124,7 @@ static void connect_failed(knw_conn *conn, int err, const char *errstr, int64_t 
              conn->bootstrap ? ", bootstrap" : "");
     snprintf(c->last_connect_err, sizeof c->last_connect_err, "%s", conn->last_err);
     KNW_STAT_ADD(c, connect_failures, 1);
-    kn_log(&c->log, conn->connect_failures == 1 || err == KN_ERR__SSL ? KN_LOG_WARN : KN_LOG_DEBUG,
+    kn_log(&c->log, conn->connect_failures == 1 ? KN_LOG_WARN : KN_LOG_DEBUG,
            "connection to %s could not be established: %s", nb, errstr);
     knw_req *r;
     while ((r = knw_reqq_pop(&conn->pending)))
@@ -134,7 +134,7 @@ static void connect_failed(knw_conn *conn, int err, const char *errstr, int64_t 
     /* A TLS failure will not cure itself by waiting: requests for any
      * broker fail with it now instead of at their timeout. */
     if (err == KN_ERR__SSL)
-        knw_client_fail_any(c, err, conn->last_err);
+        knw_client_connect_fatal(c, err, conn->last_err);
     knw_md_on_disconnect(c, conn);
 }
 

@@ -40,7 +40,6 @@ typedef struct tls_state {
     bool rd_blocked;    /* the last SSL_read wanted more from the socket */
     size_t wlen;        /* an SSL_write to repeat with these many bytes, 0 none */
     bool wstaged;       /* ... from stage (else from the caller's first iovec) */
-    char host[256];     /* for messages */
     uint8_t stage[TLS_STAGE];
 } tls_state;
 
@@ -126,18 +125,17 @@ static bool eof_reason(unsigned long e) {
 /* A hint for alerts that mean the broker refused our certificate. */
 static const char *alert_hint(const char *reason) {
     if (strstr(reason, "certificate required"))
-        return ": the broker requires a client certificate (set ssl.keystore.location or ssl.keystore.key)";
+        return " (the broker requires a client certificate: set ssl.keystore.*)";
     if (strstr(reason, "alert bad certificate") || strstr(reason, "alert unknown ca") ||
         strstr(reason, "alert certificate unknown") || strstr(reason, "alert certificate expired"))
-        return ": the broker refused the client certificate";
+        return " (the broker refused the client certificate)";
     if (strstr(reason, "wrong version number") || strstr(reason, "packet length too long") ||
         strstr(reason, "record layer failure"))
-        return ": the broker did not answer with TLS (is this listener PLAINTEXT? then set "
-               "security.protocol=PLAINTEXT)";
+        return " (not a TLS listener? then set security.protocol=PLAINTEXT)";
     return "";
 }
 
-static void describe_handshake_failure(knw_transport *t, tls_state *st, int err, int saved_errno, char *errstr,
+static void describe_handshake_failure(knw_transport *t, const tls_state *st, int err, int saved_errno, char *errstr,
                                        size_t errstr_size) {
     long vr = SSL_get_verify_result(st->ssl);
     unsigned long e = ERR_peek_last_error();
@@ -146,29 +144,25 @@ static void describe_handshake_failure(knw_transport *t, tls_state *st, int err,
         ERR_clear_error();
         const char *hint = "";
         if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
-            hint = " (the broker's certificate does not name this host; "
-                   "ssl.endpoint.identification.algorithm= turns the check off)";
+            hint = " (the certificate does not name the host we connected to)";
         else if (vr == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || vr == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
                  vr == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT || vr == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT)
-            hint = " (the broker's certificate is not signed by a CA in the trust store: check "
-                   "ssl.truststore.*)";
-        set_fatal(t, errstr, errstr_size, "TLS handshake with %s failed: certificate verify failed: %s%s",
-                  st->host, X509_verify_cert_error_string(vr), hint);
+            hint = " (no CA in ssl.truststore.* signed it)";
+        set_fatal(t, errstr, errstr_size, "TLS handshake failed: certificate verify failed: %s%s",
+                  X509_verify_cert_error_string(vr), hint);
     } else if (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && !e && saved_errno == 0) ||
                eof_reason(e)) {
         ERR_clear_error();
         set_fatal(t, errstr, errstr_size,
-                  "%s closed the connection during the TLS handshake: the listener is probably not TLS "
-                  "(for a PLAINTEXT listener set security.protocol=PLAINTEXT)",
-                  st->host);
+                  "TLS handshake failed: the broker closed the connection (a PLAINTEXT listener? then set "
+                  "security.protocol=PLAINTEXT)");
     } else if (err == SSL_ERROR_SYSCALL && !e) {
         set_fatal(t, errstr, errstr_size,
-                  "TLS handshake with %s failed: %s (if the listener is PLAINTEXT, set "
-                  "security.protocol=PLAINTEXT)",
-                  st->host, strerror(saved_errno ? saved_errno : EPROTO));
+                  "TLS handshake failed: %s (a PLAINTEXT listener? then set security.protocol=PLAINTEXT)",
+                  strerror(saved_errno ? saved_errno : EPROTO));
     } else {
         knw_tls_reason(why, sizeof why);
-        set_fatal(t, errstr, errstr_size, "TLS handshake with %s failed: %s%s", st->host, why, alert_hint(why));
+        set_fatal(t, errstr, errstr_size, "TLS handshake failed: %s%s", why, alert_hint(why));
     }
 }
 
@@ -211,7 +205,6 @@ static int tls_connect(knw_transport *t, const knw_addr *addr, const knw_transpo
         return -1;
     }
     const char *host = opts->host ? opts->host : "";
-    snprintf(st->host, sizeof st->host, "%s", host);
     knw_transport_init(&st->tcp, &knw_transport_tcp);
     if (st->tcp.ops->connect(&st->tcp, addr, opts, errstr, errstr_size)) {
         kn_free(st);
@@ -313,7 +306,7 @@ static ssize_t tls_read(knw_transport *t, void *buf, size_t len) {
         }
         char why[160];
         knw_tls_reason(why, sizeof why);
-        set_fatal(t, NULL, 0, "TLS error from %s: %s%s", st->host, why, alert_hint(why));
+        set_fatal(t, NULL, 0, "TLS error: %s%s", why, alert_hint(why));
         errno = EPROTO;
         return -1;
     }
@@ -369,7 +362,7 @@ static ssize_t tls_writev(knw_transport *t, const struct iovec *iov, int iovcnt)
     default: {
         char why[160];
         knw_tls_reason(why, sizeof why);
-        set_fatal(t, NULL, 0, "TLS error from %s: %s%s", st->host, why, alert_hint(why));
+        set_fatal(t, NULL, 0, "TLS error: %s%s", why, alert_hint(why));
         errno = EPROTO;
         return -1;
     }

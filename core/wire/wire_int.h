@@ -263,6 +263,11 @@ struct knw_client {
     knw_md_state md;
     knw_stats_atomic stats;
     char last_connect_err[200]; /* network thread: latest connect failure */
+    /* Under lock: the latest failure that waiting will not cure
+     * (KN_ERR__SSL), reported while no broker is ready
+     * (knw_connect_error). */
+    int fatal_connect_err;
+    char fatal_connect_errstr[256];
 };
 
 /* Network thread: finds the connection for a node id (not bootstrap). */
@@ -273,8 +278,8 @@ void knw_client_apply_brokers(knw_client *c, const knw_metadata *md);
 void knw_client_rebootstrap(knw_client *c, const char *why);
 /* Network thread: a connection failed with an error waiting will not
  * cure (KN_ERR__SSL): unless some broker is ready, the requests for
- * "any" broker fail with it now. */
-void knw_client_fail_any(knw_client *c, int err, const char *why);
+ * "any" broker fail with it now, and knw_connect_error reports it. */
+void knw_client_connect_fatal(knw_client *c, int err, const char *why);
 /* Network thread: queues an internal request (metadata refresh). */
 void knw_client_enqueue(knw_client *c, knw_req *r);
 /* True when the calling thread is the client's network thread. */
