@@ -246,10 +246,13 @@ static int pem_key(const char *what, const void *pem, size_t len, const char *ke
         ERR_clear_error();
         kn_errstr_set(errstr, n, "%s: the private key is encrypted: set ssl.key.password", what);
     } else if (pw.asked) {
-        kn_errstr_set(errstr, n, "%s: cannot decrypt the private key with ssl.key.password (%s)", what,
+        kn_errstr_set(errstr, n, "%s: cannot decrypt the private key with ssl.key.password (wrong password? %s)", what,
                       knw_tls_reason(why, sizeof why));
+    } else if (!memmem(pem, len, "PRIVATE KEY-----", 16)) {
+        ERR_clear_error();
+        kn_errstr_set(errstr, n, "%s: no PEM private key found (expected \"-----BEGIN PRIVATE KEY-----\")", what);
     } else {
-        kn_errstr_set(errstr, n, "%s: no usable PEM private key (%s)", what, knw_tls_reason(why, sizeof why));
+        kn_errstr_set(errstr, n, "%s: bad PEM private key (%s)", what, knw_tls_reason(why, sizeof why));
     }
     return KN_ERR__CONFIG;
 }
@@ -390,8 +393,13 @@ static int use_identity(SSL_CTX *ctx, EVP_PKEY *key, X509 *cert, STACK_OF(X509) 
                         char *errstr, size_t n) {
     char why[160];
     ERR_clear_error();
-    if (!SSL_CTX_use_certificate(ctx, cert) || !SSL_CTX_use_PrivateKey(ctx, key)) {
+    if (!SSL_CTX_use_certificate(ctx, cert)) {
         kn_errstr_set(errstr, n, "%s: %s", what, knw_tls_reason(why, sizeof why));
+        return KN_ERR__CONFIG;
+    }
+    if (!SSL_CTX_use_PrivateKey(ctx, key)) {
+        kn_errstr_set(errstr, n, "%s: the private key does not match the certificate (%s)", what,
+                      knw_tls_reason(why, sizeof why));
         return KN_ERR__CONFIG;
     }
     for (int i = 0; chain && i < sk_X509_num(chain); i++)
