@@ -191,6 +191,7 @@ void knw_client_connect_fatal(knw_client *c, int err, const char *why) {
     for (int i = 0; i < c->conn_count; i++)
         if (candidate(c, c->conns[i]) && c->conns[i]->state == KNW_CS_READY)
             return;
+    c->fatal_connect_set = true;
     pthread_mutex_lock(&c->lock);
     c->fatal_connect_err = err;
     snprintf(c->fatal_connect_errstr, sizeof c->fatal_connect_errstr, "%s", why);
@@ -203,6 +204,20 @@ void knw_client_connect_fatal(knw_client *c, int err, const char *why) {
         knw_reqq_unlink(&c->unrouted, r);
         knw_req_fail(c, r, err, "%s", why);
     }
+}
+
+/* A broker is ready again: the connect failure is history. */
+static void clear_connect_fatal(knw_client *c) {
+    if (!c->fatal_connect_set)
+        return;
+    for (int i = 0; i < c->conn_count; i++)
+        if (c->conns[i]->state == KNW_CS_READY) {
+            c->fatal_connect_set = false;
+            pthread_mutex_lock(&c->lock);
+            c->fatal_connect_err = 0;
+            pthread_mutex_unlock(&c->lock);
+            return;
+        }
 }
 
 int knw_connect_error(knw_client *c, char *errstr, size_t errstr_size) {
@@ -446,6 +461,7 @@ static void *net_main(void *arg) {
         }
         check_timeouts(c, now);
         next = c->next_timeout_check_ms < next ? c->next_timeout_check_ms : next;
+        clear_connect_fatal(c);
         int64_t tn = run_tickers(c, knw_now_ms());
         next = tn < next ? tn : next;
         /* Work queued by callbacks and tickers goes out before sleeping. */

@@ -99,16 +99,16 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     s->log_fn = kn_conf_log_cb(conf, &s->log_level, &s->log_opaque);
 
     const char *sp = kn_conf_get_str(conf, "security.protocol");
-    if (!sp || !strcasecmp(sp, "PLAINTEXT")) {
-        s->tls = s->sasl = false;
-    } else if (!strcasecmp(sp, "SSL")) {
-        s->tls = true;
-    } else if (!strcasecmp(sp, "SASL_SSL") || !strcasecmp(sp, "SASL_PLAINTEXT")) {
-        kn_errstr_set(errstr, errstr_size, "security.protocol %s: SASL is not implemented yet", sp);
-        return KN_ERR__CONFIG;
-    } else {
+    /* SASL_SSL is SASL over the TLS transport. */
+    s->tls = sp && (!strcasecmp(sp, "SSL") || !strcasecmp(sp, "SASL_SSL"));
+    s->sasl = sp && (!strcasecmp(sp, "SASL_PLAINTEXT") || !strcasecmp(sp, "SASL_SSL"));
+    if (sp && !s->tls && !s->sasl && strcasecmp(sp, "PLAINTEXT")) {
         kn_errstr_set(errstr, errstr_size,
                       "security.protocol: \"%s\" is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", sp);
+        return KN_ERR__CONFIG;
+    }
+    if (s->sasl) {
+        kn_errstr_set(errstr, errstr_size, "security.protocol %s: SASL is not implemented yet", sp);
         return KN_ERR__CONFIG;
     }
     /* The TLS context is loaded once per client: every connection shares

@@ -268,6 +268,7 @@ struct knw_client {
      * (knw_connect_error). */
     int fatal_connect_err;
     char fatal_connect_errstr[256];
+    bool fatal_connect_set; /* network thread's view: clear it once a broker is ready */
 };
 
 /* Network thread: finds the connection for a node id (not bootstrap). */

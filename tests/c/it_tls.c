@@ -373,6 +373,35 @@ static void test_fail_producer_send(void **state) {
     kn_producer_close(p, 1000);
 }
 
+/* A subscribed consumer's poll returns the TLS failure (Java's poll
+ * throws SslAuthenticationException) instead of empty batches. */
+static void test_fail_consumer_poll(void **state) {
+    (void)state;
+    char es[1024];
+    const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.location", pki("other-ca.pem"), "group.id",
+                        "kn-test-tls-nogroup", NULL};
+    kn_conf *conf = conf_for(KN_CLIENT_CONSUMER, env("KAFKA_BOOTSTRAP_SSL"), kv);
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    assert_non_null(c);
+    kn_conf_destroy(conf);
+    const char *topics[] = {"kn-test-tls-never"};
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, NULL, NULL), KN_OK);
+    int64_t t0 = kn_test_now_ms();
+    int rc = 0;
+    while (!rc && kn_test_now_ms() - t0 < 10000) {
+        kn_records *r = NULL;
+        rc = kn_consumer_poll(c, 500, &r, es, sizeof es);
+        kn_records_free(r);
+    }
+    int64_t took = kn_test_now_ms() - t0;
+    printf("# consumer poll -> %s in %lld ms: %s\n", kn_err_name(rc), (long long)took, es);
+    assert_int_equal(rc, KN_ERR__SSL);
+    assert_non_null(strstr(es, "certificate verify failed"));
+    assert_true(took <= FAIL_WITHIN_MS);
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+}
+
 int main(void) {
     const char *need[] = {"KAFKA_BOOTSTRAP_SSL", "KAFKA_BOOTSTRAP_MTLS", "KAFKA_BOOTSTRAP_WRONGHOST", "KN_TLS_DIR",
                           "KN_TLS_KEY_PASSWORD", "KN_TLS_STORE_PASSWORD"};
@@ -405,6 +434,7 @@ int main(void) {
         cmocka_unit_test(test_fail_plaintext_client_on_tls_port),
         cmocka_unit_test(test_fail_tls_client_on_plaintext_port),
         cmocka_unit_test(test_fail_producer_send),
+        cmocka_unit_test(test_fail_consumer_poll),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];
