@@ -410,7 +410,9 @@ static void flush(knw_conn *conn, int64_t now_ms) {
     KNW_STAT_ADD(conn->client, bytes_sent, n);
     if (n)
         conn->last_active_ms = now_ms;
-    if (rc)
+    if (rc && conn->tp.err_code)
+        knw_conn_close(conn, 0, conn->tp.err_code, conn->tp.err, now_ms); /* e.g. a TLS alert */
+    else if (rc)
         knw_conn_close(conn, 0, KN_ERR__TRANSPORT, err, now_ms);
 }
 

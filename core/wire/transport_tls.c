@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
