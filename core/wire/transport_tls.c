@@ -37,6 +37,7 @@
 typedef struct tls_state {
     knw_transport tcp; /* the layer below */
     SSL *ssl;
+    BIO_METHOD *bio_method; /* ours, freed after ssl */
     bool want_write;    /* the handshake (or a read) needs POLLOUT */
     bool rd_blocked;    /* the last SSL_read wanted more from the socket */
     size_t wlen;        /* an SSL_write to repeat with these many bytes, 0 none */
@@ -46,7 +47,10 @@ typedef struct tls_state {
 
 /* ---- a socket BIO that never raises SIGPIPE ---- */
 
-static BIO_METHOD *bio_method;
+/* The BIO type index is global (OpenSSL has 127 of them); the method
+ * itself is made per connection, so nothing outlives the clients (a Lua
+ * module may be unloaded, and a static method would leak then). */
+static int bio_index = -1;
 static pthread_once_t bio_once = PTHREAD_ONCE_INIT;
 
 static int bio_sock_write(BIO *b, const char *buf, int len) {
@@ -89,14 +93,19 @@ static int bio_sock_destroy(BIO *b) {
     return 1; /* the fd belongs to the TCP layer */
 }
 
-static void bio_init_once(void) {
-    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "kn_socket");
+static void bio_init_once(void) { bio_index = BIO_get_new_index(); }
+
+static BIO_METHOD *bio_method_new(void) {
+    pthread_once(&bio_once, bio_init_once);
+    if (bio_index < 0)
+        return NULL;
+    BIO_METHOD *m = BIO_meth_new(bio_index | BIO_TYPE_SOURCE_SINK, "kn_socket");
     if (m && BIO_meth_set_write(m, bio_sock_write) && BIO_meth_set_read(m, bio_sock_read) &&
         BIO_meth_set_ctrl(m, bio_sock_ctrl) && BIO_meth_set_create(m, bio_sock_create) &&
         BIO_meth_set_destroy(m, bio_sock_destroy))
-        bio_method = m;
-    else
-        BIO_meth_free(m);
+        return m;
+    BIO_meth_free(m);
+    return NULL;
 }
 
 /* ---- failures ---- */
@@ -180,6 +189,7 @@ static void tls_close(knw_transport *t) {
             }
             SSL_free(st->ssl);
         }
+        BIO_meth_free(st->bio_method);
         if (st->tcp.fd >= 0)
             st->tcp.ops->close(&st->tcp);
         kn_free(st);
@@ -198,10 +208,8 @@ static int tls_connect(knw_transport *t, const knw_addr *addr, const knw_transpo
         kn_errstr_set(errstr, errstr_size, "TLS transport without a TLS context");
         return -1;
     }
-    pthread_once(&bio_once, bio_init_once);
     tls_state *st = kn_calloc(1, sizeof *st);
-    if (!st || !bio_method) {
-        kn_free(st);
+    if (!st) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         return -1;
     }
@@ -217,7 +225,7 @@ static int tls_connect(knw_transport *t, const knw_addr *addr, const knw_transpo
     ERR_clear_error();
     BIO *bio = NULL;
     st->ssl = SSL_new(opts->tls_ctx);
-    if (!st->ssl || !(bio = BIO_new(bio_method)))
+    if (!st->ssl || !(st->bio_method = bio_method_new()) || !(bio = BIO_new(st->bio_method)))
         goto fail;
     BIO_set_data(bio, (void *)(intptr_t)st->tcp.fd);
     SSL_set_bio(st->ssl, bio, bio);
