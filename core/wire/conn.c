@@ -150,8 +150,9 @@ static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err, int 
     knw_client *c = conn->client;
     char err[300];
     snprintf(err, sizeof err, "%s", prev_err ? prev_err : "no address");
-    knw_transport_opts opts = {c->set.send_buffer_bytes, c->set.receive_buffer_bytes, c->set.keepalive,
-                               conn->host, c->set.tls_ctx, c->set.tls_verify_host};
+    knw_transport_opts opts = {c->set.send_buffer_bytes, c->set.receive_buffer_bytes,
+                               c->set.keepalive,         conn->host,
+                               c->set.tls_ctx,           c->set.tls_verify_host};
     for (; conn->addr_idx < conn->addrs.count; conn->addr_idx++) {
         const knw_addr *a = &conn->addrs.addrs[conn->addr_idx];
         if (conn->tp.ops->connect(&conn->tp, a, &opts, err, sizeof err) == 0) {
@@ -421,7 +422,8 @@ static void flush(knw_conn *conn, int64_t now_ms) {
  * listener. Its "size" is then absurd, so the framer stops at once. */
 static bool tls_answer(const knw_conn *conn) {
     return !conn->client->set.tls && conn->state == KNW_CS_APIVERSIONS && conn->rx.frame_no == 0 &&
-           conn->rx.hdr_got >= 2 && (conn->rx.hdr[0] == 0x15 || conn->rx.hdr[0] == 0x16) && conn->rx.hdr[1] == 0x03;
+           conn->rx.hdr_got >= 2 && (conn->rx.hdr[0] == 0x15 || conn->rx.hdr[0] == 0x16) &&
+           conn->rx.hdr[1] == 0x03;
 }
 
 void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
@@ -459,9 +461,10 @@ void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
             return;
         }
         if (rc != KNW_RX_STOPPED && tls_answer(conn)) {
-            knw_conn_close(conn, 0, KN_ERR__SSL,
-                           "the broker answered with TLS: this listener needs security.protocol=SSL (or SASL_SSL)",
-                           now_ms);
+            knw_conn_close(
+                conn, 0, KN_ERR__SSL,
+                "the broker answered with TLS: this listener needs security.protocol=SSL (or SASL_SSL)",
+                now_ms);
             return;
         }
         if (rc && conn->tp.err_code) {

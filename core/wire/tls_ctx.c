@@ -67,8 +67,8 @@ static int read_file(const char *key, const char *path, uint8_t **out, size_t *l
     while (buf) {
         if (got == cap) {
             if (cap >= STORE_MAX_BYTES) {
-                kn_errstr_set(errstr, n, "%s: %s is larger than %u bytes: not a key or trust store", key, path,
-                              STORE_MAX_BYTES);
+                kn_errstr_set(errstr, n, "%s: %s is larger than %u bytes: not a key or trust store", key,
+                              path, STORE_MAX_BYTES);
                 rc = KN_ERR__CONFIG;
                 break;
             }
@@ -139,7 +139,8 @@ static int resolve_type(const kn_conf *conf, const char *prefix, const char *pat
     else if (set && t && (!strcasecmp(t, "JKS") || !strcasecmp(t, "JCEKS")))
         jks = true;
     else if (set) {
-        kn_errstr_set(errstr, n, "%s: unsupported store type \"%s\" (supported: PEM, PKCS12)", key, t ? t : "");
+        kn_errstr_set(errstr, n, "%s: unsupported store type \"%s\" (supported: PEM, PKCS12)", key,
+                      t ? t : "");
         return KN_ERR__CONFIG;
     } else if (!buf || looks_pem(buf, len))
         *out = ST_PEM;
@@ -164,7 +165,7 @@ static int resolve_type(const kn_conf *conf, const char *prefix, const char *pat
 
 /* Appends every certificate in the PEM text to *out (created if NULL).
  * Returns 0 or KN_ERR__CONFIG naming what. */
-static int pem_certs(const char *what, const void *pem, size_t len, STACK_OF(X509) **out, char *errstr,
+static int pem_certs(const char *what, const void *pem, size_t len, STACK_OF(X509) * *out, char *errstr,
                      size_t n) {
     char why[160];
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
@@ -246,11 +247,13 @@ static int pem_key(const char *what, const void *pem, size_t len, const char *ke
         ERR_clear_error();
         kn_errstr_set(errstr, n, "%s: the private key is encrypted: set ssl.key.password", what);
     } else if (pw.asked) {
-        kn_errstr_set(errstr, n, "%s: cannot decrypt the private key with ssl.key.password (wrong password? %s)", what,
+        kn_errstr_set(errstr, n,
+                      "%s: cannot decrypt the private key with ssl.key.password (wrong password? %s)", what,
                       knw_tls_reason(why, sizeof why));
     } else if (!memmem(pem, len, "PRIVATE KEY-----", 16)) {
         ERR_clear_error();
-        kn_errstr_set(errstr, n, "%s: no PEM private key found (expected \"-----BEGIN PRIVATE KEY-----\")", what);
+        kn_errstr_set(errstr, n, "%s: no PEM private key found (expected \"-----BEGIN PRIVATE KEY-----\")",
+                      what);
     } else {
         kn_errstr_set(errstr, n, "%s: bad PEM private key (%s)", what, knw_tls_reason(why, sizeof why));
     }
@@ -262,13 +265,15 @@ static int pem_key(const char *what, const void *pem, size_t len, const char *ke
 /* Parses a PKCS12 file with password pw_key's value. Outputs may be
  * NULL when the store holds none (a trust store has no key). */
 static int p12_parse(const char *key, const char *path, const uint8_t *buf, size_t len, const char *pw_key,
-                     const char *pw, EVP_PKEY **pkey, X509 **cert, STACK_OF(X509) **ca, char *errstr, size_t n) {
+                     const char *pw, EVP_PKEY **pkey, X509 **cert, STACK_OF(X509) * *ca, char *errstr,
+                     size_t n) {
     char why[160];
     const unsigned char *p = buf;
     ERR_clear_error();
     PKCS12 *p12 = d2i_PKCS12(NULL, &p, (long)len);
     if (!p12) {
-        kn_errstr_set(errstr, n, "%s: %s is not a PKCS12 file (%s)", key, path, knw_tls_reason(why, sizeof why));
+        kn_errstr_set(errstr, n, "%s: %s is not a PKCS12 file (%s)", key, path,
+                      knw_tls_reason(why, sizeof why));
         return KN_ERR__CONFIG;
     }
     int rc = 0;
@@ -297,7 +302,7 @@ done:
 
 /* ---- trust ---- */
 
-static int add_trust(SSL_CTX *ctx, STACK_OF(X509) *certs, char *errstr, size_t n) {
+static int add_trust(SSL_CTX *ctx, STACK_OF(X509) * certs, char *errstr, size_t n) {
     X509_STORE *st = SSL_CTX_get_cert_store(ctx);
     for (int i = 0; i < sk_X509_num(certs); i++)
         if (!X509_STORE_add_cert(st, sk_X509_value(certs, i))) {
@@ -324,15 +329,17 @@ static int load_trust(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n)
     store_type type;
     int rc = 0;
     if (inl && loc) {
-        kn_errstr_set(errstr, n,
-                      "ssl.truststore.certificates and ssl.truststore.location are both set: use one of them");
+        kn_errstr_set(
+            errstr, n,
+            "ssl.truststore.certificates and ssl.truststore.location are both set: use one of them");
         return KN_ERR__CONFIG;
     }
     if (!inl && !loc) {
         /* As Java falls back to the JVM's trust store. */
         if (!SSL_CTX_set_default_verify_paths(ctx)) {
             char why[160];
-            kn_errstr_set(errstr, n, "the system trust store cannot be loaded (%s): set ssl.truststore.location",
+            kn_errstr_set(errstr, n,
+                          "the system trust store cannot be loaded (%s): set ssl.truststore.location",
                           knw_tls_reason(why, sizeof why));
             return KN_ERR__CONFIG;
         }
@@ -359,8 +366,8 @@ static int load_trust(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n)
     } else {
         EVP_PKEY *k = NULL;
         X509 *x = NULL;
-        rc = p12_parse("ssl.truststore.location", loc, buf, len, "ssl.truststore.password", pw, &k, &x, &certs,
-                       errstr, n);
+        rc = p12_parse("ssl.truststore.location", loc, buf, len, "ssl.truststore.password", pw, &k, &x,
+                       &certs, errstr, n);
         if (!rc && x) {
             if (!certs)
                 certs = sk_X509_new_null();
@@ -389,7 +396,7 @@ done:
 
 /* ---- client certificate ---- */
 
-static int use_identity(SSL_CTX *ctx, EVP_PKEY *key, X509 *cert, STACK_OF(X509) *chain, const char *what,
+static int use_identity(SSL_CTX *ctx, EVP_PKEY *key, X509 *cert, STACK_OF(X509) * chain, const char *what,
                         char *errstr, size_t n) {
     char why[160];
     ERR_clear_error();
@@ -432,9 +439,10 @@ static int load_keystore(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t
     const char *what = loc ? "ssl.keystore.location" : "ssl.keystore.key";
     int rc = 0;
     if ((chain_inl || key_inl) && loc) {
-        kn_errstr_set(errstr, n,
-                      "ssl.keystore.location and ssl.keystore.key/ssl.keystore.certificate.chain are both set: "
-                      "use one of them");
+        kn_errstr_set(
+            errstr, n,
+            "ssl.keystore.location and ssl.keystore.key/ssl.keystore.certificate.chain are both set: "
+            "use one of them");
         return KN_ERR__CONFIG;
     }
     if (!loc && (!chain_inl || !key_inl)) {
@@ -448,7 +456,8 @@ static int load_keystore(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t
     if ((rc = resolve_type(conf, "ssl.keystore", loc, buf, len, &type, errstr, n)))
         goto done;
     if (!loc && type != ST_PEM) {
-        kn_errstr_set(errstr, n, "ssl.keystore.key and ssl.keystore.certificate.chain need ssl.keystore.type=PEM");
+        kn_errstr_set(errstr, n,
+                      "ssl.keystore.key and ssl.keystore.certificate.chain need ssl.keystore.type=PEM");
         rc = KN_ERR__CONFIG;
         goto done;
     }
@@ -467,15 +476,17 @@ static int load_keystore(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t
             rc = pem_key("ssl.keystore.key", key_inl, strlen(key_inl), key_pw, &key, errstr, n);
         if (!rc)
             rc = loc ? pem_certs(what, buf, len, &chain, errstr, n)
-                     : pem_certs("ssl.keystore.certificate.chain", chain_inl, strlen(chain_inl), &chain, errstr,
-                                 n);
+                     : pem_certs("ssl.keystore.certificate.chain", chain_inl, strlen(chain_inl), &chain,
+                                 errstr, n);
         if (!rc) {
             cert = sk_X509_shift(chain);
         }
     } else {
-        rc = p12_parse(what, loc, buf, len, "ssl.keystore.password", store_pw, &key, &cert, &chain, errstr, n);
+        rc =
+            p12_parse(what, loc, buf, len, "ssl.keystore.password", store_pw, &key, &cert, &chain, errstr, n);
         if (!rc && (!key || !cert)) {
-            kn_errstr_set(errstr, n, "ssl.keystore.location: %s holds no private key with its certificate", loc);
+            kn_errstr_set(errstr, n, "ssl.keystore.location: %s holds no private key with its certificate",
+                          loc);
             rc = KN_ERR__CONFIG;
         }
     }
@@ -584,7 +595,8 @@ static int set_ciphers(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n
                 found = c;
         }
         if (!found) {
-            kn_errstr_set(errstr, n, "ssl.cipher.suites: unknown or unavailable cipher suite \"%s\"", items[i]);
+            kn_errstr_set(errstr, n, "ssl.cipher.suites: unknown or unavailable cipher suite \"%s\"",
+                          items[i]);
             rc = KN_ERR__CONFIG;
         } else if (!strcmp(SSL_CIPHER_get_version(found), "TLSv1.3")) {
             if (!list_add(tls13, sizeof tls13, SSL_CIPHER_get_name(found)))
@@ -597,7 +609,8 @@ static int set_ciphers(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n
     }
     if (rc)
         goto done;
-    if ((tls12[0] && !SSL_CTX_set_cipher_list(ctx, tls12)) || (tls13[0] && !SSL_CTX_set_ciphersuites(ctx, tls13))) {
+    if ((tls12[0] && !SSL_CTX_set_cipher_list(ctx, tls12)) ||
+        (tls13[0] && !SSL_CTX_set_ciphersuites(ctx, tls13))) {
         kn_errstr_set(errstr, n, "ssl.cipher.suites: %s", knw_tls_reason(why, sizeof why));
         rc = KN_ERR__CONFIG;
         goto done;
@@ -612,7 +625,8 @@ static int set_ciphers(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n
     }
     if (!tls12[0]) {
         if (SSL_CTX_get_max_proto_version(ctx) == TLS1_2_VERSION) {
-            kn_errstr_set(errstr, n, "ssl.cipher.suites names only TLS 1.3 suites but TLSv1.3 is not enabled");
+            kn_errstr_set(errstr, n,
+                          "ssl.cipher.suites names only TLS 1.3 suites but TLSv1.3 is not enabled");
             rc = KN_ERR__CONFIG;
             goto done;
         }
@@ -630,7 +644,8 @@ static int check_java_only(const kn_conf *conf, char *errstr, size_t n) {
     static const char *const no_value[] = {"ssl.provider", "ssl.secure.random.implementation"};
     for (size_t i = 0; i < sizeof no_value / sizeof *no_value; i++)
         if (str_or_null(conf, no_value[i])) {
-            kn_errstr_set(errstr, n, "%s is a Java security provider setting and is not supported", no_value[i]);
+            kn_errstr_set(errstr, n, "%s is a Java security provider setting and is not supported",
+                          no_value[i]);
             return KN_ERR__CONFIG;
         }
     const char *km = str_or_null(conf, "ssl.keymanager.algorithm");
@@ -651,10 +666,11 @@ int knw_tls_ctx_new(const kn_conf *conf, void **out, bool *verify_host, char *er
     char why[160];
     const char *alg = kn_conf_get_str(conf, "ssl.endpoint.identification.algorithm");
     if (alg && *alg && strcasecmp(alg, "https")) {
-        kn_errstr_set(errstr, n,
-                      "ssl.endpoint.identification.algorithm: \"%s\" is not supported (\"https\", or empty to "
-                      "turn hostname verification off)",
-                      alg);
+        kn_errstr_set(
+            errstr, n,
+            "ssl.endpoint.identification.algorithm: \"%s\" is not supported (\"https\", or empty to "
+            "turn hostname verification off)",
+            alg);
         return KN_ERR__CONFIG;
     }
     *verify_host = alg && *alg;

@@ -16,8 +16,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -38,10 +38,10 @@ typedef struct tls_state {
     knw_transport tcp; /* the layer below */
     SSL *ssl;
     BIO_METHOD *bio_method; /* ours, freed after ssl */
-    bool want_write;    /* the handshake (or a read) needs POLLOUT */
-    bool rd_blocked;    /* the last SSL_read wanted more from the socket */
-    size_t wlen;        /* an SSL_write to repeat with these many bytes, 0 none */
-    bool wstaged;       /* ... from stage (else from the caller's first iovec) */
+    bool want_write;        /* the handshake (or a read) needs POLLOUT */
+    bool rd_blocked;        /* the last SSL_read wanted more from the socket */
+    size_t wlen;            /* an SSL_write to repeat with these many bytes, 0 none */
+    bool wstaged;           /* ... from stage (else from the caller's first iovec) */
     uint8_t stage[TLS_STAGE];
 } tls_state;
 
@@ -145,8 +145,8 @@ static const char *alert_hint(const char *reason) {
     return "";
 }
 
-static void describe_handshake_failure(knw_transport *t, const tls_state *st, int err, int saved_errno, char *errstr,
-                                       size_t errstr_size) {
+static void describe_handshake_failure(knw_transport *t, const tls_state *st, int err, int saved_errno,
+                                       char *errstr, size_t errstr_size) {
     long vr = SSL_get_verify_result(st->ssl);
     unsigned long e = ERR_peek_last_error();
     char why[160];
@@ -155,8 +155,9 @@ static void describe_handshake_failure(knw_transport *t, const tls_state *st, in
         const char *hint = "";
         if (vr == X509_V_ERR_HOSTNAME_MISMATCH || vr == X509_V_ERR_IP_ADDRESS_MISMATCH)
             hint = " (the certificate does not name the host we connected to)";
-        else if (vr == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY || vr == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
-                 vr == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT || vr == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT)
+        else if (vr == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+                 vr == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN || vr == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ||
+                 vr == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT)
             hint = " (no CA in ssl.truststore.* signed it)";
         set_fatal(t, errstr, errstr_size, "TLS handshake failed: certificate verify failed: %s%s",
                   X509_verify_cert_error_string(vr), hint);

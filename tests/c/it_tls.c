@@ -166,16 +166,20 @@ static void roundtrip(const char *bootstrap, const char *const *kv) {
 static void test_ssl_pem_truststore(void **state) {
     (void)state;
     const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.type", "PEM", "ssl.truststore.location",
-                        pki("ca.pem"), NULL};
+                        pki("ca.pem"),       NULL};
     roundtrip(env("KAFKA_BOOTSTRAP_SSL"), kv);
 }
 
 static void test_ssl_pkcs12_truststore(void **state) {
     (void)state;
-    const char *kv[] = {"security.protocol",       "SSL",
-                        "ssl.truststore.type",     "PKCS12",
-                        "ssl.truststore.location", pki("truststore.p12"),
-                        "ssl.truststore.password", env("KN_TLS_STORE_PASSWORD"),
+    const char *kv[] = {"security.protocol",
+                        "SSL",
+                        "ssl.truststore.type",
+                        "PKCS12",
+                        "ssl.truststore.location",
+                        pki("truststore.p12"),
+                        "ssl.truststore.password",
+                        env("KN_TLS_STORE_PASSWORD"),
                         NULL};
     roundtrip(env("KAFKA_BOOTSTRAP_SSL"), kv);
 }
@@ -183,8 +187,8 @@ static void test_ssl_pkcs12_truststore(void **state) {
 static void test_ssl_inline_truststore(void **state) {
     (void)state;
     char *ca = slurp(pki("ca.pem"));
-    const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.type", "PEM", "ssl.truststore.certificates",
-                        ca, NULL};
+    const char *kv[] = {
+        "security.protocol", "SSL", "ssl.truststore.type", "PEM", "ssl.truststore.certificates", ca, NULL};
     roundtrip(env("KAFKA_BOOTSTRAP_SSL"), kv);
     free(ca);
 }
@@ -199,8 +203,14 @@ static const char *keystore_pem(const char *key_file) {
 
 static void test_mtls_pem_file(void **state) {
     (void)state;
-    const char *kv[] = {"security.protocol",     "SSL",          "ssl.truststore.location", pki("ca.pem"),
-                        "ssl.keystore.type",     "PEM",          "ssl.keystore.location",   keystore_pem("client.key"),
+    const char *kv[] = {"security.protocol",
+                        "SSL",
+                        "ssl.truststore.location",
+                        pki("ca.pem"),
+                        "ssl.keystore.type",
+                        "PEM",
+                        "ssl.keystore.location",
+                        keystore_pem("client.key"),
                         NULL};
     roundtrip(env("KAFKA_BOOTSTRAP_MTLS"), kv);
 }
@@ -223,13 +233,20 @@ static void test_mtls_encrypted_key(void **state) {
 
 static void test_mtls_pkcs12(void **state) {
     (void)state;
-    const char *kv[] = {"security.protocol",       "SSL",
-                        "ssl.truststore.type",     "PKCS12",
-                        "ssl.truststore.location", pki("truststore.p12"),
-                        "ssl.truststore.password", env("KN_TLS_STORE_PASSWORD"),
-                        "ssl.keystore.type",       "PKCS12",
-                        "ssl.keystore.location",   pki("client.p12"),
-                        "ssl.keystore.password",   env("KN_TLS_STORE_PASSWORD"),
+    const char *kv[] = {"security.protocol",
+                        "SSL",
+                        "ssl.truststore.type",
+                        "PKCS12",
+                        "ssl.truststore.location",
+                        pki("truststore.p12"),
+                        "ssl.truststore.password",
+                        env("KN_TLS_STORE_PASSWORD"),
+                        "ssl.keystore.type",
+                        "PKCS12",
+                        "ssl.keystore.location",
+                        pki("client.p12"),
+                        "ssl.keystore.password",
+                        env("KN_TLS_STORE_PASSWORD"),
                         NULL};
     roundtrip(env("KAFKA_BOOTSTRAP_MTLS"), kv);
 }
@@ -290,8 +307,8 @@ static void test_fail_untrusted_ca(void **state) {
     (void)state;
     const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.location", pki("other-ca.pem"), NULL};
     /* The broker sends its CA along: OpenSSL names it self-signed. */
-    const char *want[] = {"certificate verify failed", "self-signed certificate in certificate chain", "ssl.truststore",
-                          "127.0.0.1:", NULL};
+    const char *want[] = {"certificate verify failed", "self-signed certificate in certificate chain",
+                          "ssl.truststore", "127.0.0.1:", NULL};
     expect_admin_failure(env("KAFKA_BOOTSTRAP_SSL"), kv, KN_ERR__SSL, want);
 }
 
@@ -316,8 +333,13 @@ static void test_fail_hostname_mismatch(void **state) {
 static void test_hostname_check_off(void **state) {
     (void)state;
     char es[512];
-    const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.location", pki("ca.pem"),
-                        "ssl.endpoint.identification.algorithm", "", NULL};
+    const char *kv[] = {"security.protocol",
+                        "SSL",
+                        "ssl.truststore.location",
+                        pki("ca.pem"),
+                        "ssl.endpoint.identification.algorithm",
+                        "",
+                        NULL};
     kn_conf *conf = conf_for(KN_CLIENT_ADMIN, env("KAFKA_BOOTSTRAP_WRONGHOST"), kv);
     kn_admin *a = kn_admin_new(conf, es, sizeof es);
     assert_non_null(a);
@@ -345,7 +367,8 @@ static void test_fail_plaintext_client_on_tls_port(void **state) {
 static void test_fail_tls_client_on_plaintext_port(void **state) {
     (void)state;
     const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.location", pki("ca.pem"), NULL};
-    const char *want[] = {"TLS handshake failed", "closed the connection", "security.protocol=PLAINTEXT", NULL};
+    const char *want[] = {"TLS handshake failed", "closed the connection", "security.protocol=PLAINTEXT",
+                          NULL};
     expect_admin_failure(kn_test_bootstrap(), kv, KN_ERR__SSL, want);
 }
 
@@ -378,8 +401,9 @@ static void test_fail_producer_send(void **state) {
 static void test_fail_consumer_poll(void **state) {
     (void)state;
     char es[1024];
-    const char *kv[] = {"security.protocol", "SSL", "ssl.truststore.location", pki("other-ca.pem"), "group.id",
-                        "kn-test-tls-nogroup", NULL};
+    const char *kv[] = {
+        "security.protocol",   "SSL", "ssl.truststore.location", pki("other-ca.pem"), "group.id",
+        "kn-test-tls-nogroup", NULL};
     kn_conf *conf = conf_for(KN_CLIENT_CONSUMER, env("KAFKA_BOOTSTRAP_SSL"), kv);
     kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
     assert_non_null(c);
@@ -403,13 +427,14 @@ static void test_fail_consumer_poll(void **state) {
 }
 
 int main(void) {
-    const char *need[] = {"KAFKA_BOOTSTRAP_SSL", "KAFKA_BOOTSTRAP_MTLS", "KAFKA_BOOTSTRAP_WRONGHOST", "KN_TLS_DIR",
-                          "KN_TLS_KEY_PASSWORD", "KN_TLS_STORE_PASSWORD"};
+    const char *need[] = {"KAFKA_BOOTSTRAP_SSL", "KAFKA_BOOTSTRAP_MTLS", "KAFKA_BOOTSTRAP_WRONGHOST",
+                          "KN_TLS_DIR",          "KN_TLS_KEY_PASSWORD",  "KN_TLS_STORE_PASSWORD"};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (!getenv(need[i]) || !*getenv(need[i])) {
             const char *req = getenv("KN_TEST_REQUIRE_SECURE");
             bool required = req && !strcmp(req, "1");
-            fprintf(stderr, "it_tls: %s is not set (start the broker with tools/kafka/broker and eval its env)%s\n",
+            fprintf(stderr,
+                    "it_tls: %s is not set (start the broker with tools/kafka/broker and eval its env)%s\n",
                     need[i], required ? "; KN_TEST_REQUIRE_SECURE=1: failing" : "; skipped");
             return required ? 1 : 77;
         }

@@ -146,13 +146,23 @@ static void test_trust_pem_file(void **state) {
 
 static void test_trust_pkcs12(void **state) {
     (void)state;
-    const char *kv[] = {"ssl.truststore.type", "PKCS12", "ssl.truststore.location", path("truststore.p12"),
-                        "ssl.truststore.password", STORE_PASS, NULL};
+    const char *kv[] = {"ssl.truststore.type",
+                        "PKCS12",
+                        "ssl.truststore.location",
+                        path("truststore.p12"),
+                        "ssl.truststore.password",
+                        STORE_PASS,
+                        NULL};
     void *ctx = ok(kv);
     assert_int_equal(trust_count(ctx), 1);
     knw_tls_ctx_free(ctx);
-    const char *wrong[] = {"ssl.truststore.type", "PKCS12", "ssl.truststore.location", path("truststore.p12"),
-                           "ssl.truststore.password", "wrong-pass", NULL};
+    const char *wrong[] = {"ssl.truststore.type",
+                           "PKCS12",
+                           "ssl.truststore.location",
+                           path("truststore.p12"),
+                           "ssl.truststore.password",
+                           "wrong-pass",
+                           NULL};
     bad(wrong, "ssl.truststore.password", "wrong");
     const char *none[] = {"ssl.truststore.type", "PKCS12", "ssl.truststore.location", path("truststore.p12"),
                           NULL};
@@ -212,8 +222,9 @@ static void test_jks_refused(void **state) {
     bad(detected, "JKS", "keytool -importkeystore");
     const char *typed[] = {"ssl.truststore.type", "JKS", "ssl.truststore.location", path("ca.pem"), NULL};
     bad(typed, "ssl.truststore.type", "PKCS12");
-    const char *ks[] = {"ssl.keystore.type", "JKS", "ssl.keystore.location", path("store.jks"),
-                        "ssl.keystore.password", STORE_PASS, NULL};
+    const char *ks[] = {
+        "ssl.keystore.type", "JKS", "ssl.keystore.location", path("store.jks"), "ssl.keystore.password",
+        STORE_PASS,          NULL};
     bad(ks, "ssl.keystore.type", "keytool");
 }
 
@@ -238,14 +249,20 @@ static void test_bad_inputs(void **state) {
 
 static void test_keystore_pem_file(void **state) {
     (void)state;
-    const char *kv[] = {"ssl.truststore.location", path("ca.pem"), "ssl.keystore.type", "PEM",
-                        "ssl.keystore.location", path("keystore.pem"), NULL};
+    const char *kv[] = {"ssl.truststore.location",
+                        path("ca.pem"),
+                        "ssl.keystore.type",
+                        "PEM",
+                        "ssl.keystore.location",
+                        path("keystore.pem"),
+                        NULL};
     void *ctx = ok(kv);
     assert_non_null(SSL_CTX_get0_certificate(ctx));
     assert_non_null(SSL_CTX_get0_privatekey(ctx));
     knw_tls_ctx_free(ctx);
     /* A PEM key store has no store password (Java refuses it too). */
-    const char *pw[] = {"ssl.keystore.location", path("keystore.pem"), "ssl.keystore.password", STORE_PASS, NULL};
+    const char *pw[] = {"ssl.keystore.location", path("keystore.pem"), "ssl.keystore.password", STORE_PASS,
+                        NULL};
     bad(pw, "ssl.keystore.password", "ssl.key.password");
     /* Only certificates: no key. */
     const char *nokey[] = {"ssl.keystore.type", "PEM", "ssl.keystore.location", path("client.pem"), NULL};
@@ -254,39 +271,55 @@ static void test_keystore_pem_file(void **state) {
 
 static void test_keystore_encrypted_key(void **state) {
     (void)state;
-    const char *kv[] = {"ssl.keystore.location", path("keystore-enc.pem"), "ssl.key.password", KEY_PASS, NULL};
+    const char *kv[] = {"ssl.keystore.location", path("keystore-enc.pem"), "ssl.key.password", KEY_PASS,
+                        NULL};
     void *ctx = ok(kv);
     assert_non_null(SSL_CTX_get0_privatekey(ctx));
     knw_tls_ctx_free(ctx);
     const char *nopw[] = {"ssl.keystore.location", path("keystore-enc.pem"), NULL};
     bad(nopw, "encrypted", "set ssl.key.password");
-    const char *wrong[] = {"ssl.keystore.location", path("keystore-enc.pem"), "ssl.key.password", "wrong-pass",
-                           NULL};
+    const char *wrong[] = {"ssl.keystore.location", path("keystore-enc.pem"), "ssl.key.password",
+                           "wrong-pass", NULL};
     bad(wrong, "ssl.key.password", "cannot decrypt");
 }
 
 static void test_keystore_pkcs12(void **state) {
     (void)state;
-    const char *kv[] = {"ssl.keystore.type", "PKCS12", "ssl.keystore.location", path("client.p12"),
-                        "ssl.keystore.password", STORE_PASS, NULL};
+    const char *kv[] = {
+        "ssl.keystore.type", "PKCS12", "ssl.keystore.location", path("client.p12"), "ssl.keystore.password",
+        STORE_PASS,          NULL};
     void *ctx = ok(kv);
     assert_non_null(SSL_CTX_get0_certificate(ctx));
     knw_tls_ctx_free(ctx);
-    const char *wrong[] = {"ssl.keystore.type", "PKCS12", "ssl.keystore.location", path("client.p12"),
-                           "ssl.keystore.password", "wrong-pass", NULL};
+    const char *wrong[] = {
+        "ssl.keystore.type", "PKCS12", "ssl.keystore.location", path("client.p12"), "ssl.keystore.password",
+        "wrong-pass",        NULL};
     bad(wrong, "ssl.keystore.password", "wrong");
     /* A trust store is no key store. */
-    const char *nokey[] = {"ssl.keystore.type", "PKCS12", "ssl.keystore.location", path("truststore.p12"),
-                           "ssl.keystore.password", STORE_PASS, NULL};
+    const char *nokey[] = {"ssl.keystore.type",
+                           "PKCS12",
+                           "ssl.keystore.location",
+                           path("truststore.p12"),
+                           "ssl.keystore.password",
+                           STORE_PASS,
+                           NULL};
     bad(nokey, "ssl.keystore.location", "no private key");
 }
 
 static void test_keystore_inline(void **state) {
     (void)state;
-    char *chain = slurp(path("client.pem")), *key = slurp(path("client-enc.key")), *plain = slurp(path("client.key"));
+    char *chain = slurp(path("client.pem")), *key = slurp(path("client-enc.key")),
+         *plain = slurp(path("client.key"));
     char *cakey = slurp(path("ca.key"));
-    const char *kv[] = {"ssl.keystore.type", "PEM", "ssl.keystore.certificate.chain", chain, "ssl.keystore.key", key,
-                        "ssl.key.password", KEY_PASS, NULL};
+    const char *kv[] = {"ssl.keystore.type",
+                        "PEM",
+                        "ssl.keystore.certificate.chain",
+                        chain,
+                        "ssl.keystore.key",
+                        key,
+                        "ssl.key.password",
+                        KEY_PASS,
+                        NULL};
     void *ctx = ok(kv);
     assert_non_null(SSL_CTX_get0_certificate(ctx));
     knw_tls_ctx_free(ctx);
@@ -297,10 +330,16 @@ static void test_keystore_inline(void **state) {
     bad(half, "ssl.keystore.certificate.chain", "both are needed");
     const char *mismatch[] = {"ssl.keystore.certificate.chain", chain, "ssl.keystore.key", cakey, NULL};
     bad(mismatch, "ssl.keystore.key", "does not match");
-    const char *garbage[] = {"ssl.keystore.certificate.chain", chain, "ssl.keystore.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", NULL};
+    const char *garbage[] = {"ssl.keystore.certificate.chain", chain, "ssl.keystore.key",
+                             "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", NULL};
     bad(garbage, "ssl.keystore.key", "bad PEM private key");
-    const char *p12[] = {"ssl.keystore.type", "PKCS12", "ssl.keystore.certificate.chain", chain,
-                         "ssl.keystore.key", plain, NULL};
+    const char *p12[] = {"ssl.keystore.type",
+                         "PKCS12",
+                         "ssl.keystore.certificate.chain",
+                         chain,
+                         "ssl.keystore.key",
+                         plain,
+                         NULL};
     bad(p12, "ssl.keystore.type=PEM", NULL);
     free(chain);
     free(key);
@@ -334,7 +373,8 @@ static void test_protocols(void **state) {
 static void test_cipher_suites(void **state) {
     (void)state;
     /* Java (IANA) names for TLS 1.2 and 1.3. */
-    const char *kv[] = {"ssl.cipher.suites", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384", NULL};
+    const char *kv[] = {"ssl.cipher.suites", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,TLS_AES_256_GCM_SHA384",
+                        NULL};
     void *ctx = ok(kv);
     STACK_OF(SSL_CIPHER) *sk = SSL_CTX_get_ciphers(ctx);
     bool has12 = false, has13 = false;
@@ -357,12 +397,12 @@ static void test_cipher_suites(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trust_pem_file),      cmocka_unit_test(test_trust_pkcs12),
-        cmocka_unit_test(test_trust_inline),        cmocka_unit_test(test_trust_system),
-        cmocka_unit_test(test_jks_refused),         cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_keystore_pem_file),   cmocka_unit_test(test_keystore_encrypted_key),
-        cmocka_unit_test(test_keystore_pkcs12),     cmocka_unit_test(test_keystore_inline),
-        cmocka_unit_test(test_protocols),           cmocka_unit_test(test_cipher_suites),
+        cmocka_unit_test(test_trust_pem_file),    cmocka_unit_test(test_trust_pkcs12),
+        cmocka_unit_test(test_trust_inline),      cmocka_unit_test(test_trust_system),
+        cmocka_unit_test(test_jks_refused),       cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_keystore_pem_file), cmocka_unit_test(test_keystore_encrypted_key),
+        cmocka_unit_test(test_keystore_pkcs12),   cmocka_unit_test(test_keystore_inline),
+        cmocka_unit_test(test_protocols),         cmocka_unit_test(test_cipher_suites),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -412,8 +412,8 @@ static void test_settings_from_conf(void **state) {
     assert_true(s.tls_verify_host);
     knw_settings_free(&s);
     kn_conf_destroy(conf);
-    conf = conf_with(KN_CLIENT_PRODUCER,
-                     (const char *[]){"bootstrap.servers", "h:9", "security.protocol", "SASL_PLAINTEXT", NULL});
+    conf = conf_with(KN_CLIENT_PRODUCER, (const char *[]){"bootstrap.servers", "h:9", "security.protocol",
+                                                          "SASL_PLAINTEXT", NULL});
     knw_client *c = knw_client_new(conf, "producer", err, sizeof err);
     assert_null(c);
     assert_non_null(strstr(err, "security.protocol"));
