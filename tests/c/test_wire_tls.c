@@ -248,6 +248,11 @@ static void test_partial_writes(void **state) {
                  (unsigned long long)s.got);
     assert_true(w.eagain > 0); /* the retry path really ran */
     knw_txq_destroy(&q);
+    /* Read the server's session tickets first: closing a socket with
+     * unread bytes sends a reset, which can drop our tail at the server. */
+    char sink[256];
+    while (t.ops->read(&t, sink, sizeof sink) > 0) {
+    }
     t.ops->close(&t); /* close_notify: the server reads to the end */
     server_join(&s);
     assert_int_equal(s.got, total);
