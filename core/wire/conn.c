@@ -162,6 +162,7 @@ static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err, int 
                 on_connected(conn, now_ms);
             return;
         }
+        prev_code = 0; /* err now holds this address's own failure */
     }
     connect_failed(conn, prev_code ? prev_code : KN_ERR__TRANSPORT, err, now_ms);
 }
