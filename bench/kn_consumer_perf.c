@@ -14,6 +14,10 @@
  * subscribe -> the first partitions assigned, and fetch.time.ms as the
  * rest of the run. --assign (manual assignment of every partition, no
  * group) reports rebalance.time.ms 0 and fetch.time.ms the whole run.
+ *
+ * Every record's key and value go into the checksum of bench_check.h,
+ * with its offsets checked per partition (issue #17): the checksum line
+ * is printed last, and a skipped or repeated offset fails the run.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +27,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_check.h"
 #include "bench_lat.h"
 #include "kafka_native.h"
 
@@ -183,6 +188,7 @@ int main(int argc, char **argv) {
     }
     int64_t messages = 0, bytes = 0;
     int64_t now = wall_ms(), last_consumed = now;
+    static bench_check check;
     while (messages < num && now - last_consumed <= timeout_ms) {
         kn_records *recs = NULL;
         int64_t poll_start_us = poll_latency ? bench_lat_now_us() : 0;
@@ -198,12 +204,13 @@ int main(int argc, char **argv) {
         if (n)
             last_consumed = now;
         for (size_t i = 0; i < n; i++) {
-            size_t len;
+            size_t klen = 0, vlen = 0;
             messages++;
-            if (kn_records_key(recs, i, &len))
-                bytes += (int64_t)len;
-            if (kn_records_value(recs, i, &len))
-                bytes += (int64_t)len;
+            const void *k = kn_records_key(recs, i, &klen);
+            const void *v = kn_records_value(recs, i, &vlen);
+            bytes += (int64_t)(k ? klen : 0) + (int64_t)(v ? vlen : 0);
+            bench_check_record(&check, kn_records_partition(recs, i), kn_records_offset(recs, i),
+                               k, (int64_t)klen, v, (int64_t)vlen);
         }
         kn_records_free(recs);
     }
@@ -243,5 +250,6 @@ int main(int argc, char **argv) {
            (double)st.fetch_response_bytes / (1024.0 * 1024.0), (long long)st.polls);
     if (poll_latency)
         bench_lat_report(&polls);
-    return messages < num ? 1 : 0;
+    int bad = bench_check_report(&check);
+    return messages < num || bad ? 1 : 0;
 }
