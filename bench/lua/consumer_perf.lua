@@ -3,10 +3,10 @@
 -- the topic assigned from the beginning, consumer:poll_batch(100) in a loop,
 -- counting records and key + value bytes until NUM records arrived or
 -- none arrived for TIMEOUT_MS. Same settings as bench/kn_consumer_perf,
--- and the same per-record work: each record's key and value length,
--- read through the fastest form the running Lua has (docs/lua-api.md,
--- "Zero-copy views"): batch:view() on LuaJIT, batch:key_lens(t) /
--- batch:value_lens(t) on PUC Lua.
+-- and the same per-record work: every key and value read into the
+-- checksum of bench/bench_check.h and every offset checked, through the
+-- fastest form the running Lua has (docs/lua-api.md, "Zero-copy views"):
+-- batch:view() on LuaJIT, batch:keys(t) / batch:values(t) on PUC Lua.
 -- A minimal script for bench/run; bench/lua_consumer_perf.lua (written in
 -- parallel) may replace it: bench/run only needs the two output lines.
 --
@@ -14,6 +14,7 @@
 -- Output:
 --   lua consume: N records, R records/sec, M MiB/sec, E s
 --   poll latency p50 A ms, p99 B ms, p99.9 C ms, max D ms over P polls
+--   checksum N records, sum 0x..., partitions P, offset errors E
 -- Peak RSS and CPU are measured from outside (bench/run, GNU time).
 -- Clock: lua-system (installed with busted), monotonic seconds.
 local kafka = require("kafka_native")
@@ -40,38 +41,26 @@ local start = now()
 local parts = assert(consumer:partitions_for(topic, 30000))
 assert(consumer:assign(parts))
 
--- One function per form, called once per non-empty batch; returns the
--- key + value bytes of its records (null ones count 0).
-local batch_bytes
-if pcall(require, "ffi") then
-  -- LuaJIT: the zero-copy FFI view, each record's lengths read in place.
-  batch_bytes = function(batch)
-    local v = batch:view()
-    local recs, sum = v.recs, 0 -- recs: 0-based C array, v.n entries
-    for i = 0, v.n - 1 do
-      local r = recs[i]
-      local kl, vl = r.key_len, r.value_len -- -1: null
-      if kl > 0 then sum = sum + kl end
-      if vl > 0 then sum = sum + vl end
-    end
-    v:close()
-    return sum
+-- One function per form, called once per non-empty batch: every key and
+-- value goes into the checksum of bench/bench_check.h (issue #17) and
+-- every offset is checked against its partition's previous one; returns
+-- the key + value bytes of its records (null ones count 0).
+local next_off, offset_errors, first_error, parts_seen = {}, 0, nil, 0
+local function check_offset(p, o)
+  local want = next_off[p]
+  if want == nil then
+    parts_seen = parts_seen + 1
+  elseif o ~= want then
+    offset_errors = offset_errors + 1
+    first_error = first_error or string.format("partition %d: offset %s after %s (%s)", p,
+      tostring(o), tostring(want - 1), o > want and "records skipped" or "records repeated")
   end
-else
-  -- PUC Lua: the lengths as integers into two tables reused across polls.
-  local klens, vlens = {}, {}
-  batch_bytes = function(batch)
-    batch:key_lens(klens)
-    batch:value_lens(vlens)
-    local sum = 0
-    for i = 1, #batch do
-      local kl, vl = klens[i], vlens[i] -- -1: null
-      if kl > 0 then sum = sum + kl end
-      if vl > 0 then sum = sum + vl end
-    end
-    return sum
-  end
+  next_off[p] = o + 1
 end
+
+local dir = arg[0]:match("^(.*)/[^/]*$") or "."
+local batch_bytes, sum_hex =
+  dofile(dir .. (pcall(require, "ffi") and "/checksum_jit.lua" or "/checksum_puc.lua"))(check_offset)
 
 local records, bytes, lat = 0, 0, {}
 local last = now()
@@ -106,6 +95,12 @@ print(string.format("lua consume: %d records, %.1f records/sec, %.4f MiB/sec, %.
   records, records / elapsed, bytes / 1048576 / elapsed, elapsed))
 print(string.format("poll latency p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms over %d polls",
   pct(0.5), pct(0.99), pct(0.999), (lat[#lat] or 0) * 1000, #lat))
+print(string.format("checksum %d records, sum 0x%s, partitions %d, offset errors %d",
+  records, sum_hex(), parts_seen, offset_errors))
+if offset_errors > 0 then
+  print("OFFSET ERROR: " .. first_error)
+  os.exit(1)
+end
 if records < num then
   print(string.format("WARNING: Exiting before consuming the expected number of messages: timeout (%d ms) exceeded.", timeout_ms))
   os.exit(1)
