@@ -18,6 +18,16 @@
  * one + 1 (the benchmark topics have no transaction markers and are not
  * compacted), so a skipped or repeated record fails the run. Printed as
  *   checksum N records, sum 0x%016llx, partitions P, offset errors E
+ *
+ * Windows (--min-seconds S): a program that read its N records sooner
+ * than S seconds seeks back to the beginning and reads them again, as
+ * often as it takes; each pass gets a fresh check that must equal the
+ * first pass's (a mismatch fails the run). The window is the sum of the
+ * passes' reading times (each pass's first record -> its last record),
+ * so the wait after a seek (a Fetch already parked at the log end
+ * answers after fetch.max.wait.ms) is not counted against any client:
+ *   window P passes, R records, W s, X records/sec, Y MiB/sec
+ * printed before the checksum line of the first pass.
  */
 #ifndef KN_BENCH_CHECK_H
 #define KN_BENCH_CHECK_H
@@ -26,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BENCH_CHECK_MAX_PARTS 4096
 
@@ -95,6 +106,66 @@ static inline int bench_check_report(const bench_check *c) {
     if (c->offset_errors)
         printf("OFFSET ERROR: %s\n", c->first_error);
     return c->offset_errors ? 1 : 0;
+}
+
+/* The passes over the topic of one run (see "Windows" above). */
+typedef struct bench_window {
+    bench_check first, cur;
+    int passes, mismatch;
+    int64_t pass_t0_us, read_us, records, bytes;
+} bench_window;
+
+static inline int64_t bench_window_now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static inline void bench_window_record(bench_window *w, int32_t partition, int64_t offset,
+                                       const void *key, int64_t key_len, const void *value,
+                                       int64_t value_len) {
+    if (!w->cur.records)
+        w->pass_t0_us = bench_window_now_us();
+    bench_check_record(&w->cur, partition, offset, key, key_len, value, value_len);
+    w->records++;
+    w->bytes += (key ? key_len : 0) + (value ? value_len : 0);
+}
+
+/* Call when the current pass read its num records: returns 1 when the
+ * window is long enough (stop), 0 when the caller must seek back to the
+ * beginning and read another pass. */
+static inline int bench_window_pass_done(bench_window *w, double min_seconds) {
+    w->read_us += bench_window_now_us() - w->pass_t0_us;
+    if (w->passes == 0) {
+        w->first = w->cur;
+    } else if (w->cur.sum != w->first.sum || w->cur.records != w->first.records ||
+               w->cur.offset_errors) {
+        if (!w->mismatch++)
+            printf("checksum mismatch: pass %d read %lld records, sum 0x%016llx, offset errors "
+                   "%lld\n",
+                   w->passes + 1, (long long)w->cur.records, (unsigned long long)w->cur.sum,
+                   (long long)w->cur.offset_errors);
+    }
+    w->passes++;
+    memset(&w->cur, 0, sizeof w->cur);
+    return (double)w->read_us / 1e6 >= min_seconds || w->mismatch;
+}
+
+/* Prints the window and checksum lines; returns 0 when every pass agreed
+ * and no offset was skipped or repeated. A pass cut short (timeout) is
+ * checked as it stands. */
+static inline int bench_window_report(bench_window *w) {
+    if (w->cur.records) {
+        w->read_us += bench_window_now_us() - w->pass_t0_us;
+        if (!w->passes)
+            w->first = w->cur;
+    }
+    double s = w->read_us > 0 ? (double)w->read_us / 1e6 : 1e-6;
+    printf("window %d passes, %lld records, %.3f s, %.1f records/sec, %.4f MiB/sec\n",
+           w->passes, (long long)w->records, s, (double)w->records / s,
+           (double)w->bytes / 1048576.0 / s);
+    int bad = bench_check_report(&w->first);
+    return bad || w->mismatch || w->cur.offset_errors ? 1 : 0;
 }
 
 #endif

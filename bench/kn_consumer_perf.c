@@ -18,6 +18,9 @@
  * Every record's key and value go into the checksum of bench_check.h,
  * with its offsets checked per partition (issue #17): the checksum line
  * is printed last, and a skipped or repeated offset fails the run.
+ * --min-seconds S re-reads the topic from the beginning until S seconds
+ * passed since the first record (bench_check.h, "Windows"); --defaults
+ * leaves fetch size, socket buffer and check.crcs at our defaults.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -75,7 +78,9 @@ static void usage(void) {
             "       (--assign | --group G) [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
             "       [--timeout MS] [--from-latest]\n"
             "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
-            "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n");
+            "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n"
+            "       [--defaults (our defaults, not ConsumerPerformance's fetch size, socket\n"
+            "        buffer and check.crcs)] [--min-seconds S (re-read until S s passed)]\n");
     exit(1);
 }
 
@@ -91,6 +96,8 @@ int main(int argc, char **argv) {
     const char *bootstrap = NULL, *topic = NULL, *group = NULL, *config_file = NULL;
     int64_t num = -1, timeout_ms = 10000;
     bool assign = false, from_latest = false, hide_header = false, poll_latency = false;
+    bool defaults = false;
+    double min_seconds = 0;
     bench_lat polls = {0};
     char fetch_size[32] = "1048576";
     char socket_buffer[32] = "2097152"; /* ConsumerPerformance's default */
@@ -133,6 +140,11 @@ int main(int argc, char **argv) {
             *eq = '\0';
             set(conf, kv, eq + 1);
             i++;
+        } else if (strcmp(a, "--min-seconds") == 0 && v) {
+            min_seconds = strtod(v, NULL);
+            i++;
+        } else if (strcmp(a, "--defaults") == 0) {
+            defaults = true;
         } else if (strcmp(a, "--assign") == 0) {
             assign = true;
         } else if (strcmp(a, "--from-latest") == 0) {
@@ -161,14 +173,19 @@ int main(int argc, char **argv) {
         return 1;
     }
     set(conf, "bootstrap.servers", bootstrap);
+    set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
+    set(conf, "client.id", "perf-consumer-client");
+    set(conf, "enable.auto.commit", "false"); /* a benchmark commits nothing */
+    if (defaults)
+        goto configured; /* the client's own defaults otherwise (issue #17) */
     set(conf, "max.partition.fetch.bytes", fetch_size);
     /* ConsumerPerformance sets receive.buffer.bytes from this flag (2 MiB
      * unless given), over the consumer's 64 KiB default: with 64 KiB the
      * TCP window, not the client, bounds large fetches on loopback. */
     set(conf, "receive.buffer.bytes", socket_buffer);
-    set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
     set(conf, "check.crcs", "false"); /* as ConsumerPerformance does */
-    set(conf, "client.id", "perf-consumer-client");
+
+configured:;
 
     kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
     kn_conf_destroy(conf);
@@ -188,8 +205,9 @@ int main(int argc, char **argv) {
     }
     int64_t messages = 0, bytes = 0;
     int64_t now = wall_ms(), last_consumed = now;
-    static bench_check check;
-    while (messages < num && now - last_consumed <= timeout_ms) {
+    static bench_window win;
+    bool done = num == 0;
+    while (!done && now - last_consumed <= timeout_ms) {
         kn_records *recs = NULL;
         int64_t poll_start_us = poll_latency ? bench_lat_now_us() : 0;
         rc = kn_consumer_poll(c, 100, &recs, es, sizeof es);
@@ -209,12 +227,27 @@ int main(int argc, char **argv) {
             const void *k = kn_records_key(recs, i, &klen);
             const void *v = kn_records_value(recs, i, &vlen);
             bytes += (int64_t)(k ? klen : 0) + (int64_t)(v ? vlen : 0);
-            bench_check_record(&check, kn_records_partition(recs, i), kn_records_offset(recs, i),
-                               k, (int64_t)klen, v, (int64_t)vlen);
+            bench_window_record(&win, kn_records_partition(recs, i), kn_records_offset(recs, i),
+                                k, (int64_t)klen, v, (int64_t)vlen);
+            if (win.cur.records == num) {
+                if (bench_window_pass_done(&win, min_seconds)) {
+                    done = true;
+                    break;
+                }
+                /* another pass: the rest of this batch is before the seek */
+                kn_topic_partition_list *own = kn_consumer_assignment(c);
+                rc = own ? kn_consumer_seek_to_beginning(c, own) : KN_ERR__STATE;
+                kn_topic_partition_list_destroy(own);
+                if (rc != KN_OK) {
+                    fprintf(stderr, "seek to beginning: %s\n", kn_err_name(rc));
+                    done = true;
+                }
+                break;
+            }
         }
         kn_records_free(recs);
     }
-    if (messages < num)
+    if (!win.passes)
         printf("WARNING: Exiting before consuming the expected number of messages: timeout (%lld "
                "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
                (long long)timeout_ms);
@@ -250,6 +283,6 @@ int main(int argc, char **argv) {
            (double)st.fetch_response_bytes / (1024.0 * 1024.0), (long long)st.polls);
     if (poll_latency)
         bench_lat_report(&polls);
-    int bad = bench_check_report(&check);
-    return messages < num || bad ? 1 : 0;
+    int bad = bench_window_report(&win);
+    return !win.passes || bad ? 1 : 0;
 }

@@ -18,6 +18,9 @@
  * newer librdkafka.so loaded with LD_LIBRARY_PATH shows) and the
  * effective values of the settings that shape a fetch are printed.
  *
+ * --min-seconds S re-reads the topic from the beginning until S seconds
+ * passed (bench_check.h, "Windows").
+ *
  * Output: Java ConsumerPerformance's CSV header and line (MB = 1024^2
  * bytes), "peak RSS ..., CPU ...", and the checksum line.
  * --from-latest starts at the end instead (the idle-cost scenario).
@@ -57,7 +60,8 @@ static void usage(void) {
     fprintf(stderr, "usage: librdkafka_consumer_perf --bootstrap-server HOSTS --topic T "
                     "--num-records N\n"
                     "       [--fetch-size BYTES] [--timeout MS] [--from-latest]\n"
-                    "       [--command-property k=v]... [--hide-header] [--group G] [--tuned]\n");
+                    "       [--command-property k=v]... [--hide-header] [--group G] [--tuned]\n"
+                    "       [--min-seconds S (re-read until S s passed)]\n");
     exit(2);
 }
 
@@ -80,6 +84,7 @@ int main(int argc, char **argv) {
     const char *bootstrap = NULL, *topic = NULL, *group_arg = NULL;
     int64_t num = -1, timeout_ms = 10000;
     bool from_latest = false, hide_header = false, tuned = false;
+    double min_seconds = 0;
     const char *fetch_size = "1048576";
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     for (int i = 1; i < argc; i++) {
@@ -113,6 +118,9 @@ int main(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--from-latest")) {
             from_latest = true;
+        } else if (!strcmp(a, "--min-seconds") && v) {
+            min_seconds = strtod(v, NULL);
+            i++;
         } else if (!strcmp(a, "--tuned")) {
             tuned = true;
         } else if (!strcmp(a, "--hide-header")) {
@@ -215,11 +223,11 @@ consume:;
     rd_kafka_queue_t *queue = rd_kafka_queue_get_consumer(rk);
     enum { BATCH = 10000 };
     static rd_kafka_message_t *msgs[BATCH];
-    static bench_check check;
+    static bench_window win;
     int64_t messages = 0, bytes = 0;
     int64_t now = wall_ms(), last_consumed = now;
-    int failed = 0;
-    while (!failed && messages < num && now - last_consumed <= timeout_ms) {
+    int failed = 0, done = num == 0, seek = 0;
+    while (!failed && !done && now - last_consumed <= timeout_ms) {
         ssize_t got = rd_kafka_consume_batch_queue(queue, 100, msgs, BATCH);
         now = wall_ms();
         if (got < 0) {
@@ -234,20 +242,47 @@ consume:;
                     fprintf(stderr, "consume: %s\n", rd_kafka_message_errstr(m));
                     failed = 1;
                 }
-            } else {
+            } else if (!done && !seek) {
                 if (group_arg && messages == 0)
                     rebalance_ms = now - start_ms; /* first record: assignment done */
                 last_consumed = now;
                 messages++;
                 bytes += (int64_t)m->key_len + (int64_t)m->len;
-                bench_check_record(&check, m->partition, m->offset, m->key, (int64_t)m->key_len,
-                                   m->payload, (int64_t)m->len);
+                bench_window_record(&win, m->partition, m->offset, m->key, (int64_t)m->key_len,
+                                    m->payload, (int64_t)m->len);
+                if (win.cur.records == num) {
+                    if (bench_window_pass_done(&win, min_seconds))
+                        done = 1;
+                    else
+                        seek = 1; /* the rest of this batch is before the seek */
+                }
             }
             rd_kafka_message_destroy(m);
         }
+        if (seek) {
+            /* another pass: every assigned partition back to its beginning */
+            rd_kafka_topic_partition_list_t *own = NULL;
+            rd_kafka_resp_err_t aerr = rd_kafka_assignment(rk, &own);
+            rd_kafka_error_t *serr = NULL;
+            if (!aerr) {
+                for (int p = 0; p < own->cnt; p++)
+                    own->elems[p].offset = RD_KAFKA_OFFSET_BEGINNING;
+                serr = rd_kafka_seek_partitions(rk, own, 10000);
+            }
+            if (aerr || serr) {
+                fprintf(stderr, "seek to beginning: %s\n",
+                        aerr ? rd_kafka_err2str(aerr) : rd_kafka_error_string(serr));
+                failed = 1;
+            }
+            if (serr)
+                rd_kafka_error_destroy(serr);
+            if (own)
+                rd_kafka_topic_partition_list_destroy(own);
+            seek = 0;
+        }
     }
     rd_kafka_queue_destroy(queue);
-    if (messages < num)
+    if (!win.passes)
         printf("WARNING: Exiting before consuming the expected number of messages: timeout (%lld "
                "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
                (long long)timeout_ms);
@@ -273,7 +308,7 @@ consume:;
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
-    if (bench_check_report(&check))
+    if (bench_window_report(&win))
         failed = 1;
-    return failed || messages < num ? 1 : 0;
+    return failed || !win.passes ? 1 : 0;
 }

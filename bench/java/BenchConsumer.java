@@ -6,16 +6,20 @@
 // client.id perf-consumer-client), subscribed in a fresh group.
 //
 //   BenchConsumer --bootstrap-server H --topic T --num-records N --group G
-//                 [--timeout MS] [--passes P] [--command-property k=v]...
+//                 [--timeout MS] [--min-seconds S] [--command-property k=v]...
 //
 // Pass 1 reads the N records after the group join (a cold JVM: classes
-// loading, code interpreted); passes 2..P seek back to the beginning of
-// every assigned partition and read them again in the same JVM (warmed by
-// the passes before). One line per pass:
-//   java pass I (cold|warm): N records, R records/sec, M MiB/sec, E s
-// then the checksum line of the first pass, and "checksum mismatch" when
-// a later pass read something else. Exit 1 on a short read, an offset
-// error or a mismatch.
+// loading, code interpreted). Then, in the same JVM (warmed by the pass
+// before), warm passes seek back to the beginning of every assigned
+// partition and read them again until their reading time adds up to S
+// seconds (at least one warm pass), as bench/bench_check.h's "Windows"
+// (each pass timed from its first record to its last):
+//   java cold: N records, R records/sec, M MiB/sec, E s, cpu C s
+//   window P passes, N records, E s, R records/sec, M MiB/sec, cpu C s
+// (cpu: the JVM's process CPU time over those passes), then the checksum
+// line of the first pass, and "checksum mismatch" when a later pass read
+// something else. Exit 1 on a short read, an offset error or a mismatch.
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -77,7 +81,7 @@ public class BenchConsumer {
     public static void main(String[] a) throws Exception {
         String bootstrap = null, topic = null, group = null;
         long num = -1, timeoutMs = 30000;
-        int passes = 2;
+        double minSeconds = 0;
         Properties p = new Properties();
         for (int i = 0; i < a.length; i++) {
             String k = a[i], v = i + 1 < a.length ? a[i + 1] : null;
@@ -88,7 +92,7 @@ public class BenchConsumer {
                 case "--num-records": num = Long.parseLong(v); break;
                 case "--group": group = v; break;
                 case "--timeout": timeoutMs = Long.parseLong(v); break;
-                case "--passes": passes = Integer.parseInt(v); break;
+                case "--min-seconds": minSeconds = Double.parseDouble(v); break;
                 case "--command-property": {
                     int eq = v.indexOf('=');
                     if (eq < 0) usage();
@@ -99,7 +103,7 @@ public class BenchConsumer {
             }
             i++;
         }
-        if (bootstrap == null || topic == null || group == null || num < 0 || passes < 1) usage();
+        if (bootstrap == null || topic == null || group == null || num < 0) usage();
         p.putIfAbsent("bootstrap.servers", bootstrap);
         p.putIfAbsent("group.id", group);
         p.putIfAbsent("auto.offset.reset", "earliest");
@@ -111,16 +115,19 @@ public class BenchConsumer {
                      new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             c.subscribe(List.of(topic));
             long joinStart = System.nanoTime();
-            for (int pass = 1; pass <= passes && ok; pass++) {
+            long warmNs = 0, warmRecords = 0, warmBytes = 0, warmCpu = 0;
+            int warmPasses = 0;
+            for (int pass = 1; ok && (pass <= 2 || warmNs / 1e9 < minSeconds); pass++) {
                 Check check = new Check();
                 if (pass > 1) c.seekToBeginning(c.assignment());
-                long start = 0, last = System.nanoTime(), bytes = 0;
+                long start = 0, last = System.nanoTime(), bytes = 0, cpu0 = 0;
                 while (check.records < num && (System.nanoTime() - last) / 1_000_000 <= timeoutMs) {
                     ConsumerRecords<byte[], byte[]> rs = c.poll(Duration.ofMillis(100));
                     if (rs.isEmpty()) continue;
                     long now = System.nanoTime();
                     if (start == 0) {
                         start = now;
+                        cpu0 = cpuNs();
                         if (pass == 1)
                             System.out.printf("java join: %.1f ms to the first records%n",
                                     (now - joinStart) / 1e6);
@@ -130,8 +137,11 @@ public class BenchConsumer {
                         check.add(r);
                         bytes += (r.key() == null ? 0 : r.key().length)
                                 + (r.value() == null ? 0 : r.value().length);
+                        if (check.records == num) break; // the rest is another pass's
                     }
+                    if (check.records == num) last = System.nanoTime();
                 }
+                long cpu = start == 0 ? 0 : cpuNs() - cpu0;
                 double s = start == 0 ? 1e-6 : Math.max((last - start) / 1e9, 1e-6);
                 if (check.records < num) {
                     System.out.printf("WARNING: Exiting before consuming the expected number of messages:"
@@ -139,11 +149,16 @@ public class BenchConsumer {
                             timeoutMs);
                     ok = false;
                 }
-                // The rate runs from the first poll that returned records to
-                // the last (the join and the first fetch's wait excluded).
-                System.out.printf("java pass %d (%s): %d records, %.1f records/sec, %.4f MiB/sec, %.3f s%n",
-                        pass, pass == 1 ? "cold" : "warm", check.records, check.records / s,
-                        bytes / 1048576.0 / s, s);
+                if (pass == 1) {
+                    System.out.printf("java cold: %d records, %.1f records/sec, %.4f MiB/sec, %.3f s, cpu %.3f s%n",
+                            check.records, check.records / s, bytes / 1048576.0 / s, s, cpu / 1e9);
+                } else {
+                    warmPasses++;
+                    warmNs += last - start;
+                    warmRecords += check.records;
+                    warmBytes += bytes;
+                    warmCpu += cpu;
+                }
                 if (check.errors > 0) {
                     System.out.println("OFFSET ERROR: " + check.first);
                     ok = false;
@@ -155,14 +170,22 @@ public class BenchConsumer {
                     ok = false;
                 }
             }
+            double ws = Math.max(warmNs / 1e9, 1e-6);
+            System.out.printf("window %d passes, %d records, %.3f s, %.1f records/sec, %.4f MiB/sec, cpu %.3f s%n",
+                    warmPasses, warmRecords, ws, warmRecords / ws, warmBytes / 1048576.0 / ws, warmCpu / 1e9);
         }
         if (firstCheck != null) System.out.println(firstCheck.line());
         System.exit(ok ? 0 : 1);
     }
 
+    static long cpuNs() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
     static void usage() {
         System.err.println("usage: BenchConsumer --bootstrap-server H --topic T --num-records N --group G"
-                + " [--timeout MS] [--passes P] [--command-property k=v]...");
+                + " [--timeout MS] [--min-seconds S] [--command-property k=v]...");
         System.exit(2);
     }
 }

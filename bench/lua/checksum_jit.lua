@@ -3,8 +3,9 @@
 -- parse its 64-bit literals). Reads each batch through the zero-copy FFI
 -- view, the words in place as uint64_t cdata (whose arithmetic wraps mod
 -- 2^64 like C's). Returns a function of check_offset(partition, offset)
--- that gives batch_bytes(batch) (checksums a batch's records and returns
--- their key + value bytes) and sum_hex() (the checksum, 16 hex digits).
+-- that gives batch_bytes(batch, n) (checksums the batch's first n records
+-- and returns their key + value bytes), sum_hex() (the checksum, 16 hex
+-- digits) and reset() (a new pass starts from zero).
 local ffi, bit = require("ffi"), require("bit")
 local u64p = ffi.typeof("const uint64_t *")
 local PRIME, BASIS = 0x100000001b3ULL, 0xcbf29ce484222325ULL
@@ -27,10 +28,10 @@ end
 
 return function(check_offset)
   local sum = 0ULL
-  local function batch_bytes(batch)
+  local function batch_bytes(batch, count)
     local v = batch:view()
     local recs, n = v.recs, 0
-    for i = 0, v.n - 1 do
+    for i = 0, count - 1 do
       local r = recs[i]
       local kl, vl = r.key_len, r.value_len -- -1: null
       sum = sum + fold_bytes(fold_bytes(BASIS, r.key, kl), r.value, vl)
@@ -41,5 +42,5 @@ return function(check_offset)
     v:close()
     return n
   end
-  return batch_bytes, function() return bit.tohex(sum, 16) end
+  return batch_bytes, function() return bit.tohex(sum, 16) end, function() sum = 0ULL end
 end

@@ -3,9 +3,10 @@
 -- LuaJIT cannot parse its operators). One string per key and value
 -- (batch:keys / batch:values), read 8 bytes at a time with string.unpack;
 -- Lua integers wrap mod 2^64 like C's uint64_t. Returns a function of
--- check_offset(partition, offset) that gives batch_bytes(batch)
--- (checksums a batch's records and returns their key + value bytes) and
--- sum_hex() (the checksum, 16 hex digits).
+-- check_offset(partition, offset) that gives batch_bytes(batch, n)
+-- (checksums the batch's first n records and returns their key + value
+-- bytes), sum_hex() (the checksum, 16 hex digits) and reset() (a new
+-- pass starts from zero).
 local PRIME, BASIS = 0x100000001b3, 0xcbf29ce484222325
 local unpack = string.unpack
 
@@ -24,11 +25,11 @@ end
 return function(check_offset)
   local sum = 0
   local keys, values = {}, {}
-  local function batch_bytes(batch)
+  local function batch_bytes(batch, count)
     batch:keys(keys)
     batch:values(values)
     local n = 0
-    for i = 1, #batch do
+    for i = 1, count do
       local k, v = keys[i], values[i]
       sum = sum + fold_bytes(fold_bytes(BASIS, k), v)
       check_offset(batch:partition(i), batch:offset(i))
@@ -37,5 +38,5 @@ return function(check_offset)
     end
     return n
   end
-  return batch_bytes, function() return string.format("%016x", sum) end
+  return batch_bytes, function() return string.format("%016x", sum) end, function() sum = 0 end
 end
