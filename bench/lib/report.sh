@@ -4,4 +4,4 @@
 set -euo pipefail
 out=${1:?usage: bench/lib/report.sh OUT}
 [ -s "$out/raw.tsv" ] || { echo "bench/lib/report.sh: no runs in $out/raw.tsv" >&2; exit 1; }
-exec awk -F'\t' -v settings="$out/settings.txt" -f "$(dirname "$0")/report.awk" "$out/raw.tsv"
+exec awk -F'\t' -v settings="$out/settings.txt" -v checksums="$out/checksums.txt" -f "$(dirname "$0")/report.awk" "$out/raw.tsv"
