@@ -115,11 +115,11 @@ function throughput_section(s, title, kind,    i, cl, line, r, first, peer) {
         cl = order[i]
         if (!have(s, cl) && !failed[s SUBSEP cl] && !unsupported[s SUBSEP cl]) continue
         if (unsupported[s SUBSEP cl] && !have(s, cl)) {
-            print "| " name[cl] " | unsupported (" (kind == "consume" ? "its consumer" : "its producer") \
+            print "| " (kind == "consume" ? name[cl] : pname[cl]) " | unsupported (" (kind == "consume" ? "its consumer" : "its producer") \
                   " has no " (s ~ /^sasl/ ? "SASL_SSL" : "such setting") " yet) |  |  |  | " (kind == "consume" ? "" : " | ") "0 |"
             continue
         }
-        line = "| " name[cl] " | " rate_cell(s, cl) " | " fmt(med(s, cl, 2), 1) " | " \
+        line = "| " (kind == "consume" ? name[cl] : pname[cl]) " | " rate_cell(s, cl) " | " fmt(med(s, cl, 2), 1) " | " \
                fmt(med(s, cl, 0), 2) " | " fmt(med(s, cl, 4), 1) " | "
         if (kind != "consume") line = line lat_cell(s, cl) " | "
         print line runs_cell(s, cl) " |"
@@ -167,6 +167,7 @@ BEGIN {
     name["rdk-cur"] = "librdkafka " set["rdk_cur"] ", defaults"
     name["rdk-cur-tuned"] = "librdkafka " set["rdk_cur"] ", tuned"
     name["probe"] = "ceiling: fetch-and-discard probe (the consumer's request shape)"
+    for (i = 1; i <= nclients; i++) { pname[order[i]] = name[order[i]]; sub(/, defaults$/, "", pname[order[i]]) }
     short["java-warm"] = "Java (warm)"; short["java-cold"] = "Java (cold)"; short["java"] = "Java"
     short["rdk"] = "librdkafka " set["rdk"]; short["rdk-cur"] = "librdkafka " set["rdk_cur"]
     short["rdk-cur-tuned"] = "librdkafka " set["rdk_cur"] " tuned"
