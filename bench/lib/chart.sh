@@ -5,7 +5,8 @@
 # Java = 1, log scale, so 10 B and 10 KiB scenarios share one axis).
 # The warm-up round (w1) is left out, as in the tables.
 # The data it plots is kept in OUT/chart.dat; gnuplot's messages go to
-# OUT/logs/gnuplot.log.
+# OUT/logs/gnuplot.log. Exit 3: nothing to plot (a run of --only scenarios
+# without a Java row), which bench/run reports as a notice.
 set -euo pipefail
 out=${1:?usage: bench/lib/chart.sh OUT}
 awk -F'\t' '
@@ -34,8 +35,8 @@ awk -F'\t' '
     }
   }' "$out/raw.tsv" > "$out/chart.dat"
 if [ "$(grep -vc '^#' "$out/chart.dat")" = 0 ]; then
-  echo "bench/lib/chart.sh: no scenario with a Java figure to compare against" >&2
-  exit 1
+  echo "bench/lib/chart.sh: no scenario with a Java figure to compare against: no chart" >&2
+  exit 3
 fi
 title="records/s relative to the Java client = 1 (median of $(sed -n 's/^rounds=//p' "$out/settings.txt") round(s), $(sed -n 's/^date=//p' "$out/settings.txt"), $(sed -n 's/^host=//p' "$out/settings.txt"))"
 gnuplot > "$out/logs/gnuplot.log" 2>&1 <<GP

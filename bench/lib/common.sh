@@ -65,7 +65,7 @@ bench_luajit_target() {
 }
 
 bench_rdkafka_targets() {
-  pkg-config --exists rdkafka 2>/dev/null && echo librdkafka_consumer_perf librdkafka_producer_perf
+  pkg-config --exists rdkafka 2>/dev/null && echo librdkafka_consumer_perf librdkafka_producer_perf librdkafka_e2e_latency
 }
 
 # bench_parse KIND LOG TIMEFILE [SUB]: prints the raw.tsv fields after the
@@ -109,7 +109,8 @@ bench_parse() {
     }
     kind == "e2e" && /^e2e latency: / {
       # e2e latency: N records at R records/sec, p50 A ms, p99 B ms, p99.9 C ms, max D ms
-      split($0, f, ", "); split(f[1], a, " at "); cnt = num(a[1]); rs = num(a[2]); mb = 0
+      split($0, f, ", "); sub(/^e2e latency: /, "", f[1]); split(f[1], a, " at "); cnt = num(a[1]); rs = num(a[2]); mb = 0
+      for (i = 2; i <= 5; i++) sub(/^(p[0-9.]+|max) /, "", f[i])   # the label, not its digits
       p50 = num(f[2]); p99 = num(f[3]); p999 = num(f[4]); mx = num(f[5])
     }
     kind == "join" && /join\.time\.ms|join time/ {

@@ -248,7 +248,7 @@ END {
         for (i = 1; i <= nclients; i++) {
             cl = order[i]
             if (!have("e2e-latency", cl) && !failed["e2e-latency" SUBSEP cl]) continue
-            print "| " name[cl] " | " fmt(med("e2e-latency", cl, 5), 2) " | " fmt(med("e2e-latency", cl, 6), 2) " | " \
+            print "| " pname[cl] " | " fmt(med("e2e-latency", cl, 5), 2) " | " fmt(med("e2e-latency", cl, 6), 2) " | " \
                   fmt(med("e2e-latency", cl, 7), 2) " | " fmt(med("e2e-latency", cl, 8), 1) " | " runs_cell("e2e-latency", cl) " |"
         }
         print ""
