@@ -2,15 +2,15 @@
 -- binding (what an application written in Lua sees): every partition of
 -- the topic assigned from the beginning, consumer:poll_batch(100) in a loop,
 -- counting records and key + value bytes until NUM records arrived or
--- none arrived for TIMEOUT_MS. Same settings as bench/kn_consumer_perf,
+-- none arrived for TIMEOUT_MS (then, with MIN_SECONDS, again from the
+-- beginning until the passes add up to MIN_SECONDS of reading). Our
+-- defaults, as bench/kn_consumer_perf --defaults,
 -- and the same per-record work: every key and value read into the
 -- checksum of bench/bench_check.h and every offset checked, through the
 -- fastest form the running Lua has (docs/lua-api.md, "Zero-copy views"):
 -- batch:view() on LuaJIT, batch:keys(t) / batch:values(t) on PUC Lua.
--- A minimal script for bench/run; bench/lua_consumer_perf.lua (written in
--- parallel) may replace it: bench/run only needs the two output lines.
 --
---   lua5.4 bench/lua/consumer_perf.lua BOOTSTRAP TOPIC NUM [TIMEOUT_MS] [latest]
+--   lua5.4 bench/lua/consumer_perf.lua BOOTSTRAP TOPIC NUM [TIMEOUT_MS] [latest|earliest] [MIN_SECONDS]
 -- Output:
 --   lua consume: N records, R records/sec, M MiB/sec, E s
 --   poll latency p50 A ms, p99 B ms, p99.9 C ms, max D ms over P polls
