@@ -6,7 +6,7 @@
 # was measured. Only arithmetic on what the runs printed: a figure a
 # client did not report shows as "n/a".
 #   awk -F'\t' -v settings=OUT/settings.txt -v checksums=OUT/checksums.txt \
-#       -f bench/lib/report.awk OUT/raw.tsv
+#       -v extra_charts="chart-cpu.png chart-e2e.png" -f bench/lib/report.awk OUT/raw.tsv
 
 function isort(a, n,    i, j, v) {
     for (i = 2; i <= n; i++) {
@@ -207,6 +207,7 @@ END {
     if (nfailed) { print "**" nfailed " run(s) FAILED** (see raw.tsv and logs/)."; print "" }
     print "![records/s relative to the Java client](chart.png)"
     print ""
+    if (index(extra_charts, "chart-cpu.png")) { print "![CPU seconds per million records](chart-cpu.png)"; print "" }
 
     # ---- targets (issue #17) -------------------------------------------
     print "### Targets (issue #17)"
@@ -243,6 +244,7 @@ END {
     if ("e2e-latency" in seen) {
         print "### End-to-end latency at a fixed rate (" set["e2e"] ")"
         print ""
+        if (index(extra_charts, "chart-e2e.png")) { print "![end-to-end latency percentiles](chart-e2e.png)"; print "" }
         print "| client | p50 ms | p99 ms | p99.9 ms | max ms | runs |"
         print "| --- | ---: | ---: | ---: | ---: | ---: |"
         for (i = 1; i <= nclients; i++) {
