@@ -113,6 +113,12 @@ bench_parse() {
       for (i = 2; i <= 5; i++) sub(/^(p[0-9.]+|max) /, "", f[i])   # the label, not its digits
       p50 = num(f[2]); p99 = num(f[3]); p999 = num(f[4]); mx = num(f[5])
     }
+    # Kafka EndToEndLatency: "Avg latency: A ms", "Percentiles: 50th = P, 99th = Q, 99.9th = R" (ms)
+    kind == "e2e-tool" && /^Percentiles: / {
+      split($0, f, ", "); p50 = num(substr(f[1], index(f[1], "="))); p99 = num(substr(f[2], index(f[2], "=")))
+      p999 = num(substr(f[3], index(f[3], "="))); rs = 0; mb = 0
+    }
+    kind == "e2e-tool" && /^[0-9]+\t[0-9.]+$/ { cnt = $1 + 1; if ($2 + 0 > mx + 0 || mx == "-") mx = $2 + 0 }
     kind == "join" && /join\.time\.ms|join time/ {
       for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { ex = $i; break }
       rs = 0; mb = 0

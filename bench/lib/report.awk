@@ -154,7 +154,8 @@ BEGIN {
         split(l, f, "\t")
         sums[f[1]] = sums[f[1]] f[2] "\t" f[3] "\t" f[4] "\t" f[5] "\n"
     }
-    nclients = split("kn kn-osbuf lua luajit java-warm java-cold java-cp java rdk rdk-cur rdk-cur-tuned probe", order, " ")
+    nclients = split("kn kn-osbuf lua luajit java-warm java-cold java-cp java java-e2e-tool rdk rdk-cur rdk-cur-tuned probe", order, " ")
+    name["java-e2e-tool"] = "Kafka's EndToEndLatency (Java, one record at a time, for reference)"
     name["kn"] = "kafka-native (C), defaults"
     name["kn-osbuf"] = "kafka-native (C), receive.buffer.bytes=-1 (the OS's autotuning)"
     name["lua"] = "kafka-native (Lua 5.4)"
