@@ -48,9 +48,7 @@ typedef struct bench_check {
     char first_error[160];
 } bench_check;
 
-static inline uint64_t bench_check_fold(uint64_t h, uint64_t w) {
-    return (h ^ w) * 0x100000001b3ULL;
-}
+static inline uint64_t bench_check_fold(uint64_t h, uint64_t w) { return (h ^ w) * 0x100000001b3ULL; }
 
 static inline uint64_t bench_check_bytes(uint64_t h, const void *p, int64_t len) {
     const unsigned char *b = p;
@@ -71,9 +69,8 @@ static inline uint64_t bench_check_bytes(uint64_t h, const void *p, int64_t len)
 }
 
 /* One record: key/value may be NULL (then its length is -1). */
-static inline void bench_check_record(bench_check *c, int32_t partition, int64_t offset,
-                                      const void *key, int64_t key_len, const void *value,
-                                      int64_t value_len) {
+static inline void bench_check_record(bench_check *c, int32_t partition, int64_t offset, const void *key,
+                                      int64_t key_len, const void *value, int64_t value_len) {
     uint64_t h = 0xcbf29ce484222325ULL;
     h = bench_check_bytes(h, key, key ? key_len : -1);
     h = bench_check_bytes(h, value, value ? value_len : -1);
@@ -81,17 +78,16 @@ static inline void bench_check_record(bench_check *c, int32_t partition, int64_t
     c->records++;
     if (partition < 0 || partition >= BENCH_CHECK_MAX_PARTS) {
         if (!c->offset_errors++)
-            snprintf(c->first_error, sizeof c->first_error, "partition %d out of range",
-                     (int)partition);
+            snprintf(c->first_error, sizeof c->first_error, "partition %d out of range", (int)partition);
         return;
     }
     if (partition >= c->parts)
         c->parts = partition + 1;
     int64_t want = c->next[partition] - 1;
     if (c->next[partition] != 0 && offset != want && !c->offset_errors++)
-        snprintf(c->first_error, sizeof c->first_error,
-                 "partition %d: offset %lld after %lld (%s)", (int)partition, (long long)offset,
-                 (long long)(want - 1), offset > want ? "records skipped" : "records repeated");
+        snprintf(c->first_error, sizeof c->first_error, "partition %d: offset %lld after %lld (%s)",
+                 (int)partition, (long long)offset, (long long)(want - 1),
+                 offset > want ? "records skipped" : "records repeated");
     c->next[partition] = offset + 2;
 }
 
@@ -100,9 +96,8 @@ static inline int bench_check_report(const bench_check *c) {
     int32_t seen = 0;
     for (int32_t p = 0; p < c->parts; p++)
         seen += c->next[p] != 0;
-    printf("checksum %lld records, sum 0x%016llx, partitions %d, offset errors %lld\n",
-           (long long)c->records, (unsigned long long)c->sum, (int)seen,
-           (long long)c->offset_errors);
+    printf("checksum %lld records, sum 0x%016llx, partitions %d, offset errors %lld\n", (long long)c->records,
+           (unsigned long long)c->sum, (int)seen, (long long)c->offset_errors);
     if (c->offset_errors)
         printf("OFFSET ERROR: %s\n", c->first_error);
     return c->offset_errors ? 1 : 0;
@@ -121,9 +116,8 @@ static inline int64_t bench_window_now_us(void) {
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static inline void bench_window_record(bench_window *w, int32_t partition, int64_t offset,
-                                       const void *key, int64_t key_len, const void *value,
-                                       int64_t value_len) {
+static inline void bench_window_record(bench_window *w, int32_t partition, int64_t offset, const void *key,
+                                       int64_t key_len, const void *value, int64_t value_len) {
     if (!w->cur.records)
         w->pass_t0_us = bench_window_now_us();
     bench_check_record(&w->cur, partition, offset, key, key_len, value, value_len);
@@ -138,8 +132,7 @@ static inline int bench_window_pass_done(bench_window *w, double min_seconds) {
     w->read_us += bench_window_now_us() - w->pass_t0_us;
     if (w->passes == 0) {
         w->first = w->cur;
-    } else if (w->cur.sum != w->first.sum || w->cur.records != w->first.records ||
-               w->cur.offset_errors) {
+    } else if (w->cur.sum != w->first.sum || w->cur.records != w->first.records || w->cur.offset_errors) {
         if (!w->mismatch++)
             printf("checksum mismatch: pass %d read %lld records, sum 0x%016llx, offset errors "
                    "%lld\n",
@@ -161,9 +154,8 @@ static inline int bench_window_report(bench_window *w) {
             w->first = w->cur;
     }
     double s = w->read_us > 0 ? (double)w->read_us / 1e6 : 1e-6;
-    printf("window %d passes, %lld records, %.3f s, %.1f records/sec, %.4f MiB/sec\n",
-           w->passes, (long long)w->records, s, (double)w->records / s,
-           (double)w->bytes / 1048576.0 / s);
+    printf("window %d passes, %lld records, %.3f s, %.1f records/sec, %.4f MiB/sec\n", w->passes,
+           (long long)w->records, s, (double)w->records / s, (double)w->bytes / 1048576.0 / s);
     int bad = bench_check_report(&w->first);
     return bad || w->mismatch || w->cur.offset_errors ? 1 : 0;
 }

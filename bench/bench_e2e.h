@@ -86,8 +86,8 @@ static inline void bench_e2e_report(bench_e2e *e, double rate) {
     qsort(e->lat_us, (size_t)e->n, sizeof *e->lat_us, bench_e2e_cmp);
     printf("e2e latency: %lld records at %.1f records/sec, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, "
            "max %.3f ms\n",
-           (long long)e->n, rate, bench_e2e_pct(e, 0.5), bench_e2e_pct(e, 0.99),
-           bench_e2e_pct(e, 0.999), e->n ? (double)e->lat_us[e->n - 1] / 1000.0 : 0.0);
+           (long long)e->n, rate, bench_e2e_pct(e, 0.5), bench_e2e_pct(e, 0.99), bench_e2e_pct(e, 0.999),
+           e->n ? (double)e->lat_us[e->n - 1] / 1000.0 : 0.0);
     free(e->lat_us);
     e->lat_us = NULL;
 }

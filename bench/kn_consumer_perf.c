@@ -73,14 +73,13 @@ static int assign_all(kn_consumer *c, const char *topic) {
 }
 
 static void usage(void) {
-    fprintf(stderr,
-            "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
-            "       (--assign | --group G) [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
-            "       [--timeout MS] [--from-latest]\n"
-            "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
-            "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n"
-            "       [--defaults (our defaults, not ConsumerPerformance's fetch size, socket\n"
-            "        buffer and check.crcs)] [--min-seconds S (re-read until S s passed)]\n");
+    fprintf(stderr, "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
+                    "       (--assign | --group G) [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
+                    "       [--timeout MS] [--from-latest]\n"
+                    "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
+                    "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n"
+                    "       [--defaults (our defaults, not ConsumerPerformance's fetch size, socket\n"
+                    "        buffer and check.crcs)] [--min-seconds S (re-read until S s passed)]\n");
     exit(1);
 }
 
@@ -127,8 +126,7 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--timeout") == 0 && v) {
             timeout_ms = strtoll(v, NULL, 10);
             i++;
-        } else if ((strcmp(a, "--consumer.config") == 0 || strcmp(a, "--command-config") == 0) &&
-                   v) {
+        } else if ((strcmp(a, "--consumer.config") == 0 || strcmp(a, "--command-config") == 0) && v) {
             config_file = v;
             i++;
         } else if (strcmp(a, "--command-property") == 0 && v) {
@@ -227,8 +225,8 @@ configured:;
             const void *k = kn_records_key(recs, i, &klen);
             const void *v = kn_records_value(recs, i, &vlen);
             bytes += (int64_t)(k ? klen : 0) + (int64_t)(v ? vlen : 0);
-            bench_window_record(&win, kn_records_partition(recs, i), kn_records_offset(recs, i),
-                                k, (int64_t)klen, v, (int64_t)vlen);
+            bench_window_record(&win, kn_records_partition(recs, i), kn_records_offset(recs, i), k,
+                                (int64_t)klen, v, (int64_t)vlen);
             if (win.cur.records == num) {
                 if (bench_window_pass_done(&win, min_seconds)) {
                     done = true;
@@ -265,9 +263,8 @@ configured:;
     fmt_time(start_ms, t0, sizeof t0);
     fmt_time(end_ms, t1, sizeof t1);
     printf("%s, %s, %.4f, %.4f, %lld, %.4f, %lld, %lld, %.4f, %.4f\n", t0, t1, mb, mb / elapsed_s,
-           (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms,
-           (long long)fetch_ms, mb / ((double)fetch_ms / 1000.0),
-           (double)messages / ((double)fetch_ms / 1000.0));
+           (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms, (long long)fetch_ms,
+           mb / ((double)fetch_ms / 1000.0), (double)messages / ((double)fetch_ms / 1000.0));
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
@@ -275,12 +272,10 @@ configured:;
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
     printf("fetches %lld (%lld incremental, %lld failed), avg fetch latency %.2f ms, max %.2f ms, "
            "%.1f MB fetched, %lld polls\n",
-           (long long)st.fetch_requests, (long long)st.fetch_incremental,
-           (long long)st.fetch_errors,
-           st.fetch_requests ? (double)st.fetch_latency_us_total / (double)st.fetch_requests / 1000.0
-                             : 0.0,
-           (double)st.fetch_latency_us_max / 1000.0,
-           (double)st.fetch_response_bytes / (1024.0 * 1024.0), (long long)st.polls);
+           (long long)st.fetch_requests, (long long)st.fetch_incremental, (long long)st.fetch_errors,
+           st.fetch_requests ? (double)st.fetch_latency_us_total / (double)st.fetch_requests / 1000.0 : 0.0,
+           (double)st.fetch_latency_us_max / 1000.0, (double)st.fetch_response_bytes / (1024.0 * 1024.0),
+           (long long)st.polls);
     if (poll_latency)
         bench_lat_report(&polls);
     int bad = bench_window_report(&win);

@@ -495,8 +495,7 @@ int main(int argc, char **argv) {
     long inflight = strtol(inflight_list, &end, 10);
     if (end == inflight_list || *end || inflight < 1 || inflight > 1000)
         usage();
-    if (!bootstrap || !pr.topic || pr.target <= 0 || npasses < 1 || npasses > 99 ||
-        pr.fetch_size < 1)
+    if (!bootstrap || !pr.topic || pr.target <= 0 || npasses < 1 || npasses > 99 || pr.fetch_size < 1)
         usage();
 
     if (kn_conf_set(conf, "bootstrap.servers", bootstrap, es, sizeof es) != KN_OK ||

@@ -153,8 +153,7 @@ int main(int argc, char **argv) {
     set(conf, "client.id", "perf-consumer-client");
     if (tuned) {
         char es[512];
-        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "1", es, sizeof es) !=
-            RD_KAFKA_CONF_OK) {
+        if (rd_kafka_conf_set(conf, "fetch.queue.backoff.ms", "1", es, sizeof es) != RD_KAFKA_CONF_OK) {
             fprintf(stderr,
                     "librdkafka_consumer_perf: --tuned needs fetch.queue.backoff.ms, which "
                     "librdkafka %s does not have (2.1 and later): %s\n",
@@ -165,9 +164,10 @@ int main(int argc, char **argv) {
     }
     printf("librdkafka %s%s settings:", rd_kafka_version_str(), tuned ? " (tuned)" : "");
     static const char *shown[] = {
-        "fetch.max.bytes",     "max.partition.fetch.bytes",  "fetch.wait.max.ms", "fetch.min.bytes",
-        "queued.min.messages", "queued.max.messages.kbytes", "check.crcs",        "auto.offset.reset",
-        "fetch.queue.backoff.ms", "receive.buffer.bytes", "socket.receive.buffer.bytes", "security.protocol"};
+        "fetch.max.bytes",      "max.partition.fetch.bytes",   "fetch.wait.max.ms",
+        "fetch.min.bytes",      "queued.min.messages",         "queued.max.messages.kbytes",
+        "check.crcs",           "auto.offset.reset",           "fetch.queue.backoff.ms",
+        "receive.buffer.bytes", "socket.receive.buffer.bytes", "security.protocol"};
     for (size_t k = 0; k < sizeof shown / sizeof *shown; k++)
         print_setting(conf, shown[k]);
     printf("\n");
@@ -253,8 +253,8 @@ consume:;
                 last_consumed = now;
                 messages++;
                 bytes += (int64_t)m->key_len + (int64_t)m->len;
-                bench_window_record(&win, m->partition, m->offset, m->key, (int64_t)m->key_len,
-                                    m->payload, (int64_t)m->len);
+                bench_window_record(&win, m->partition, m->offset, m->key, (int64_t)m->key_len, m->payload,
+                                    (int64_t)m->len);
                 if (win.cur.records == num) {
                     if (bench_window_pass_done(&win, min_seconds))
                         done = 1;

@@ -47,10 +47,9 @@ static void *send_all(void *arg) {
     char value[BENCH_E2E_SIZE];
     for (int64_t i = 0; i < s->num && !s->failed; i++) {
         bench_e2e_stamp(value, bench_e2e_pace(s->start_us, i, s->rate));
-        rd_kafka_resp_err_t err =
-            rd_kafka_producev(s->rk, RD_KAFKA_V_TOPIC(s->topic), RD_KAFKA_V_PARTITION(0),
-                              RD_KAFKA_V_VALUE(value, sizeof value),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        rd_kafka_resp_err_t err = rd_kafka_producev(
+            s->rk, RD_KAFKA_V_TOPIC(s->topic), RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(value, sizeof value),
+            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (err) {
             s->failed = 1;
             snprintf(s->errstr, sizeof s->errstr, "produce: %s", rd_kafka_err2str(err));
@@ -119,8 +118,8 @@ int main(int argc, char **argv) {
     rd_kafka_conf_set_opaque(pconf, &s);
     char bs[512];
     snprintf(bs, sizeof bs, "bootstrap.servers=%s", bootstrap);
-    if (set(pconf, bs) || set(cconf, bs) || set(cconf, group) ||
-        set(cconf, "enable.auto.commit=false") || set(cconf, "auto.offset.reset=earliest"))
+    if (set(pconf, bs) || set(cconf, bs) || set(cconf, group) || set(cconf, "enable.auto.commit=false") ||
+        set(cconf, "auto.offset.reset=earliest"))
         return 2;
     printf("librdkafka %s\n", rd_kafka_version_str());
     rd_kafka_t *prod = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, es, sizeof es);
@@ -177,8 +176,8 @@ int main(int argc, char **argv) {
     if (s.failed)
         fprintf(stderr, "librdkafka_e2e_latency: producer: %s\n", s.errstr);
     else if (e2e.received < num)
-        fprintf(stderr, "librdkafka_e2e_latency: %lld of %lld records arrived\n",
-                (long long)e2e.received, (long long)num);
+        fprintf(stderr, "librdkafka_e2e_latency: %lld of %lld records arrived\n", (long long)e2e.received,
+                (long long)num);
     else {
         bench_e2e_report(&e2e, rate);
         rc = 0;

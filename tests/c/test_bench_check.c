@@ -78,7 +78,7 @@ static void test_a_pass_that_differs_is_a_mismatch(void **state) {
     bench_window_record(&w, 0, 0, NULL, 0, "a", 1);
     assert_int_equal(bench_window_pass_done(&w, 1e9), 0);
     assert_int_equal(w.mismatch, 0);
-    bench_window_record(&w, 0, 0, NULL, 0, "b", 1); /* another value this time */
+    bench_window_record(&w, 0, 0, NULL, 0, "b", 1);       /* another value this time */
     assert_int_equal(bench_window_pass_done(&w, 1e9), 1); /* stops */
     assert_int_equal(w.mismatch, 1);
     assert_int_equal(bench_window_report(&w), 1);
