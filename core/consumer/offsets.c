@@ -611,19 +611,11 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     }
 }
 
-/* knw_send, or on failure the callback with the error (so the in-flight
- * flags are cleared in one place). */
+/* The callback runs once whatever happens (so the in-flight flags are
+ * cleared in one place). */
 static void knc_send(knw_client *client, int32_t node, int16_t api, int16_t max_version, const void *req,
                      knw_cb *cb, void *opaque) {
-    int rc = knw_send(client, node, api, -1, max_version, req, -1, cb, opaque);
-    if (rc == 0)
-        return;
-    knw_resp *r = kn_calloc(1, sizeof(*r));
-    if (!r)
-        return; /* only after an allocation failure: the flag stays set */
-    r->err = rc;
-    kn_arena_init(&r->arena, 64);
-    cb(client, r, opaque);
+    knw_send(client, node, api, -1, max_version, req, -1, cb, opaque);
 }
 
 void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan) {

@@ -690,23 +690,9 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         return;
     }
     /* tds/pds live with the request: freed with it (see on_produce). */
-    int rc = knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
-                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1,
-                      on_produce, r);
-    if (rc) {
-        pthread_mutex_lock(&acc->lock);
-        s->inflight_reqs--;
-        knp_node *nd = sender_node(s, d->node);
-        if (nd)
-            nd->inflight--;
-        for (int32_t i = 0; i < nb; i++)
-            batch_result(s, r->batches[i], rc, -1, -1, "cannot queue the Produce request",
-                         now_ms);
-        pthread_mutex_unlock(&acc->lock);
-        kn_free(r->tds);
-        kn_free(r->pds);
-        kn_free(r);
-    }
+    /* on_produce runs once, failures to queue included. */
+    knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
+             s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1, on_produce, r);
 }
 
 /* ---- transactions: coordinator and AddPartitionsToTxn ---------------- */
@@ -874,7 +860,8 @@ static void on_add_partitions(knw_client *c, knw_resp *resp, void *opaque) {
         tx->coord = -1; /* find it again, then retry */
         tx->add_retry_at_ms = now_ms + s->conf.retry_backoff_ms;
     } else if (kn_err_is_retriable(worst) || worst == KN_ERR_CONCURRENT_TRANSACTIONS ||
-               worst == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
+               worst == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS || worst == KN_ERR__NOMEM) {
+        /* _NOMEM: the request could not even be queued; try again. */
         /* CONCURRENT_TRANSACTIONS: the previous transaction is still
          * being completed; Java retries it quickly (20 ms). */
         tx->add_retry_at_ms =
@@ -923,29 +910,17 @@ static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_coord_
 
 static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
     knp_acc *acc = s->acc;
-    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNP_FIND_COORDINATOR_MAX_VERSION,
-                       &cr->req, -1, on_txn_coord, cr)) {
-        pthread_mutex_lock(&acc->lock);
-        s->conf.txn->coord_finding = false;
-        pthread_mutex_unlock(&acc->lock);
-        kn_free(cr);
-    }
+    if (cr)
+        knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNP_FIND_COORDINATOR_MAX_VERSION, &cr->req,
+                 -1, on_txn_coord, cr);
     if (!ar)
         return;
     int32_t coord;
     pthread_mutex_lock(&acc->lock);
     coord = s->conf.txn->coord;
     pthread_mutex_unlock(&acc->lock);
-    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req,
-                 -1, on_add_partitions, ar)) {
-        pthread_mutex_lock(&acc->lock);
-        s->conf.txn->adding = false;
-        s->conf.txn->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;
-        for (int32_t i = 0; i < ar->npqs; i++)
-            ar->pqs[i]->txn_adding = false;
-        pthread_mutex_unlock(&acc->lock);
-        free_add(ar);
-    }
+    knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req, -1,
+             on_add_partitions, ar);
 }
 
 /* ---- the ticker ------------------------------------------------------ */
@@ -1032,14 +1007,7 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
     if (old)
         knw_metadata_release(old);
     if (send_pid) {
-        int rc = knw_send(c, KNW_NODE_ANY, KP_API_INIT_PRODUCER_ID, -1, -1, &s->pid_req, -1,
-                          on_init_pid, s);
-        if (rc) {
-            pthread_mutex_lock(&acc->lock);
-            s->pid_state = s->producer_id >= 0 ? PID_READY : PID_NONE;
-            s->pid_retry_at_ms = now_ms + backoff_ms(s, ++s->pid_attempts);
-            pthread_mutex_unlock(&acc->lock);
-        }
+        knw_send(c, KNW_NODE_ANY, KP_API_INIT_PRODUCER_ID, -1, -1, &s->pid_req, -1, on_init_pid, s);
     }
     int32_t sent = s->ndrafts;
     for (int32_t i = 0; i < s->ndrafts; i++)

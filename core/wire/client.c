@@ -389,7 +389,8 @@ static void shutdown_all(knw_client *c) {
         while ((r = knw_reqq_pop(&conn->pending)))
             knw_req_fail(c, r, KN_ERR__CLOSED, "the client is closing");
     }
-    /* Callbacks above cannot add work: knw_send refuses once stopping. */
+    /* Callbacks above cannot add work: once stopping, knw_send completes
+     * a new request at once with _CLOSED. */
 }
 
 static void *net_main(void *arg) {

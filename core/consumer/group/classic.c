@@ -561,17 +561,7 @@ static void kng_send_req(kn_consumer *c, knw_client *client, kng_req *r) {
     (void)c;
     knw_cb *cb = kng_cb_for(r->api);
     int16_t min = r->api == KP_API_LEAVE_GROUP ? 3 : -1;
-    int rc = knw_send(client, r->node, r->api, min, -1, &r->u, r->timeout_ms, cb, r);
-    if (rc == 0)
-        return;
-    knw_resp *resp = kn_calloc(1, sizeof(*resp));
-    if (!resp) {
-        kng_req_free(r);
-        return;
-    }
-    resp->err = rc;
-    kn_arena_init(&resp->arena, 64);
-    cb(client, resp, r);
+    knw_send(client, r->node, r->api, min, -1, &r->u, r->timeout_ms, cb, r);
 }
 
 /* ---- the tick ------------------------------------------------------------------ */

@@ -413,18 +413,8 @@ void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
     kng_hb *h = plan;
     if (!h)
         return;
-    int rc = knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req,
-                      c->request_timeout_ms, kng_848_done, h);
-    if (rc == 0)
-        return;
-    knw_resp *resp = kn_calloc(1, sizeof(*resp));
-    if (!resp) {
-        kng_hb_free(h);
-        return;
-    }
-    resp->err = rc;
-    kn_arena_init(&resp->arena, 64);
-    kng_848_done(client, resp, h);
+    knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, c->request_timeout_ms,
+             kng_848_done, h);
 }
 
 void kng_848_leave(kn_consumer *c) {
