@@ -27,6 +27,7 @@
 #include "wire/frame.h"
 #include "wire/inflight.h"
 #include "wire/loop.h"
+#include "wire/resolver.h"
 #include "wire/transport.h"
 #include "wire/wire.h"
 
@@ -53,6 +54,8 @@ typedef struct knw_settings {
     kn_log_fn *log_fn;         /* kn_conf_set_log_cb; NULL: stderr */
     void *log_opaque;
     int log_level; /* -1: the process default */
+    knw_resolve_fn *resolve_fn; /* NULL: getaddrinfo (tests inject one) */
+    void *resolve_opaque;
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */
@@ -128,6 +131,7 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
 /* ---- connections (conn.c) ---- */
 typedef enum knw_conn_state {
     KNW_CS_DOWN = 0,    /* not connected, may connect at once */
+    KNW_CS_RESOLVING,   /* waiting for the resolver thread's answer */
     KNW_CS_CONNECTING,  /* TCP connect in progress */
     KNW_CS_APIVERSIONS, /* connected, ApiVersions handshake in flight */
     KNW_CS_READY,
@@ -144,6 +148,7 @@ struct knw_conn {
     knw_conn_state state;
     knw_transport tp;
     knw_addrs addrs; /* resolved at each connect attempt */
+    uint64_t resolve_id; /* the lookup a RESOLVING connection waits for */
     int addr_idx;
     int64_t state_deadline_ms; /* connect/setup timeout or backoff end */
     int connect_failures;      /* consecutive, reset on READY */
@@ -167,8 +172,12 @@ struct knw_conn {
 knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const char *host, int port);
 /* Fails everything on conn with err and frees it. */
 void knw_conn_free(knw_conn *conn, int err, const char *why);
-/* Starts a connection attempt (resolve + connect). */
+/* Starts a connection attempt (resolve + connect); a name the resolver
+ * cache does not hold leaves the connection RESOLVING. */
 void knw_conn_connect(knw_conn *conn, int64_t now_ms);
+/* The resolver's answer for a RESOLVING conn: connects to *addrs
+ * (taken over) or fails the attempt with err. */
+void knw_conn_resolved(knw_conn *conn, int err, const char *errstr, knw_addrs *addrs, int64_t now_ms);
 /* Closes (if open), fails in-flight requests with err (the first one,
  * whose response was being read, with first_err if non-zero) and goes
  * to BACKOFF. */
@@ -256,6 +265,7 @@ struct knw_client {
     knw_backoff reconnect_backoff, retry_backoff, setup_backoff;
 
     knw_md_state md;
+    knw_resolver resolver; /* names off the network thread (resolver.h) */
     knw_stats_atomic stats;
     char last_connect_err[200]; /* network thread: latest connect failure */
 };
