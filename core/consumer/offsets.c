@@ -79,13 +79,8 @@ static kn_str knc_s(const char *s) {
     return r;
 }
 
-static bool knc_coord_error(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN;
-}
-
 static bool knc_retry_error(int err) {
-    return knc_coord_error(err) || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
+    return kn_err_is_coordinator(err) || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
            err == KN_ERR_UNSTABLE_OFFSET_COMMIT || err == KN_ERR_REQUEST_TIMED_OUT;
 }
 
@@ -365,7 +360,7 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
                 if (e) {
                     failed++;
                     stale += e == KN_ERR_STALE_MEMBER_EPOCH;
-                    if (!first || knc_coord_error(e) || e == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS)
+                    if (!first || kn_err_is_coordinator(e) || e == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS)
                         first = e;
                 }
             }
@@ -377,7 +372,7 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     }
     /* Forgotten also when the commit gives up (deadline reached): the
      * next commit must not go to the same unreachable node. */
-    if (knc_coord_error(err))
+    if (kn_err_is_coordinator(err))
         c->coord_id = -1;
     if (err && (knc_retry_error(err) || stale_retry) && now < cm->deadline_ms && !c->closed) {
         c->commit_retry_at_ms = now + c->retry_backoff_ms;
@@ -417,7 +412,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     c->offset_fetch_inflight = false;
     int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
-    if (knc_coord_error(err))
+    if (kn_err_is_coordinator(err))
         c->coord_id = -1;
     if (!err && !c->closed) {
         for (int32_t t = 0; t < r->topics.count; t++) {
@@ -452,7 +447,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     knc_part_fail(p, pr->error_code,
                                   "%s [%d]: reading the committed offset of group %s failed: %s", p->topic,
                                   (int)p->partition, c->group_id, kn_err_name(pr->error_code));
-                } else if (knc_coord_error(pr->error_code)) {
+                } else if (kn_err_is_coordinator(pr->error_code)) {
                     c->coord_id = -1;
                 }
             }
@@ -855,7 +850,7 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
         knw_resp_free(resp);
         if (!err || !knc_retry_error(err))
             break;
-        if (knc_coord_error(err)) {
+        if (kn_err_is_coordinator(err)) {
             pthread_mutex_lock(&c->lock);
             c->coord_id = -1;
             pthread_mutex_unlock(&c->lock);

@@ -855,8 +855,7 @@ static void on_add_partitions(knw_client *c, knw_resp *resp, void *opaque) {
                worst == KN_ERR__UNSUPPORTED_VERSION) {
         set_fatal(s, worst, msg);
         fail_all_queued(s, worst, acc->fatal_errstr);
-    } else if (worst == KN_ERR_NOT_COORDINATOR || worst == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-               is_transport_err(worst) || worst == KN_ERR__CLOSED) {
+    } else if (kn_err_is_coordinator(worst) || worst == KN_ERR__CLOSED) {
         tx->coord = -1; /* find it again, then retry */
         tx->add_retry_at_ms = now_ms + s->conf.retry_backoff_ms;
     } else if (kn_err_is_retriable(worst) || worst == KN_ERR_CONCURRENT_TRANSACTIONS ||

@@ -115,12 +115,6 @@ static bool is_fatal_txn_err(int err) {
            err == KN_ERR_INVALID_PRODUCER_ID_MAPPING || err == KN_ERR_INVALID_TRANSACTION_TIMEOUT;
 }
 
-static bool is_coordinator_err(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
-           err == KN_ERR__RESOLVE;
-}
-
 /* ---- blocking coordinator calls ---------------------------------------- */
 
 /* FindCoordinator for key (key_type 0 group, 1 transaction), one try. */
@@ -182,7 +176,7 @@ static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const cha
             int rc = find_coordinator(p, key_type, key, deadline, coord, last, sizeof last);
             if (rc == KN_ERR__TIMED_OUT && knw_now_ms() >= deadline)
                 break;
-            if (rc && !is_coordinator_err(rc) && !kn_err_is_retriable(rc)) {
+            if (rc && !kn_err_is_coordinator(rc) && !kn_err_is_retriable(rc)) {
                 kn_errstr_set(errstr, n, "%s", last);
                 return rc;
             }
@@ -202,7 +196,7 @@ static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const cha
         kn_errstr_set(last, sizeof last, "%s from node %d: %s%s%s", ap ? ap->name : "?", (int)*coord,
                       kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
         knw_resp_free(r);
-        if (is_coordinator_err(err)) {
+        if (kn_err_is_coordinator(err)) {
             *coord = -1;
             continue;
         }

@@ -496,6 +496,7 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     kn_logger_set_handler(&c->log, c->set.log_fn, c->set.log_opaque);
     c->loop.wake_fd = -1;
     knw_resolver_init(&c->resolver, c->set.resolve_fn, c->set.resolve_opaque, &c->loop);
+    knw_coord_init(&c->coord);
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -579,6 +580,7 @@ void knw_client_destroy(knw_client *c) {
         knw_conn_free(c->conns[i], KN_ERR__CLOSED, "the client is closing");
     kn_free(c->conns);
     knw_md_destroy(c);
+    knw_coord_destroy(&c->coord);
     kn_free(c->tickers);
     knw_loop_destroy(&c->loop);
     pthread_mutex_destroy(&c->tick_lock);

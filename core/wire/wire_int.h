@@ -221,6 +221,35 @@ void knw_md_destroy(knw_client *c);
 /* Frees a snapshot whose refcount dropped to 0. */
 void knw_md_free(knw_metadata *md);
 
+/* ---- coordinators (coordinator.c; see coordinator.h) ---- */
+typedef struct knw_coord_entry {
+    int8_t key_type;
+    char *key; /* owned */
+    int32_t node;  /* -1 unknown */
+    int64_t found_ms;
+    bool inflight;
+    int failures;
+    int64_t retry_at_ms;
+    int last_err;
+    char last_errstr[200];
+} knw_coord_entry;
+
+#define KNW_COORD_MAX 64 /* keys per client (a consumer or producer uses one or two) */
+
+typedef struct knw_coord_table {
+    pthread_mutex_t lock; /* a leaf: see coordinator.h */
+    pthread_cond_t cond;  /* an answer arrived */
+    knw_coord_entry entries[KNW_COORD_MAX];
+    int count;
+    bool no_batch; /* a broker refused FindCoordinator v4+ */
+    int64_t lookups, batched;
+} knw_coord_table;
+
+void knw_coord_init(knw_coord_table *t);
+void knw_coord_destroy(knw_coord_table *t);
+/* Network thread: node's connection dropped; forget it as a coordinator. */
+void knw_coord_node_down(knw_client *c, int32_t node);
+
 /* ---- tickers ---- */
 typedef struct knw_ticker {
     knw_tick_fn *fn;
@@ -266,6 +295,7 @@ struct knw_client {
 
     knw_md_state md;
     knw_resolver resolver; /* names off the network thread (resolver.h) */
+    knw_coord_table coord; /* group and transaction coordinators */
     knw_stats_atomic stats;
     char last_connect_err[200]; /* network thread: latest connect failure */
 };

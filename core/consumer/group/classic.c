@@ -61,11 +61,6 @@ static void kng_req_free(kng_req *r) {
     kn_free(r);
 }
 
-static bool kng_coord_error(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
-           err == KN_ERR_REQUEST_TIMED_OUT;
-}
 
 /* ---- JoinGroup ------------------------------------------------------------ */
 
@@ -339,7 +334,7 @@ static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     int64_t now = knw_now_ms();
     kn_log(NULL, KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
-    if (kng_coord_error(err)) {
+    if (kn_err_is_coordinator(err)) {
         c->coord_id = -1;
         g->retry_at_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_UNKNOWN_MEMBER_ID) {
@@ -502,7 +497,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     if (!err)
         goto out;
     kn_log(NULL, KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
-    if (kng_coord_error(err)) {
+    if (kn_err_is_coordinator(err)) {
         c->coord_id = -1;
         g->next_hb_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS) {

@@ -269,11 +269,6 @@ static void kng_hb_free(kng_hb *h) {
     kn_free(h);
 }
 
-static bool kng_coord_error(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
-           err == KN_ERR_REQUEST_TIMED_OUT;
-}
 
 static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
     kng_hb *h = opaque;
@@ -304,7 +299,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->next_hb_ms = 0;
         goto out;
     }
-    if (kng_coord_error(err)) {
+    if (kn_err_is_coordinator(err)) {
         c->coord_id = -1;
         g->next_hb_ms = now + c->retry_backoff_ms;
         goto out;
