@@ -334,8 +334,7 @@ static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     int64_t now = knw_now_ms();
     kn_log(NULL, KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
-    if (kn_err_is_coordinator(err)) {
-        c->coord_id = -1;
+    if (knc_coord_failed(c, -1, err)) {
         g->retry_at_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_UNKNOWN_MEMBER_ID) {
         kng_set_member_id(g, NULL, 0);
@@ -497,8 +496,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     if (!err)
         goto out;
     kn_log(NULL, KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
-    if (kn_err_is_coordinator(err)) {
-        c->coord_id = -1;
+    if (knc_coord_failed(c, r->node, err)) {
         g->next_hb_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS) {
         /* Only news to a member past its JoinGroup (as Java ignores it

@@ -299,8 +299,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->next_hb_ms = 0;
         goto out;
     }
-    if (kn_err_is_coordinator(err)) {
-        c->coord_id = -1;
+    if (knc_coord_failed(c, h->node, err)) {
         g->next_hb_ms = now + c->retry_backoff_ms;
         goto out;
     }
