@@ -1,5 +1,5 @@
 /*
- * kafka_native_admin.h: the public admin client (topics and cluster).
+ * kafka_native_admin.h: the public admin client (topics, cluster, configs).
  *
  * A kn_admin owns one network client (its own background thread and
  * broker connections). Every operation is synchronous: it blocks the
@@ -170,6 +170,134 @@ int32_t kn_cluster_description_broker_port(const kn_cluster_description *desc, s
 /* NULL when the broker has no rack. */
 const char *kn_cluster_description_broker_rack(const kn_cluster_description *desc, size_t i);
 void kn_cluster_description_destroy(kn_cluster_description *desc);
+
+/* ---- configs: describe_configs, incremental_alter_configs, alter_configs
+ *
+ * A config resource is (type, name), as Java's ConfigResource. Types use
+ * Kafka's wire numbers: */
+#define KN_CONFIG_RESOURCE_TOPIC 2
+#define KN_CONFIG_RESOURCE_BROKER 4         /* name: a broker id, or "" for the cluster default */
+#define KN_CONFIG_RESOURCE_BROKER_LOGGER 8  /* name: a broker id */
+#define KN_CONFIG_RESOURCE_CLIENT_METRICS 16
+#define KN_CONFIG_RESOURCE_GROUP 32
+
+/* Input only: the library reads it during the call and keeps nothing. */
+typedef struct kn_config_resource {
+    int8_t type;      /* KN_CONFIG_RESOURCE_* */
+    const char *name; /* topic, broker id, group, ... */
+} kn_config_resource;
+
+/* Java's ConfigEntry.ConfigSource, by wire number. */
+#define KN_CONFIG_SOURCE_UNKNOWN 0
+#define KN_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG 1
+#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG 2
+#define KN_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG 3
+#define KN_CONFIG_SOURCE_STATIC_BROKER_CONFIG 4
+#define KN_CONFIG_SOURCE_DEFAULT_CONFIG 5
+#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_LOGGER_CONFIG 6
+#define KN_CONFIG_SOURCE_DYNAMIC_CLIENT_METRICS_CONFIG 7
+#define KN_CONFIG_SOURCE_DYNAMIC_GROUP_CONFIG 8
+
+/* Java's enum names: "DYNAMIC_TOPIC_CONFIG", ...; "UNKNOWN" for others.
+ * Static strings. */
+const char *kn_config_source_name(int source);
+/* Java's ConfigEntry.ConfigType names ("BOOLEAN", "STRING", "INT",
+ * "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD", "UNKNOWN"). */
+const char *kn_config_type_name(int type);
+/* "topic", "broker", "broker_logger", "client_metrics", "group", or
+ * NULL for a number that is no resource type; and back (-1 if unknown). */
+const char *kn_config_resource_type_name(int type);
+int kn_config_resource_type_from_name(const char *name);
+
+typedef struct kn_config_descriptions kn_config_descriptions;
+typedef struct kn_config_entry kn_config_entry;
+
+/* Flags for kn_admin_describe_configs() (DescribeConfigsOptions). */
+#define KN_ADMIN_CONFIG_SYNONYMS 0x1      /* includeSynonyms */
+#define KN_ADMIN_CONFIG_DOCUMENTATION 0x2 /* includeDocumentation */
+
+/* Describes every config of each resource (Java's describeConfigs).
+ * Routing as Java: a BROKER resource with a broker id and a
+ * BROKER_LOGGER resource go to that broker; the rest in one request to
+ * any broker. One entry per distinct resource, in request order; a
+ * missing topic gets UNKNOWN_TOPIC_OR_PARTITION in its own entry, a
+ * broker name that is no id gets INVALID_REQUEST without a request.
+ * resources are only read. *descp: caller owns
+ * (kn_config_descriptions_destroy). */
+int kn_admin_describe_configs(kn_admin *admin, const kn_config_resource *resources, size_t count, int flags,
+                              int timeout_ms, kn_config_descriptions **descp, char *errstr,
+                              size_t errstr_size);
+size_t kn_config_descriptions_count(const kn_config_descriptions *desc);
+int kn_config_descriptions_resource_type(const kn_config_descriptions *desc, size_t i);
+const char *kn_config_descriptions_resource_name(const kn_config_descriptions *desc, size_t i);
+int kn_config_descriptions_error(const kn_config_descriptions *desc, size_t i);
+/* NULL when the resource succeeded. */
+const char *kn_config_descriptions_error_message(const kn_config_descriptions *desc, size_t i);
+/* Entries in the broker's order. Valid until desc is destroyed. */
+size_t kn_config_descriptions_entry_count(const kn_config_descriptions *desc, size_t i);
+const kn_config_entry *kn_config_descriptions_entry(const kn_config_descriptions *desc, size_t i, size_t e);
+/* The entry named name, or NULL. */
+const kn_config_entry *kn_config_descriptions_find(const kn_config_descriptions *desc, size_t i,
+                                                   const char *name);
+void kn_config_descriptions_destroy(kn_config_descriptions *desc);
+
+const char *kn_config_entry_name(const kn_config_entry *entry);
+/* NULL when the value is null or sensitive (the broker hides it). */
+const char *kn_config_entry_value(const kn_config_entry *entry);
+int kn_config_entry_source(const kn_config_entry *entry); /* KN_CONFIG_SOURCE_* */
+int kn_config_entry_is_sensitive(const kn_config_entry *entry);
+int kn_config_entry_is_read_only(const kn_config_entry *entry);
+/* The wire number of the type (0 unless documentation or a v3+ broker
+ * told it): kn_config_type_name() names it. */
+int kn_config_entry_type(const kn_config_entry *entry);
+/* NULL unless KN_ADMIN_CONFIG_DOCUMENTATION was asked and the broker has some. */
+const char *kn_config_entry_documentation(const kn_config_entry *entry);
+/* Synonyms (KN_ADMIN_CONFIG_SYNONYMS), highest precedence first, the
+ * entry's own source included, as the broker sends them. */
+size_t kn_config_entry_synonym_count(const kn_config_entry *entry);
+const char *kn_config_entry_synonym_name(const kn_config_entry *entry, size_t s);
+const char *kn_config_entry_synonym_value(const kn_config_entry *entry, size_t s);
+int kn_config_entry_synonym_source(const kn_config_entry *entry, size_t s);
+
+/* Operations of Java's AlterConfigOp.OpType, by wire number. */
+#define KN_CONFIG_OP_SET 0
+#define KN_CONFIG_OP_DELETE 1   /* back to the default; value ignored */
+#define KN_CONFIG_OP_APPEND 2   /* list configs: add value's items */
+#define KN_CONFIG_OP_SUBTRACT 3 /* list configs: remove value's items */
+
+/* One change to one resource's config. Input only (read during the call). */
+typedef struct kn_config_op {
+    int8_t resource_type;      /* KN_CONFIG_RESOURCE_* */
+    const char *resource_name;
+    int8_t op;                 /* KN_CONFIG_OP_* (alter_configs: SET only) */
+    const char *name;          /* config key */
+    const char *value;         /* NULL for DELETE */
+} kn_config_op;
+
+typedef struct kn_config_results kn_config_results;
+
+/* Java's incrementalAlterConfigs: ops are grouped by resource (first
+ * appearance order) and each resource succeeds or fails as a whole, with
+ * the broker's error naming the key (INVALID_CONFIG "Unknown topic config
+ * name: x", ...). Routed like describe_configs. KN_ADMIN_VALIDATE_ONLY
+ * checks without changing anything. *resultsp: caller owns. */
+int kn_admin_incremental_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
+                                       int timeout_ms, kn_config_results **resultsp, char *errstr,
+                                       size_t errstr_size);
+/* Java's (deprecated) alterConfigs: each named resource's dynamic config
+ * is REPLACED by the given (name, value) pairs (op must be
+ * KN_CONFIG_OP_SET); keys not given go back to their defaults. A
+ * resource with no pairs is sent with an empty set by giving one op with
+ * name NULL. */
+int kn_admin_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
+                           int timeout_ms, kn_config_results **resultsp, char *errstr, size_t errstr_size);
+/* One entry per distinct resource, in first-appearance order. */
+size_t kn_config_results_count(const kn_config_results *results);
+int kn_config_results_resource_type(const kn_config_results *results, size_t i);
+const char *kn_config_results_resource_name(const kn_config_results *results, size_t i);
+int kn_config_results_error(const kn_config_results *results, size_t i);
+const char *kn_config_results_error_message(const kn_config_results *results, size_t i);
+void kn_config_results_destroy(kn_config_results *results);
 
 /* ---- convenience ----------------------------------------------------- */
 

@@ -6,7 +6,8 @@
  * objects and kn_new_topic: plain owned data), admin_topics.c
  * (create/delete, controller-routed), admin_describe.c (list/describe
  * topics, describe cluster, wait_for_topics: Metadata/DescribeCluster to
- * any broker).
+ * any broker), admin_configs.c (describe/alter configs, routed per
+ * resource) with admin_config_results.c (their result objects).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -16,6 +17,7 @@
 #define KN_ADMIN_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kafka_native.h"
@@ -152,6 +154,63 @@ struct kn_cluster_description {
     kna_broker *brokers; /* sorted by id */
     size_t broker_count;
 };
+
+/* ---- configs (admin_config_results.c, admin_configs.c) ------------- */
+
+typedef struct kna_synonym {
+    char *name;
+    char *value;
+    int8_t source;
+} kna_synonym;
+
+struct kn_config_entry {
+    char *name;
+    char *value; /* NULL: null or sensitive */
+    int8_t source;
+    int8_t type;
+    bool is_sensitive;
+    bool is_read_only;
+    char *documentation;
+    kna_synonym *synonyms;
+    size_t synonym_count;
+};
+
+/* One resource of a config call (describe or alter). */
+typedef struct kna_config_res {
+    int8_t type;
+    char *name;
+    int err;
+    char *message;
+    bool pending;         /* still to be answered */
+    int32_t node;         /* where it is sent: a broker id or KNW_NODE_ANY */
+    kn_config_entry *entries; /* describe only */
+    size_t entry_count;
+} kna_config_res;
+
+/* kn_config_descriptions and kn_config_results share this shape. */
+typedef struct kna_config_set {
+    kna_config_res *items;
+    size_t count;
+} kna_config_set;
+
+struct kn_config_descriptions {
+    kna_config_set set;
+};
+
+struct kn_config_results {
+    kna_config_set set;
+};
+
+/* Frees everything the set's items own (not the set itself). */
+void kna_config_set_clear(kna_config_set *set);
+/* Index of the resource (type, name) in set, or -1. */
+ptrdiff_t kna_config_set_find(const kna_config_set *set, int8_t type, kn_str name);
+/* Appends (type, name) unless present; *idxp gets its index. Returns 0
+ * or KN_ERR__NOMEM. */
+int kna_config_set_add(kna_config_set *set, size_t cap, int8_t type, const char *name, size_t *idxp);
+/* Sets item i's error and message (copied; msg may be NULL / len < 0)
+ * and marks it answered. */
+int kna_config_set_error(kna_config_set *set, size_t i, int err, const char *msg, int32_t len);
 
 /* Copies a (possibly null) slice into a new NUL-terminated string;
  * *okp is cleared on allocation failure. NULL for a null slice. */
