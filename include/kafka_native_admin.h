@@ -1,5 +1,6 @@
 /*
- * kafka_native_admin.h: the public admin client (topics, cluster, configs).
+ * kafka_native_admin.h: the public admin client (topics, cluster, configs,
+ * consumer groups).
  *
  * A kn_admin owns one network client (its own background thread and
  * broker connections). Every operation is synchronous: it blocks the
@@ -298,6 +299,165 @@ const char *kn_config_results_resource_name(const kn_config_results *results, si
 int kn_config_results_error(const kn_config_results *results, size_t i);
 const char *kn_config_results_error_message(const kn_config_results *results, size_t i);
 void kn_config_results_destroy(kn_config_results *results);
+
+/* ---- consumer groups --------------------------------------------------
+ * Group calls go to each group's coordinator (FindCoordinator), several
+ * groups per request where the API allows (KIP-699), and are retried on
+ * NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE (after a new lookup) and
+ * COORDINATOR_LOAD_IN_PROGRESS until timeout_ms, as Java does. Results
+ * are per group (and per partition or member inside a group); a group
+ * still unanswered at the deadline gets KN_ERR__TIMED_OUT. Partition
+ * lists are the consumer's kn_topic_partition_list. */
+
+typedef struct kn_topic_partition_list kn_topic_partition_list;
+
+/* Per-group outcome of delete_consumer_groups (and per-member outcome of
+ * remove_members_from_consumer_group, where name is the member). */
+typedef struct kn_group_results kn_group_results;
+size_t kn_group_results_count(const kn_group_results *results);
+const char *kn_group_results_name(const kn_group_results *results, size_t i);
+int kn_group_results_error(const kn_group_results *results, size_t i);
+const char *kn_group_results_error_message(const kn_group_results *results, size_t i);
+void kn_group_results_destroy(kn_group_results *results);
+
+/* Deletes groups (Java's deleteConsumerGroups; DeleteGroups). One entry
+ * per distinct group in request order: NON_EMPTY_GROUP for a group with
+ * members, GROUP_ID_NOT_FOUND for an unknown one. *resultsp: caller owns. */
+int kn_admin_delete_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
+                                    kn_group_results **resultsp, char *errstr, size_t errstr_size);
+
+/* ---- list_groups ---- */
+
+typedef struct kn_group_list kn_group_list;
+
+/* Lists the groups of every broker (ListGroups to each, merged, sorted by
+ * group id), as Java's listGroups. types / states filter on the broker
+ * (ListGroups v5 / v4): types "consumer", "classic", "share", "streams";
+ * states "Stable", "Empty", ... (case-insensitive); none: all. A broker
+ * that failed does not fail the call while another answered:
+ * kn_group_list_error says so. *listp: caller owns. */
+int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_count,
+                         const char *const *states, size_t state_count, int timeout_ms, kn_group_list **listp,
+                         char *errstr, size_t errstr_size);
+size_t kn_group_list_count(const kn_group_list *list);
+const char *kn_group_list_group_id(const kn_group_list *list, size_t i);
+/* "consumer" for groups of consumers (either protocol), "" for a
+ * simple (commit-only) group, "connect", ... */
+const char *kn_group_list_protocol_type(const kn_group_list *list, size_t i);
+/* "Stable", "Empty", ...; NULL when the broker did not say. */
+const char *kn_group_list_state(const kn_group_list *list, size_t i);
+/* "consumer", "classic", "share", "streams"; NULL when not said. */
+const char *kn_group_list_type(const kn_group_list *list, size_t i);
+/* KN_OK, or the first broker's error (the listing then misses that
+ * broker's groups, like Java's listGroups().errors()). */
+int kn_group_list_error(const kn_group_list *list);
+const char *kn_group_list_error_message(const kn_group_list *list);
+void kn_group_list_destroy(kn_group_list *list);
+
+/* ---- describe_consumer_groups ---- */
+
+typedef struct kn_group_descriptions kn_group_descriptions;
+
+#define KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS 0x1 /* includeAuthorizedOperations */
+
+/* Describes consumer groups (Java's describeConsumerGroups): a KIP-848
+ * group through ConsumerGroupDescribe, a classic one (which that API
+ * answers GROUP_ID_NOT_FOUND) through DescribeGroups, with its members'
+ * assignments decoded. An unknown group gets GROUP_ID_NOT_FOUND; a
+ * classic group of another protocol type (e.g. connect) gets
+ * INVALID_GROUP_ID naming it. *descp: caller owns. */
+int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                      int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                      size_t errstr_size);
+size_t kn_group_descriptions_count(const kn_group_descriptions *desc);
+const char *kn_group_descriptions_group_id(const kn_group_descriptions *desc, size_t i);
+int kn_group_descriptions_error(const kn_group_descriptions *desc, size_t i);
+const char *kn_group_descriptions_error_message(const kn_group_descriptions *desc, size_t i);
+/* "Stable", "Empty", "PreparingRebalance", "Assigning", "Reconciling", ... */
+const char *kn_group_descriptions_state(const kn_group_descriptions *desc, size_t i);
+/* "consumer" (KIP-848) or "classic". */
+const char *kn_group_descriptions_type(const kn_group_descriptions *desc, size_t i);
+/* The assignor ("uniform", "range", "cooperative-sticky", ...), "" if none. */
+const char *kn_group_descriptions_assignor(const kn_group_descriptions *desc, size_t i);
+/* A classic group with protocol type "" (offsets committed without a
+ * group membership). */
+int kn_group_descriptions_is_simple(const kn_group_descriptions *desc, size_t i);
+int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *desc, size_t i);
+/* KIP-848 only (-1 for classic groups). */
+int32_t kn_group_descriptions_group_epoch(const kn_group_descriptions *desc, size_t i);
+int32_t kn_group_descriptions_assignment_epoch(const kn_group_descriptions *desc, size_t i);
+/* Bit set of Kafka's AclOperation codes; INT32_MIN when not asked. */
+int32_t kn_group_descriptions_authorized_operations(const kn_group_descriptions *desc, size_t i);
+size_t kn_group_descriptions_member_count(const kn_group_descriptions *desc, size_t i);
+const char *kn_group_descriptions_member_id(const kn_group_descriptions *desc, size_t i, size_t m);
+/* NULL for a dynamic member. */
+const char *kn_group_descriptions_member_instance_id(const kn_group_descriptions *desc, size_t i, size_t m);
+const char *kn_group_descriptions_member_client_id(const kn_group_descriptions *desc, size_t i, size_t m);
+const char *kn_group_descriptions_member_host(const kn_group_descriptions *desc, size_t i, size_t m);
+/* KIP-848: the member epoch (-1 classic). */
+int32_t kn_group_descriptions_member_epoch(const kn_group_descriptions *desc, size_t i, size_t m);
+/* The member's current assignment; for KIP-848 groups also the target
+ * it is moving to (NULL for classic groups). Owned by desc. */
+const kn_topic_partition_list *kn_group_descriptions_member_assignment(const kn_group_descriptions *desc,
+                                                                        size_t i, size_t m);
+const kn_topic_partition_list *
+kn_group_descriptions_member_target_assignment(const kn_group_descriptions *desc, size_t i, size_t m);
+void kn_group_descriptions_destroy(kn_group_descriptions *desc);
+
+/* ---- consumer group offsets ---- */
+
+typedef struct kn_group_offsets kn_group_offsets;
+
+/* One group of list_consumer_group_offsets: partitions NULL for all the
+ * group committed (Java's ListConsumerGroupOffsetsSpec). */
+typedef struct kn_group_offsets_spec {
+    const char *group;
+    const kn_topic_partition_list *partitions;
+} kn_group_offsets_spec;
+
+#define KN_ADMIN_REQUIRE_STABLE 0x1 /* requireStable: wait out open transactions */
+
+/* Committed offsets of several groups at once (KIP-709, OffsetFetch v8+,
+ * batched per coordinator). Each group's list holds offset (-1: none
+ * committed), leader epoch, metadata and a per-partition error. *offsetsp:
+ * caller owns. */
+int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                         int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                         size_t errstr_size);
+size_t kn_group_offsets_count(const kn_group_offsets *offsets);
+const char *kn_group_offsets_group(const kn_group_offsets *offsets, size_t i);
+/* The group's own error (then its list is empty). */
+int kn_group_offsets_error(const kn_group_offsets *offsets, size_t i);
+const char *kn_group_offsets_error_message(const kn_group_offsets *offsets, size_t i);
+/* Owned by offsets; never NULL for a valid i. */
+const kn_topic_partition_list *kn_group_offsets_partitions(const kn_group_offsets *offsets, size_t i);
+void kn_group_offsets_destroy(kn_group_offsets *offsets);
+
+/* Commits offsets for a group that has no active members (Java's
+ * alterConsumerGroupOffsets: OffsetCommit with generation -1): offset,
+ * leader epoch and metadata of each entry of `offsets`. The result
+ * (count 1) holds the group and a copy of the list with each partition's
+ * error: UNKNOWN_MEMBER_ID while the group is active, a negative offset
+ * fails its own entry with _INVALID_ARG without being sent. */
+int kn_admin_alter_consumer_group_offsets(kn_admin *admin, const char *group,
+                                          const kn_topic_partition_list *offsets, int timeout_ms,
+                                          kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+/* Deletes committed offsets of a group (OffsetDelete): the group error
+ * (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP) or per partition
+ * (GROUP_SUBSCRIBED_TO_TOPIC while members consume the topic). */
+int kn_admin_delete_consumer_group_offsets(kn_admin *admin, const char *group,
+                                           const kn_topic_partition_list *partitions, int timeout_ms,
+                                           kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+
+/* Removes members from a group (LeaveGroup v3+), by group.instance.id;
+ * instance_count 0 removes every member (Java's removeAll(): the group
+ * is described first). reason may be NULL. One entry per member
+ * (named by instance id, or member id for removeAll) with its error;
+ * a group-level error is given to every member. */
+int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *group,
+                                                const char *const *instance_ids, size_t instance_count,
+                                                const char *reason, int timeout_ms, kn_group_results **resultsp,
+                                                char *errstr, size_t errstr_size);
 
 /* ---- convenience ----------------------------------------------------- */
 
