@@ -176,11 +176,11 @@ void kn_cluster_description_destroy(kn_cluster_description *desc);
  *
  * A config resource is (type, name), as Java's ConfigResource. Types use
  * Kafka's wire numbers: */
-#define KN_CONFIG_RESOURCE_TOPIC 2
-#define KN_CONFIG_RESOURCE_BROKER 4         /* name: a broker id, or "" for the cluster default */
-#define KN_CONFIG_RESOURCE_BROKER_LOGGER 8  /* name: a broker id */
+#define KN_CONFIG_RESOURCE_TOPIC          2
+#define KN_CONFIG_RESOURCE_BROKER         4 /* name: a broker id, or "" for the cluster default */
+#define KN_CONFIG_RESOURCE_BROKER_LOGGER  8 /* name: a broker id */
 #define KN_CONFIG_RESOURCE_CLIENT_METRICS 16
-#define KN_CONFIG_RESOURCE_GROUP 32
+#define KN_CONFIG_RESOURCE_GROUP          32
 
 /* Input only: the library reads it during the call and keeps nothing. */
 typedef struct kn_config_resource {
@@ -189,15 +189,15 @@ typedef struct kn_config_resource {
 } kn_config_resource;
 
 /* Java's ConfigEntry.ConfigSource, by wire number. */
-#define KN_CONFIG_SOURCE_UNKNOWN 0
-#define KN_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG 1
-#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG 2
+#define KN_CONFIG_SOURCE_UNKNOWN                       0
+#define KN_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG          1
+#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG         2
 #define KN_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG 3
-#define KN_CONFIG_SOURCE_STATIC_BROKER_CONFIG 4
-#define KN_CONFIG_SOURCE_DEFAULT_CONFIG 5
-#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_LOGGER_CONFIG 6
+#define KN_CONFIG_SOURCE_STATIC_BROKER_CONFIG          4
+#define KN_CONFIG_SOURCE_DEFAULT_CONFIG                5
+#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_LOGGER_CONFIG  6
 #define KN_CONFIG_SOURCE_DYNAMIC_CLIENT_METRICS_CONFIG 7
-#define KN_CONFIG_SOURCE_DYNAMIC_GROUP_CONFIG 8
+#define KN_CONFIG_SOURCE_DYNAMIC_GROUP_CONFIG          8
 
 /* Java's enum names: "DYNAMIC_TOPIC_CONFIG", ...; "UNKNOWN" for others.
  * Static strings. */
@@ -214,7 +214,7 @@ typedef struct kn_config_descriptions kn_config_descriptions;
 typedef struct kn_config_entry kn_config_entry;
 
 /* Flags for kn_admin_describe_configs() (DescribeConfigsOptions). */
-#define KN_ADMIN_CONFIG_SYNONYMS 0x1      /* includeSynonyms */
+#define KN_ADMIN_CONFIG_SYNONYMS      0x1 /* includeSynonyms */
 #define KN_ADMIN_CONFIG_DOCUMENTATION 0x2 /* includeDocumentation */
 
 /* Describes every config of each resource (Java's describeConfigs).
@@ -261,18 +261,18 @@ const char *kn_config_entry_synonym_value(const kn_config_entry *entry, size_t s
 int kn_config_entry_synonym_source(const kn_config_entry *entry, size_t s);
 
 /* Operations of Java's AlterConfigOp.OpType, by wire number. */
-#define KN_CONFIG_OP_SET 0
-#define KN_CONFIG_OP_DELETE 1   /* back to the default; value ignored */
-#define KN_CONFIG_OP_APPEND 2   /* list configs: add value's items */
+#define KN_CONFIG_OP_SET      0
+#define KN_CONFIG_OP_DELETE   1 /* back to the default; value ignored */
+#define KN_CONFIG_OP_APPEND   2 /* list configs: add value's items */
 #define KN_CONFIG_OP_SUBTRACT 3 /* list configs: remove value's items */
 
 /* One change to one resource's config. Input only (read during the call). */
 typedef struct kn_config_op {
-    int8_t resource_type;      /* KN_CONFIG_RESOURCE_* */
+    int8_t resource_type; /* KN_CONFIG_RESOURCE_* */
     const char *resource_name;
-    int8_t op;                 /* KN_CONFIG_OP_* (alter_configs: SET only) */
-    const char *name;          /* config key */
-    const char *value;         /* NULL for DELETE */
+    int8_t op;         /* KN_CONFIG_OP_* (alter_configs: SET only) */
+    const char *name;  /* config key */
+    const char *value; /* NULL for DELETE */
 } kn_config_op;
 
 typedef struct kn_config_results kn_config_results;
@@ -399,7 +399,7 @@ int32_t kn_group_descriptions_member_epoch(const kn_group_descriptions *desc, si
 /* The member's current assignment; for KIP-848 groups also the target
  * it is moving to (NULL for classic groups). Owned by desc. */
 const kn_topic_partition_list *kn_group_descriptions_member_assignment(const kn_group_descriptions *desc,
-                                                                        size_t i, size_t m);
+                                                                       size_t i, size_t m);
 const kn_topic_partition_list *
 kn_group_descriptions_member_target_assignment(const kn_group_descriptions *desc, size_t i, size_t m);
 void kn_group_descriptions_destroy(kn_group_descriptions *desc);
@@ -456,8 +456,9 @@ int kn_admin_delete_consumer_group_offsets(kn_admin *admin, const char *group,
  * a group-level error is given to every member. */
 int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *group,
                                                 const char *const *instance_ids, size_t instance_count,
-                                                const char *reason, int timeout_ms, kn_group_results **resultsp,
-                                                char *errstr, size_t errstr_size);
+                                                const char *reason, int timeout_ms,
+                                                kn_group_results **resultsp, char *errstr,
+                                                size_t errstr_size);
 
 /* ---- convenience ----------------------------------------------------- */
 

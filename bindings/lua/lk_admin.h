@@ -42,5 +42,6 @@ void lk_set_int(lua_State *L, const char *key, lua_Integer value);
 
 /* Method families. */
 extern const luaL_Reg lk_admin_config_methods[];
+extern const luaL_Reg lk_admin_group_methods[];
 
 #endif

@@ -90,13 +90,13 @@ struct kn_new_topic {
     struct kna_config {
         char *key;
         char *value; /* NULL: a null value */
-    } * configs;
+    } *configs;
     size_t config_count;
     struct kna_assignment {
         int32_t partition;
         int32_t *broker_ids;
         size_t broker_count;
-    } * assignments;
+    } *assignments;
     size_t assignment_count;
 };
 
@@ -181,8 +181,8 @@ typedef struct kna_config_res {
     char *name;
     int err;
     char *message;
-    bool pending;         /* still to be answered */
-    int32_t node;         /* where it is sent: a broker id or KNW_NODE_ANY */
+    bool pending;             /* still to be answered */
+    int32_t node;             /* where it is sent: a broker id or KNW_NODE_ANY */
     kn_config_entry *entries; /* describe only */
     size_t entry_count;
 } kna_config_res;

@@ -425,12 +425,12 @@ static int kna_alter(kn_admin *admin, const kn_config_op *ops, size_t op_count, 
     for (size_t k = 0; k < op_count; k++) {
         const kn_config_op *op = &ops[k];
         bool set_like = op->op != KN_CONFIG_OP_DELETE;
-        const char *bad = !op->resource_name                                       ? "a NULL resource_name"
-                          : !op->name && !legacy                                   ? "a NULL config name"
-                          : legacy && op->op != KN_CONFIG_OP_SET                   ? "an op other than SET"
+        const char *bad = !op->resource_name                     ? "a NULL resource_name"
+                          : !op->name && !legacy                 ? "a NULL config name"
+                          : legacy && op->op != KN_CONFIG_OP_SET ? "an op other than SET"
                           : op->op < KN_CONFIG_OP_SET || op->op > KN_CONFIG_OP_SUBTRACT ? "an unknown op"
-                          : set_like && op->name && !op->value                     ? "a NULL value"
-                                                                                   : NULL;
+                          : set_like && op->name && !op->value                          ? "a NULL value"
+                                                                                        : NULL;
         if (bad) {
             kn_errstr_set(errstr, errstr_size, "%s: op %zu (%s) has %s", fn, k,
                           op->name ? op->name : "(null)", bad);

@@ -60,7 +60,8 @@ static ptrdiff_t kna_tp_find(const kn_topic_partition_list *l, kn_str topic, int
     return -1;
 }
 
-static bool kna_check_list(const kn_topic_partition_list *l, const char *fn, char *errstr, size_t errstr_size) {
+static bool kna_check_list(const kn_topic_partition_list *l, const char *fn, char *errstr,
+                           size_t errstr_size) {
     if (l)
         return true;
     kn_errstr_set(errstr, errstr_size, "%s: the partition list is NULL", fn);
@@ -70,7 +71,7 @@ static bool kna_check_list(const kn_topic_partition_list *l, const char *fn, cha
 /* ---- list_consumer_group_offsets ------------------------------------- */
 
 typedef struct kna_fetch_ctx {
-    kn_group_offsets *out; /* items[i] matches call items[i] */
+    kn_group_offsets *out;                  /* items[i] matches call items[i] */
     const kn_topic_partition_list **wanted; /* per item; NULL: all */
     bool require_stable;
 } kna_fetch_ctx;
@@ -129,7 +130,8 @@ static int kna_fetch_build(kna_group_call *call, const bool *sel, void *reqv, vo
 }
 
 /* One group's answer into a fresh list (replacing an earlier one). */
-static int kna_fetch_group(kna_group_call *call, size_t i, const kp_OffsetFetchResponse_OffsetFetchResponseGroup *g) {
+static int kna_fetch_group(kna_group_call *call, size_t i,
+                           const kp_OffsetFetchResponse_OffsetFetchResponseGroup *g) {
     kna_fetch_ctx *ctx = call->ctx;
     int resend = 0;
     for (int32_t t = 0; t < g->topics.count && !resend; t++)
@@ -148,7 +150,8 @@ static int kna_fetch_group(kna_group_call *call, size_t i, const kp_OffsetFetchR
         return KN_ERR__NOMEM;
     for (int32_t t = 0; t < g->topics.count; t++) {
         const kp_OffsetFetchResponse_OffsetFetchResponseTopics *rt = &g->topics.items[t];
-        char *topic = kn_strndup(rt->name.ptr ? rt->name.ptr : "", rt->name.len > 0 ? (size_t)rt->name.len : 0);
+        char *topic =
+            kn_strndup(rt->name.ptr ? rt->name.ptr : "", rt->name.len > 0 ? (size_t)rt->name.len : 0);
         for (int32_t p = 0; topic && p < rt->partitions.count; p++) {
             const kp_OffsetFetchResponse_OffsetFetchResponsePartitions *rp = &rt->partitions.items[p];
             int k = kn_topic_partition_list_add(l, topic, rp->partition_index);
@@ -162,9 +165,9 @@ static int kna_fetch_group(kna_group_call *call, size_t i, const kp_OffsetFetchR
             kn_topic_partition_list_set_offset(l, (size_t)k, rp->committed_offset);
             kn_topic_partition_list_set_leader_epoch(l, (size_t)k, rp->committed_leader_epoch);
             kn_topic_partition_list_set_err(l, (size_t)k, rp->error_code);
-            char *md = rp->metadata.len >= 0 ? kn_strndup(rp->metadata.ptr ? rp->metadata.ptr : "",
-                                                          (size_t)rp->metadata.len)
-                                             : NULL;
+            char *md = rp->metadata.len >= 0
+                           ? kn_strndup(rp->metadata.ptr ? rp->metadata.ptr : "", (size_t)rp->metadata.len)
+                           : NULL;
             if ((rp->metadata.len >= 0 && !md) ||
                 (md && kn_topic_partition_list_set_metadata(l, (size_t)k, md) != KN_OK)) {
                 kn_free(md);
@@ -405,9 +408,11 @@ static int kna_odelete_absorb(kna_group_call *call, const bool *sel, const knw_r
 
 /* Runs a one-group offsets call and wraps its outcome as a
  * kn_group_offsets of one entry. */
-static int kna_one_group(kn_admin *admin, const char *group, const kn_topic_partition_list *input, bool commit,
-                         int timeout_ms, kn_group_offsets **resultp, char *errstr, size_t errstr_size) {
-    const char *fn = commit ? "kn_admin_alter_consumer_group_offsets" : "kn_admin_delete_consumer_group_offsets";
+static int kna_one_group(kn_admin *admin, const char *group, const kn_topic_partition_list *input,
+                         bool commit, int timeout_ms, kn_group_offsets **resultp, char *errstr,
+                         size_t errstr_size) {
+    const char *fn =
+        commit ? "kn_admin_alter_consumer_group_offsets" : "kn_admin_delete_consumer_group_offsets";
     if (!admin || !group || !resultp || !kna_check_list(input, fn, errstr, errstr_size)) {
         if (!admin || !group || !resultp)
             kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);

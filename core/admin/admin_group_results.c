@@ -216,13 +216,13 @@ int32_t kn_group_descriptions_member_epoch(const kn_group_descriptions *d, size_
 }
 
 const kn_topic_partition_list *kn_group_descriptions_member_assignment(const kn_group_descriptions *d,
-                                                                        size_t i, size_t m) {
+                                                                       size_t i, size_t m) {
     const kna_group_member *x = kna_member(d, i, m);
     return x ? x->assignment : NULL;
 }
 
-const kn_topic_partition_list *
-kn_group_descriptions_member_target_assignment(const kn_group_descriptions *d, size_t i, size_t m) {
+const kn_topic_partition_list *kn_group_descriptions_member_target_assignment(const kn_group_descriptions *d,
+                                                                              size_t i, size_t m) {
     const kna_group_member *x = kna_member(d, i, m);
     return x ? x->target : NULL;
 }

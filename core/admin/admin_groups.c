@@ -262,8 +262,8 @@ static int kna_classic_assignment(kna_group_member *mb, kn_bytes blob, char *err
     int32_t count = 0, ud_len = 0;
     const uint8_t *ud = NULL;
     int16_t version = 0;
-    int rc = kn_cp_assignment_decode(blob.ptr, (size_t)blob.len, &arena, &parts, &count, &ud, &ud_len, &version,
-                                     errstr, errstr_size);
+    int rc = kn_cp_assignment_decode(blob.ptr, (size_t)blob.len, &arena, &parts, &count, &ud, &ud_len,
+                                     &version, errstr, errstr_size);
     for (int32_t p = 0; !rc && p < count; p++)
         if (kn_topic_partition_list_add(mb->assignment, parts[p].topic, parts[p].partition) == KN_ERR__NOMEM)
             rc = KN_ERR__NOMEM;
@@ -311,9 +311,10 @@ static int kna_dg_one(kna_group_call *call, size_t i, const kp_DescribeGroupsRes
         if (kna_member_copy(mb, gm->member_id, gm->group_instance_id, gm->client_id, gm->client_host, -1))
             return KN_ERR__NOMEM;
         char why[256] = "";
-        int rc = consumer && !d->is_simple ? kna_classic_assignment(mb, gm->member_assignment, why, sizeof(why))
+        int rc = consumer && !d->is_simple
+                     ? kna_classic_assignment(mb, gm->member_assignment, why, sizeof(why))
                  : (mb->assignment = kn_topic_partition_list_new()) ? 0
-                                                                     : KN_ERR__NOMEM;
+                                                                    : KN_ERR__NOMEM;
         if (rc == KN_ERR__NOMEM)
             return rc;
         if (rc) { /* a blob the consumer protocol cannot read: the group fails, as in Java */
@@ -423,8 +424,8 @@ fail:
 /* ---- remove_members_from_consumer_group ------------------------------ */
 
 typedef struct kna_leave_ctx {
-    kn_group_results *res;   /* one per member */
-    const char **member_ids; /* per member ("" for static-only) */
+    kn_group_results *res;     /* one per member */
+    const char **member_ids;   /* per member ("" for static-only) */
     const char **instance_ids; /* per member, NULL for none */
     const char *reason;
 } kna_leave_ctx;
@@ -479,10 +480,12 @@ static int kna_leave_absorb(kna_group_call *call, const bool *sel, const knw_res
 
 int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *group,
                                                 const char *const *instance_ids, size_t instance_count,
-                                                const char *reason, int timeout_ms, kn_group_results **resultsp,
-                                                char *errstr, size_t errstr_size) {
+                                                const char *reason, int timeout_ms,
+                                                kn_group_results **resultsp, char *errstr,
+                                                size_t errstr_size) {
     static const char fn[] = "kn_admin_remove_members_from_consumer_group";
-    if (!admin || !group || !resultsp || !kna_check_names(instance_ids, instance_count, fn, errstr, errstr_size)) {
+    if (!admin || !group || !resultsp ||
+        !kna_check_names(instance_ids, instance_count, fn, errstr, errstr_size)) {
         if (!admin || !group || !resultsp)
             kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
         return KN_ERR__INVALID_ARG;
@@ -494,13 +497,14 @@ int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *gro
     int err = 0;
     size_t n = instance_count;
     if (n == 0) { /* removeAll(): every current member */
-        if ((err = kn_admin_describe_consumer_groups(admin, &group, 1, 0, kna_remaining(deadline), &desc, errstr,
-                                                     errstr_size)) != 0)
+        if ((err = kn_admin_describe_consumer_groups(admin, &group, 1, 0, kna_remaining(deadline), &desc,
+                                                     errstr, errstr_size)) != 0)
             return err;
         if (kn_group_descriptions_error(desc, 0)) {
             /* The group's own error, for the call's one (absent) member set. */
             res = kn_calloc(1, sizeof(*res));
-            if (res && (res->items = kn_calloc(1, sizeof(*res->items))) && (res->items[0].name = kn_strdup(group)) &&
+            if (res && (res->items = kn_calloc(1, sizeof(*res->items))) &&
+                (res->items[0].name = kn_strdup(group)) &&
                 (!kn_group_descriptions_error_message(desc, 0) ||
                  (res->items[0].message = kn_strdup(kn_group_descriptions_error_message(desc, 0))))) {
                 res->count = 1;
@@ -654,8 +658,8 @@ int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_
         int16_t min_version = type_count ? 5 : state_count ? 4 : -1;
         for (int attempt = 0;; attempt++) {
             int call_err = 0;
-            knw_resp *resp = kna_call(admin, md->brokers[b].node_id, KP_API_LIST_GROUPS, min_version, -1, &req,
-                                      deadline, "ListGroups", &call_err, why, sizeof(why));
+            knw_resp *resp = kna_call(admin, md->brokers[b].node_id, KP_API_LIST_GROUPS, min_version, -1,
+                                      &req, deadline, "ListGroups", &call_err, why, sizeof(why));
             int code = resp ? ((const kp_ListGroupsResponse *)resp->body)->error_code : call_err;
             if (resp && code == 0) {
                 answered++;
@@ -666,7 +670,8 @@ int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_
                 break;
             }
             knw_resp_free(resp);
-            bool again = resp && kna_group_error_action(code) != KNA_GROUP_DONE && kna_remaining(deadline) > 0;
+            bool again =
+                resp && kna_group_error_action(code) != KNA_GROUP_DONE && kna_remaining(deadline) > 0;
             if (again) {
                 kna_backoff(admin, attempt, deadline);
                 continue;

@@ -116,9 +116,12 @@ static void test_describe(void **state) {
     first_broker(admin, broker);
 
     kn_config_resource res[] = {
-        {KN_CONFIG_RESOURCE_TOPIC, topic},   {KN_CONFIG_RESOURCE_TOPIC, missing},
-        {KN_CONFIG_RESOURCE_BROKER, broker}, {KN_CONFIG_RESOURCE_BROKER, "abc"},
-        {KN_CONFIG_RESOURCE_BROKER, ""},     {KN_CONFIG_RESOURCE_TOPIC, topic}, /* twice: one entry */
+        {KN_CONFIG_RESOURCE_TOPIC, topic},
+        {KN_CONFIG_RESOURCE_TOPIC, missing},
+        {KN_CONFIG_RESOURCE_BROKER, broker},
+        {KN_CONFIG_RESOURCE_BROKER, "abc"},
+        {KN_CONFIG_RESOURCE_BROKER, ""},
+        {KN_CONFIG_RESOURCE_TOPIC, topic}, /* twice: one entry */
         {99, "x"},
     };
     kn_config_descriptions *desc =

@@ -20,7 +20,7 @@
 #include "kafka_native_admin.h"
 
 #define TIMEOUT_MS 30000
-#define RECORDS 20
+#define RECORDS    20
 
 static char topic[200];
 
@@ -84,7 +84,8 @@ static kn_group_offsets *alter(kn_admin *admin, const char *group, const int64_t
     }
     char errstr[512] = "";
     kn_group_offsets *res = NULL;
-    int err = kn_admin_alter_consumer_group_offsets(admin, group, l, TIMEOUT_MS, &res, errstr, sizeof(errstr));
+    int err =
+        kn_admin_alter_consumer_group_offsets(admin, group, l, TIMEOUT_MS, &res, errstr, sizeof(errstr));
     kn_topic_partition_list_destroy(l);
     if (err)
         fail_msg("alter_consumer_group_offsets: %s: %s", kn_err_name(err), errstr);
@@ -153,7 +154,8 @@ static void test_offsets_of_simple_groups(void **state) {
     kn_group_offsets_spec specs[3] = {{a, NULL}, {b, want}, {unknown, NULL}};
     kn_group_offsets *o = NULL;
     assert_int_equal(
-        kn_admin_list_consumer_group_offsets(admin, specs, 3, 0, TIMEOUT_MS, &o, errstr, sizeof(errstr)), KN_OK);
+        kn_admin_list_consumer_group_offsets(admin, specs, 3, 0, TIMEOUT_MS, &o, errstr, sizeof(errstr)),
+        KN_OK);
     kn_topic_partition_list_destroy(want);
     assert_int_equal(kn_group_offsets_count(o), 3);
     assert_string_equal(kn_group_offsets_group(o, 0), a);
@@ -167,7 +169,8 @@ static void test_offsets_of_simple_groups(void **state) {
     l = kn_group_offsets_partitions(o, 1);
     assert_int_equal(kn_topic_partition_list_count(l), 2);
     assert_int_equal(kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, 0)), 3);
-    assert_int_equal(kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, 2)), -1);
+    assert_int_equal(kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, 2)),
+                     -1);
     assert_int_equal(kn_group_offsets_error(o, 2), KN_OK);
     assert_int_equal(kn_topic_partition_list_count(kn_group_offsets_partitions(o, 2)), 0);
     kn_group_offsets_destroy(o);
@@ -212,7 +215,8 @@ static void test_offsets_of_simple_groups(void **state) {
     kn_topic_partition_list *del = kn_topic_partition_list_new();
     kn_topic_partition_list_add(del, topic, 1);
     assert_int_equal(
-        kn_admin_delete_consumer_group_offsets(admin, a, del, TIMEOUT_MS, &res, errstr, sizeof(errstr)), KN_OK);
+        kn_admin_delete_consumer_group_offsets(admin, a, del, TIMEOUT_MS, &res, errstr, sizeof(errstr)),
+        KN_OK);
     assert_int_equal(kn_group_offsets_error(res, 0), KN_OK);
     assert_int_equal(kn_topic_partition_list_err(kn_group_offsets_partitions(res, 0), 0), KN_OK);
     kn_group_offsets_destroy(res);
@@ -229,8 +233,8 @@ static void test_offsets_of_simple_groups(void **state) {
     /* Groups deleted; the unknown one fails alone. */
     const char *three[3] = {a, unknown, b};
     kn_group_results *gr = NULL;
-    assert_int_equal(kn_admin_delete_consumer_groups(admin, three, 3, TIMEOUT_MS, &gr, errstr, sizeof(errstr)),
-                     KN_OK);
+    assert_int_equal(
+        kn_admin_delete_consumer_groups(admin, three, 3, TIMEOUT_MS, &gr, errstr, sizeof(errstr)), KN_OK);
     assert_int_equal(kn_group_results_count(gr), 3);
     assert_string_equal(kn_group_results_name(gr, 1), unknown);
     assert_int_equal(kn_group_results_error(gr, 0), KN_OK);
@@ -313,7 +317,8 @@ static void test_live_groups(void **state) {
     assert_true(kn_group_descriptions_group_epoch(d, 0) > 0);
     assert_true(kn_group_descriptions_member_epoch(d, 0, 0) > 0);
     assert_string_equal(kn_group_descriptions_assignor(d, 0), "uniform");
-    assert_int_equal(kn_topic_partition_list_count(kn_group_descriptions_member_target_assignment(d, 0, 0)), 3);
+    assert_int_equal(kn_topic_partition_list_count(kn_group_descriptions_member_target_assignment(d, 0, 0)),
+                     3);
     assert_null(kn_group_descriptions_member_instance_id(d, 0, 0));
     /* Classic: protocol data is the assignor; static member named. */
     assert_string_equal(kn_group_descriptions_type(d, 1), "classic");
@@ -360,8 +365,8 @@ static void test_live_groups(void **state) {
 
     /* Removing the static member by instance id; an unknown one fails alone. */
     const char *ids[2] = {"inst-1", "inst-nobody"};
-    assert_int_equal(kn_admin_remove_members_from_consumer_group(admin, gclassic, ids, 2, "test", TIMEOUT_MS, &gr,
-                                                                 errstr, sizeof(errstr)),
+    assert_int_equal(kn_admin_remove_members_from_consumer_group(admin, gclassic, ids, 2, "test", TIMEOUT_MS,
+                                                                 &gr, errstr, sizeof(errstr)),
                      KN_OK);
     assert_int_equal(kn_group_results_count(gr), 2);
     assert_string_equal(kn_group_results_name(gr, 0), "inst-1");
@@ -370,7 +375,8 @@ static void test_live_groups(void **state) {
     kn_group_results_destroy(gr);
     d = NULL;
     assert_int_equal(
-        kn_admin_describe_consumer_groups(admin, &both[1], 1, 0, TIMEOUT_MS, &d, errstr, sizeof(errstr)), KN_OK);
+        kn_admin_describe_consumer_groups(admin, &both[1], 1, 0, TIMEOUT_MS, &d, errstr, sizeof(errstr)),
+        KN_OK);
     assert_int_equal(kn_group_descriptions_member_count(d, 0), 0);
     kn_group_descriptions_destroy(d);
 
