@@ -1,6 +1,6 @@
 /*
  * kafka_native_admin.h: the public admin client (topics, cluster, configs,
- * consumer groups).
+ * consumer groups, offsets).
  *
  * A kn_admin owns one network client (its own background thread and
  * broker connections). Every operation is synchronous: it blocks the
@@ -459,6 +459,42 @@ int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *gro
                                                 const char *reason, int timeout_ms,
                                                 kn_group_results **resultsp, char *errstr,
                                                 size_t errstr_size);
+
+/* ---- list_offsets ------------------------------------------------------ */
+
+/* What to look up for a partition (Java's OffsetSpec), written as the
+ * offset of its kn_topic_partition_list entry; an offset >= 0 is a
+ * timestamp (ms): the first offset whose record timestamp is >= it. */
+#define KN_OFFSET_SPEC_LATEST         (-1)
+#define KN_OFFSET_SPEC_EARLIEST       (-2)
+#define KN_OFFSET_SPEC_MAX_TIMESTAMP  (-3) /* the record with the highest timestamp (ListOffsets v7+) */
+#define KN_OFFSET_SPEC_EARLIEST_LOCAL (-4) /* first offset in local storage (tiered storage, v8+) */
+#define KN_OFFSET_SPEC_LATEST_TIERED  (-5) /* last offset in remote storage (v9+) */
+
+#define KN_ADMIN_READ_COMMITTED 0x1 /* isolation.level read_committed: latest = last stable offset */
+
+typedef struct kn_offset_results kn_offset_results;
+
+/* Java's listOffsets: partitions are looked up in fresh metadata and
+ * asked of their leaders (one ListOffsets per leader), the answers
+ * merged. A partition whose leader moved (NOT_LEADER_OR_FOLLOWER, ...) is
+ * asked again after a metadata refresh until timeout_ms; a missing topic
+ * or partition gets UNKNOWN_TOPIC_OR_PARTITION alone. specs is read only.
+ * One entry per distinct partition, in request order. *resultsp: caller
+ * owns. */
+int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs, int flags, int timeout_ms,
+                          kn_offset_results **resultsp, char *errstr, size_t errstr_size);
+size_t kn_offset_results_count(const kn_offset_results *results);
+const char *kn_offset_results_topic(const kn_offset_results *results, size_t i);
+int32_t kn_offset_results_partition(const kn_offset_results *results, size_t i);
+int kn_offset_results_error(const kn_offset_results *results, size_t i);
+const char *kn_offset_results_error_message(const kn_offset_results *results, size_t i);
+/* -1 when there is none (e.g. a timestamp after the last record). */
+int64_t kn_offset_results_offset(const kn_offset_results *results, size_t i);
+/* The record's timestamp for timestamp and max-timestamp lookups, else -1. */
+int64_t kn_offset_results_timestamp(const kn_offset_results *results, size_t i);
+int32_t kn_offset_results_leader_epoch(const kn_offset_results *results, size_t i);
+void kn_offset_results_destroy(kn_offset_results *results);
 
 /* ---- convenience ----------------------------------------------------- */
 

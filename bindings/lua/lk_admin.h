@@ -43,5 +43,6 @@ void lk_set_int(lua_State *L, const char *key, lua_Integer value);
 /* Method families. */
 extern const luaL_Reg lk_admin_config_methods[];
 extern const luaL_Reg lk_admin_group_methods[];
+extern const luaL_Reg lk_admin_offset_methods[];
 
 #endif

@@ -7,7 +7,10 @@
  * (create/delete, controller-routed), admin_describe.c (list/describe
  * topics, describe cluster, wait_for_topics: Metadata/DescribeCluster to
  * any broker), admin_configs.c (describe/alter configs, routed per
- * resource) with admin_config_results.c (their result objects).
+ * resource) with admin_config_results.c (their result objects),
+ * admin_coordinator.c (group-coordinator routing and retries) with
+ * admin_groups.c, admin_group_offsets.c and admin_group_results.c (the
+ * consumer-group calls), admin_offsets.c (list_offsets, per leader).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -50,6 +53,12 @@ void kna_backoff(const kn_admin *admin, int attempt, int64_t deadline_ms);
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
                    int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
                    char *errstr, size_t errstr_size);
+
+/* A Metadata request for the given names (names NULL: every topic),
+ * without auto-creation, to any broker (admin_describe.c). Returns the
+ * response (caller frees) or NULL with *errp and why set. */
+knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int64_t deadline, int *errp,
+                       char *why, size_t why_size);
 
 /* Kafka's text form of a topic id (URL-safe base64, no padding, 22
  * chars) into out[23]. Returns false (and "") for the zero uuid, which
