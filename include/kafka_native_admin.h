@@ -460,6 +460,31 @@ int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *gro
                                                 kn_group_results **resultsp, char *errstr,
                                                 size_t errstr_size);
 
+/* ---- create_partitions ---------------------------------------------- */
+
+/* Input only (read during the call): grow topic to total_count
+ * partitions (Java's NewPartitions.increaseTo). assignments, when not
+ * NULL, places the new partitions: assignment_count rows of `replicas`
+ * broker ids each, row by row (the first id of a row is the preferred
+ * leader). */
+typedef struct kn_new_partitions {
+    const char *topic;
+    int32_t total_count;
+    const int32_t *assignments;
+    size_t assignment_count;
+    size_t replicas;
+} kn_new_partitions;
+
+/* Java's createPartitions: routed to the controller like create_topics
+ * and retried on NOT_CONTROLLER / THROTTLING_QUOTA_EXCEEDED. Per-topic
+ * results in a kn_topic_results (caller owns): a count that does not
+ * grow the topic fails that topic alone with INVALID_PARTITIONS ("The topic t
+ * currently has 3 partition(s); 2 would not be an increase."),
+ * a missing topic with UNKNOWN_TOPIC_OR_PARTITION. A topic given twice
+ * is sent once. KN_ADMIN_VALIDATE_ONLY checks without creating. */
+int kn_admin_create_partitions(kn_admin *admin, const kn_new_partitions *specs, size_t count, int flags,
+                               int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the
@@ -495,6 +520,14 @@ int64_t kn_offset_results_offset(const kn_offset_results *results, size_t i);
 int64_t kn_offset_results_timestamp(const kn_offset_results *results, size_t i);
 int32_t kn_offset_results_leader_epoch(const kn_offset_results *results, size_t i);
 void kn_offset_results_destroy(kn_offset_results *results);
+
+/* Java's deleteRecords: deletes the records of each partition before the
+ * entry's offset (KN_OFFSET_END, -1: before the high watermark), routed
+ * and retried like list_offsets. In the results, offset is the
+ * partition's new low watermark (log start); an offset past the high
+ * watermark fails its partition with OFFSET_OUT_OF_RANGE. */
+int kn_admin_delete_records(kn_admin *admin, const kn_topic_partition_list *before, int timeout_ms,
+                            kn_offset_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- convenience ----------------------------------------------------- */
 

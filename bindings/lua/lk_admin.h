@@ -44,5 +44,6 @@ void lk_set_int(lua_State *L, const char *key, lua_Integer value);
 extern const luaL_Reg lk_admin_config_methods[];
 extern const luaL_Reg lk_admin_group_methods[];
 extern const luaL_Reg lk_admin_offset_methods[];
+extern const luaL_Reg lk_admin_partition_methods[];
 
 #endif

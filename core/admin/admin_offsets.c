@@ -1,5 +1,6 @@
 /*
- * admin_offsets.c: list_offsets (ListOffsets) and its result object.
+ * admin_offsets.c: list_offsets (ListOffsets) and delete_records
+ * (DeleteRecords), both per partition leader, and their result object.
  *
  * Routing as Java's PartitionLeaderStrategy: a Metadata request for the
  * pending partitions' topics finds each leader; one ListOffsets goes to
@@ -17,6 +18,7 @@
 #include "kafka_native_consumer.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_delete_records.h"
 #include "proto/generated/kp_list_offsets.h"
 #include "proto/generated/kp_metadata.h"
 
@@ -285,29 +287,20 @@ static int kna_offset_send(kn_admin *admin, kn_offset_results *res, int32_t node
     return rc;
 }
 
-int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs, int flags, int timeout_ms,
-                          kn_offset_results **resultsp, char *errstr, size_t errstr_size) {
-    static const char fn[] = "kn_admin_list_offsets";
-    if (!admin || !specs || !resultsp) {
-        kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
-        return KN_ERR__INVALID_ARG;
-    }
-    *resultsp = NULL;
+/* Sends one leader's pending partitions and absorbs the answers. */
+typedef int kna_leader_send_fn(kn_admin *admin, kn_offset_results *res, int32_t node, int flags,
+                               int64_t deadline, bool *answered, int *call_err, char *why, size_t why_size);
+
+/* A results object with one pending entry per distinct partition of
+ * specs (the first entry wins), spec taken from the entry's offset. */
+static kn_offset_results *kna_leader_items(const kn_topic_partition_list *specs) {
     size_t n = kn_topic_partition_list_count(specs);
-    for (size_t i = 0; i < n; i++)
-        if (kn_topic_partition_list_offset(specs, i) < KN_OFFSET_SPEC_LATEST_TIERED) {
-            kn_errstr_set(
-                errstr, errstr_size, "%s: %s-%d: %lld is neither a KN_OFFSET_SPEC_* nor a timestamp", fn,
-                kn_topic_partition_list_topic(specs, i), (int)kn_topic_partition_list_partition(specs, i),
-                (long long)kn_topic_partition_list_offset(specs, i));
-            return KN_ERR__INVALID_ARG;
-        }
-    int64_t deadline = kna_deadline(admin, timeout_ms);
     kn_offset_results *res = kn_calloc(1, sizeof(*res));
-    int err = 0;
-    if (!res || !(res->items = kn_calloc(n ? n : 1, sizeof(*res->items))))
-        goto nomem;
-    for (size_t i = 0; i < n; i++) { /* one entry per partition: the first spec wins */
+    if (!res || !(res->items = kn_calloc(n ? n : 1, sizeof(*res->items)))) {
+        kn_free(res);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
         const char *t = kn_topic_partition_list_topic(specs, i);
         int32_t p = kn_topic_partition_list_partition(specs, i);
         bool seen = false;
@@ -316,8 +309,10 @@ int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs,
         if (seen)
             continue;
         kna_offset_item *x = &res->items[res->count++];
-        if (!(x->topic = kn_strdup(t)))
-            goto nomem;
+        if (!(x->topic = kn_strdup(t))) {
+            kn_offset_results_destroy(res);
+            return NULL;
+        }
         x->partition = p;
         x->spec = kn_topic_partition_list_offset(specs, i);
         x->node = -1;
@@ -325,8 +320,17 @@ int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs,
         x->offset = x->timestamp = -1;
         x->leader_epoch = -1;
     }
+    return res;
+}
+
+/* The per-leader loop shared by list_offsets and delete_records: leaders
+ * from metadata, one request per leader, retriable partitions round
+ * again after a backoff until the deadline. Returns 0 or the whole
+ * call's error (nothing answered) with errstr set. */
+static int kna_leader_run(kn_admin *admin, kn_offset_results *res, int flags, int64_t deadline,
+                          kna_leader_send_fn *send, const char *fn, char *errstr, size_t errstr_size) {
     bool answered = false;
-    int call_err = 0;
+    int call_err = 0, err = 0;
     char why[512] = "";
     for (int attempt = 0;; attempt++) {
         bool any = false;
@@ -361,19 +365,156 @@ int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs,
                     node = res->items[i].node;
             if (node < 0)
                 break;
-            if (kna_offset_send(admin, res, node, flags, deadline, &answered, &call_err, why, sizeof(why)))
+            if (send(admin, res, node, flags, deadline, &answered, &call_err, why, sizeof(why)))
                 goto nomem;
         }
     }
     if (!answered && call_err) {
         kn_errstr_set(errstr, errstr_size, "%s", why);
-        kn_offset_results_destroy(res);
         return call_err;
+    }
+    return 0;
+nomem:
+    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+    return KN_ERR__NOMEM;
+}
+
+int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs, int flags, int timeout_ms,
+                          kn_offset_results **resultsp, char *errstr, size_t errstr_size) {
+    static const char fn[] = "kn_admin_list_offsets";
+    if (!admin || !specs || !resultsp) {
+        kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *resultsp = NULL;
+    size_t n = kn_topic_partition_list_count(specs);
+    for (size_t i = 0; i < n; i++)
+        if (kn_topic_partition_list_offset(specs, i) < KN_OFFSET_SPEC_LATEST_TIERED) {
+            kn_errstr_set(
+                errstr, errstr_size, "%s: %s-%d: %lld is neither a KN_OFFSET_SPEC_* nor a timestamp", fn,
+                kn_topic_partition_list_topic(specs, i), (int)kn_topic_partition_list_partition(specs, i),
+                (long long)kn_topic_partition_list_offset(specs, i));
+            return KN_ERR__INVALID_ARG;
+        }
+    int64_t deadline = kna_deadline(admin, timeout_ms);
+    kn_offset_results *res = kna_leader_items(specs);
+    if (!res) {
+        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+        return KN_ERR__NOMEM;
+    }
+    int err = kna_leader_run(admin, res, flags, deadline, kna_offset_send, fn, errstr, errstr_size);
+    if (err) {
+        kn_offset_results_destroy(res);
+        return err;
     }
     *resultsp = res;
     return KN_OK;
-nomem:
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-    kn_offset_results_destroy(res);
-    return KN_ERR__NOMEM;
+}
+
+/* ---- delete_records -------------------------------------------------- */
+
+static int kna_delete_send(kn_admin *admin, kn_offset_results *res, int32_t node, int flags, int64_t deadline,
+                           bool *answered, int *call_err, char *why, size_t why_size) {
+    (void)flags;
+    size_t n = 0;
+    for (size_t i = 0; i < res->count; i++)
+        n += res->items[i].pending && res->items[i].node == node;
+    char *buf = kn_calloc(1, n * (sizeof(kp_DeleteRecordsRequest_DeleteRecordsTopic) +
+                                  sizeof(kp_DeleteRecordsRequest_DeleteRecordsPartition)) +
+                                 1);
+    if (!buf)
+        return KN_ERR__NOMEM;
+    kp_DeleteRecordsRequest_DeleteRecordsTopic *topics = (void *)buf;
+    kp_DeleteRecordsRequest_DeleteRecordsPartition *parts = (void *)(topics + n);
+    kp_DeleteRecordsRequest req;
+    kp_DeleteRecordsRequest_init(&req);
+    req.timeout_ms = kna_remaining(deadline);
+    req.topics.items = topics;
+    for (size_t i = 0; i < res->count; i++) {
+        const kna_offset_item *x = &res->items[i];
+        if (!x->pending || x->node != node)
+            continue;
+        bool seen = false;
+        for (int32_t k = 0; k < req.topics.count && !seen; k++)
+            seen = strcmp(topics[k].name.ptr, x->topic) == 0;
+        if (seen)
+            continue;
+        kp_DeleteRecordsRequest_DeleteRecordsTopic *t = &topics[req.topics.count++];
+        kp_DeleteRecordsRequest_DeleteRecordsTopic_init(t);
+        t->name = kna_cstr(x->topic);
+        t->partitions.items = parts;
+        for (size_t j = i; j < res->count; j++) {
+            const kna_offset_item *y = &res->items[j];
+            if (!y->pending || y->node != node || strcmp(y->topic, x->topic) != 0)
+                continue;
+            kp_DeleteRecordsRequest_DeleteRecordsPartition_init(parts);
+            parts->partition_index = y->partition;
+            (parts++)->offset = y->spec;
+            t->partitions.count++;
+        }
+    }
+    int err = 0;
+    knw_resp *resp = kna_call(admin, node, KP_API_DELETE_RECORDS, -1, -1, &req, deadline, "DeleteRecords",
+                              &err, why, why_size);
+    kn_free(buf);
+    int rc = 0;
+    if (!resp) {
+        *call_err = err;
+        for (size_t i = 0; i < res->count && !rc; i++)
+            if (res->items[i].pending && res->items[i].node == node)
+                rc = kna_offset_fail(&res->items[i], err, why);
+        return rc;
+    }
+    *answered = true;
+    const kp_DeleteRecordsResponse *body = resp->body;
+    for (int32_t k = 0; k < body->topics.count && !rc; k++) {
+        const kp_DeleteRecordsResponse_DeleteRecordsTopicResult *t = &body->topics.items[k];
+        for (int32_t p = 0; p < t->partitions.count && !rc; p++) {
+            const kp_DeleteRecordsResponse_DeleteRecordsPartitionResult *rp = &t->partitions.items[p];
+            for (size_t i = 0; i < res->count; i++) {
+                kna_offset_item *x = &res->items[i];
+                if (!x->pending || x->node != node || x->partition != rp->partition_index ||
+                    !kna_is(t->name, x->topic))
+                    continue;
+                if (kna_offset_retriable(rp->error_code)) {
+                    x->err = rp->error_code;
+                    x->node = -1;
+                } else if (rp->error_code) {
+                    rc = kna_offset_fail(x, rp->error_code, NULL);
+                } else {
+                    x->pending = false;
+                    x->err = 0;
+                    x->offset = rp->low_watermark;
+                }
+            }
+        }
+    }
+    knw_resp_free(resp);
+    for (size_t i = 0; i < res->count; i++)
+        if (res->items[i].pending && res->items[i].node == node)
+            res->items[i].node = -1;
+    return rc;
+}
+
+int kn_admin_delete_records(kn_admin *admin, const kn_topic_partition_list *before, int timeout_ms,
+                            kn_offset_results **resultsp, char *errstr, size_t errstr_size) {
+    static const char fn[] = "kn_admin_delete_records";
+    if (!admin || !before || !resultsp) {
+        kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *resultsp = NULL;
+    kn_offset_results *res = kna_leader_items(before);
+    if (!res) {
+        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+        return KN_ERR__NOMEM;
+    }
+    int err = kna_leader_run(admin, res, 0, kna_deadline(admin, timeout_ms), kna_delete_send, fn, errstr,
+                             errstr_size);
+    if (err) {
+        kn_offset_results_destroy(res);
+        return err;
+    }
+    *resultsp = res;
+    return KN_OK;
 }
