@@ -485,6 +485,36 @@ typedef struct kn_new_partitions {
 int kn_admin_create_partitions(kn_admin *admin, const kn_new_partitions *specs, size_t count, int flags,
                                int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
 
+/* ---- describe_log_dirs ------------------------------------------------ */
+
+typedef struct kn_log_dirs kn_log_dirs;
+
+/* Java's describeLogDirs: DescribeLogDirs (every topic) to each named
+ * broker. One entry per distinct broker in request order; a broker
+ * that is not in the cluster fails alone with BROKER_NOT_AVAILABLE
+ * (without waiting for it). *dirsp: caller owns. */
+int kn_admin_describe_log_dirs(kn_admin *admin, const int32_t *brokers, size_t count, int timeout_ms,
+                               kn_log_dirs **dirsp, char *errstr, size_t errstr_size);
+size_t kn_log_dirs_broker_count(const kn_log_dirs *dirs);
+int32_t kn_log_dirs_broker_id(const kn_log_dirs *dirs, size_t b);
+/* The broker's own failure (then it has no dirs). */
+int kn_log_dirs_broker_error(const kn_log_dirs *dirs, size_t b);
+const char *kn_log_dirs_broker_error_message(const kn_log_dirs *dirs, size_t b);
+size_t kn_log_dirs_dir_count(const kn_log_dirs *dirs, size_t b);
+const char *kn_log_dirs_dir_path(const kn_log_dirs *dirs, size_t b, size_t d);
+/* KN_OK, or e.g. KAFKA_STORAGE_ERROR for an offline dir. */
+int kn_log_dirs_dir_error(const kn_log_dirs *dirs, size_t b, size_t d);
+/* -1 when the broker does not say (DescribeLogDirs < v4). */
+int64_t kn_log_dirs_dir_total_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
+int64_t kn_log_dirs_dir_usable_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
+size_t kn_log_dirs_replica_count(const kn_log_dirs *dirs, size_t b, size_t d);
+const char *kn_log_dirs_replica_topic(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int32_t kn_log_dirs_replica_partition(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int64_t kn_log_dirs_replica_size(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int64_t kn_log_dirs_replica_offset_lag(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int kn_log_dirs_replica_is_future(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+void kn_log_dirs_destroy(kn_log_dirs *dirs);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -2,7 +2,8 @@
 -- admin:delete_records against a real broker: growing topics (counts,
 -- an explicit assignment, validate_only), a shrinking count and a
 -- missing topic failing alone; records deleted before an offset and
--- before the high watermark, an offset past the end failing alone.
+-- before the high watermark, an offset past the end failing alone;
+-- describe_log_dirs.
 local helper = require("spec.helper")
 local kafka = require("kafka_native")
 
@@ -68,5 +69,23 @@ describe("kafka_native.admin partitions and records", function()
     res = assert(admin:delete_records({ [topic] = { [0] = -1 } }))
     assert.are.same({ low_watermark = 10 }, res[topic][0])
     assert.has_error(function() admin:delete_records({ [topic] = { [0] = -2 } }) end)
+
+    -- describe_log_dirs: the replicas of this topic in the broker's dir
+    local broker = assert(admin:describe_cluster()).brokers[1].id
+    local dirs = assert(admin:describe_log_dirs({ broker, 4242 }))
+    assert.are.equal("BROKER_NOT_AVAILABLE", dirs[4242].error)
+    local found = 0
+    for _, dir in pairs(dirs[broker]) do
+      assert.is_nil(dir.error)
+      assert.is_true(dir.total_bytes > 0 and dir.usable_bytes <= dir.total_bytes)
+      for p, rep in pairs(dir.replicas[topic] or {}) do
+        found = found + 1
+        assert.are.equal(0, rep.offset_lag)
+        assert.is_false(rep.future)
+        assert.is_true(rep.size > 0, "partition " .. p)
+      end
+    end
+    assert.are.equal(2, found)
+    assert.has_error(function() admin:describe_log_dirs({ "one" }) end)
   end)
 end)

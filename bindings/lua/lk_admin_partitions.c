@@ -1,6 +1,6 @@
 /*
- * lk_admin_partitions.c: admin:create_partitions and
- * admin:delete_records.
+ * lk_admin_partitions.c: admin:create_partitions,
+ * admin:delete_records and admin:describe_log_dirs.
  *
  * create_partitions({ [topic] = count | { count =, assignments = {
  * {broker, ...}, ... } } }, {validate_only=, timeout_ms=}) -> topic ->
@@ -202,7 +202,80 @@ static int lk_admin_delete_records(lua_State *L) {
     return 1;
 }
 
+static void lk_free_log_dirs(void *p) { kn_log_dirs_destroy((kn_log_dirs *)p); }
+
+/* admin:describe_log_dirs({broker ids}, {timeout_ms=}) -> { [broker] =
+ * { [path] = { total_bytes=, usable_bytes=, error=, replicas = { [topic]
+ * = { [p] = { size=, offset_lag=, future= } } } } } or {error=...} } */
+static int lk_admin_describe_log_dirs(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int timeout_ms = lk_timeout_opt(L, 3);
+    size_t n = lua_rawlen(L, 2);
+    int32_t *ids = (int32_t *)lua_newuserdata(L, (n ? n : 1) * sizeof(*ids));
+    for (size_t i = 0; i < n; i++) {
+        lua_Integer id;
+        lua_rawgeti(L, 2, (int)(i + 1));
+        if (!lk_get_integer(L, -1, &id) || id < 0 || id > 0x7fffffff)
+            return luaL_argerror(L, 2, "array of broker ids expected");
+        ids[i] = (int32_t)id;
+        lua_pop(L, 1);
+    }
+    lk_guard *g = lk_guard_push(L, lk_free_log_dirs, 0);
+    char errstr[512] = "";
+    kn_log_dirs *d = NULL;
+    int err = kn_admin_describe_log_dirs(la->admin, ids, n, timeout_ms, &d, errstr, sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    g->ptr = d;
+    lua_newtable(L);
+    for (size_t b = 0; b < kn_log_dirs_broker_count(d); b++) {
+        lua_newtable(L);
+        int berr = kn_log_dirs_broker_error(d, b);
+        if (berr) {
+            lk_set_str(L, "error", kn_err_name(berr));
+            lk_set_int(L, "code", berr);
+            lk_set_str(L, "message", kn_log_dirs_broker_error_message(d, b));
+        }
+        for (size_t i = 0; i < kn_log_dirs_dir_count(d, b); i++) {
+            lua_createtable(L, 0, 4);
+            if (kn_log_dirs_dir_error(d, b, i)) {
+                lk_set_str(L, "error", kn_err_name(kn_log_dirs_dir_error(d, b, i)));
+                lk_set_int(L, "code", kn_log_dirs_dir_error(d, b, i));
+            }
+            if (kn_log_dirs_dir_total_bytes(d, b, i) >= 0)
+                lk_set_int(L, "total_bytes", kn_log_dirs_dir_total_bytes(d, b, i));
+            if (kn_log_dirs_dir_usable_bytes(d, b, i) >= 0)
+                lk_set_int(L, "usable_bytes", kn_log_dirs_dir_usable_bytes(d, b, i));
+            lua_newtable(L);
+            for (size_t r = 0; r < kn_log_dirs_replica_count(d, b, i); r++) {
+                const char *t = kn_log_dirs_replica_topic(d, b, i, r);
+                lua_getfield(L, -1, t);
+                if (lua_isnil(L, -1)) {
+                    lua_pop(L, 1);
+                    lua_newtable(L);
+                    lua_pushvalue(L, -1);
+                    lua_setfield(L, -3, t);
+                }
+                lua_createtable(L, 0, 3);
+                lk_set_int(L, "size", kn_log_dirs_replica_size(d, b, i, r));
+                lk_set_int(L, "offset_lag", kn_log_dirs_replica_offset_lag(d, b, i, r));
+                lua_pushboolean(L, kn_log_dirs_replica_is_future(d, b, i, r));
+                lua_setfield(L, -2, "future");
+                lua_rawseti(L, -2, (int)kn_log_dirs_replica_partition(d, b, i, r));
+                lua_pop(L, 1);
+            }
+            lua_setfield(L, -2, "replicas");
+            lua_setfield(L, -2, kn_log_dirs_dir_path(d, b, i));
+        }
+        lua_rawseti(L, -2, (int)kn_log_dirs_broker_id(d, b));
+    }
+    lk_guard_release(g);
+    return 1;
+}
+
 const luaL_Reg lk_admin_partition_methods[] = {
+    {"describe_log_dirs", lk_admin_describe_log_dirs},
     {"create_partitions", lk_admin_create_partitions},
     {"delete_records", lk_admin_delete_records},
     {NULL, NULL},
