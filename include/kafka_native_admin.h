@@ -515,6 +515,47 @@ int64_t kn_log_dirs_replica_offset_lag(const kn_log_dirs *dirs, size_t b, size_t
 int kn_log_dirs_replica_is_future(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
 void kn_log_dirs_destroy(kn_log_dirs *dirs);
 
+/* ---- describe_features, describe_metadata_quorum ---------------------- */
+
+typedef struct kn_features kn_features;
+
+/* Java's describeFeatures: the finalized feature levels of the cluster
+ * (metadata.version, kraft.version, group.version, ...) with their
+ * epoch, and the ranges the answering broker supports, from an
+ * ApiVersions v3+ answer of any broker. *featuresp: caller owns. */
+int kn_admin_describe_features(kn_admin *admin, int timeout_ms, kn_features **featuresp, char *errstr,
+                               size_t errstr_size);
+/* -1 when the broker has none yet. */
+int64_t kn_features_finalized_epoch(const kn_features *f);
+size_t kn_features_finalized_count(const kn_features *f);
+const char *kn_features_finalized_name(const kn_features *f, size_t i);
+int16_t kn_features_finalized_min_level(const kn_features *f, size_t i);
+int16_t kn_features_finalized_max_level(const kn_features *f, size_t i);
+size_t kn_features_supported_count(const kn_features *f);
+const char *kn_features_supported_name(const kn_features *f, size_t i);
+int16_t kn_features_supported_min_version(const kn_features *f, size_t i);
+int16_t kn_features_supported_max_version(const kn_features *f, size_t i);
+void kn_features_destroy(kn_features *f);
+
+typedef struct kn_quorum_info kn_quorum_info;
+
+/* Java's describeMetadataQuorum: DescribeQuorum for __cluster_metadata,
+ * sent to any broker (which forwards it to the active controller).
+ * Voters and observers with their log end offsets and fetch times
+ * (-1 when unknown). *infop: caller owns. */
+int kn_admin_describe_metadata_quorum(kn_admin *admin, int timeout_ms, kn_quorum_info **infop, char *errstr,
+                                      size_t errstr_size);
+int32_t kn_quorum_info_leader_id(const kn_quorum_info *q);
+int32_t kn_quorum_info_leader_epoch(const kn_quorum_info *q);
+int64_t kn_quorum_info_high_watermark(const kn_quorum_info *q);
+/* observer 0: voters, 1: observers. */
+size_t kn_quorum_info_replica_count(const kn_quorum_info *q, int observer);
+int32_t kn_quorum_info_replica_id(const kn_quorum_info *q, int observer, size_t i);
+int64_t kn_quorum_info_replica_log_end_offset(const kn_quorum_info *q, int observer, size_t i);
+int64_t kn_quorum_info_replica_last_fetch_ms(const kn_quorum_info *q, int observer, size_t i);
+int64_t kn_quorum_info_replica_last_caught_up_ms(const kn_quorum_info *q, int observer, size_t i);
+void kn_quorum_info_destroy(kn_quorum_info *q);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -595,8 +595,9 @@ void lk_admin_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_ADMIN_MT)) {
         luaL_setfuncs(L, lk_admin_meta, 0);
         lua_createtable(L, 0, (int)(sizeof lk_admin_methods / sizeof lk_admin_methods[0]));
-        const luaL_Reg *const families[] = {lk_admin_methods, lk_admin_config_methods, lk_admin_group_methods,
-                                            lk_admin_offset_methods, lk_admin_partition_methods};
+        const luaL_Reg *const families[] = {lk_admin_methods,           lk_admin_config_methods,
+                                            lk_admin_group_methods,     lk_admin_offset_methods,
+                                            lk_admin_partition_methods, lk_admin_cluster_methods};
         for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
             for (const luaL_Reg *m = families[f]; m->name; m++) {
                 lua_pushcfunction(L, m->func);

@@ -45,5 +45,6 @@ extern const luaL_Reg lk_admin_config_methods[];
 extern const luaL_Reg lk_admin_group_methods[];
 extern const luaL_Reg lk_admin_offset_methods[];
 extern const luaL_Reg lk_admin_partition_methods[];
+extern const luaL_Reg lk_admin_cluster_methods[];
 
 #endif
