@@ -6,7 +6,8 @@
 //
 // Prints describeConfigs (with synonyms and documentation) of the topic
 // and of the broker, one line per config sorted by name, then
-// describeConsumerGroups of each group (an error as its Errors name).
+// describeConsumerGroups of each group (an error as its Errors name)
+// with its members sorted by member id.
 import java.util.*;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.*;
@@ -16,6 +17,14 @@ import org.apache.kafka.common.protocol.Errors;
 public class AdminOracle {
     static String clean(String s) {
         return s == null ? "null" : s.replace('\n', ' ').replace('\r', ' ');
+    }
+
+    static String tps(Set<org.apache.kafka.common.TopicPartition> set) {
+        List<String> l = new ArrayList<>();
+        for (org.apache.kafka.common.TopicPartition tp : set)
+            l.add(tp.topic() + "-" + tp.partition());
+        Collections.sort(l);
+        return String.join(",", l);
     }
 
     public static void main(String[] a) throws Exception {
@@ -50,7 +59,17 @@ public class AdminOracle {
                     System.out.println("group " + g + " state=" + d.groupState() + " type="
                         + d.type().toString().toLowerCase(Locale.ROOT) + " simple=" + d.isSimpleConsumerGroup()
                         + " assignor=" + d.partitionAssignor() + " coordinator=" + d.coordinator().id()
-                        + " members=" + d.members().size());
+                        + " members=" + d.members().size()
+                        + " epoch=" + d.groupEpoch().map(String::valueOf).orElse("-")
+                        + " assignment_epoch=" + d.targetAssignmentEpoch().map(String::valueOf).orElse("-"));
+                    List<MemberDescription> ms = new ArrayList<>(d.members());
+                    ms.sort(Comparator.comparing(MemberDescription::consumerId));
+                    for (MemberDescription m : ms)
+                        System.out.println("member " + g + " id=" + m.consumerId() + " instance="
+                            + m.groupInstanceId().orElse("null") + " client=" + m.clientId() + " host=" + m.host()
+                            + " epoch=" + m.memberEpoch().map(String::valueOf).orElse("-")
+                            + " assignment=" + tps(m.assignment().topicPartitions())
+                            + " target=" + m.targetAssignment().map(t -> tps(t.topicPartitions())).orElse("-"));
                 } catch (ExecutionException e) {
                     System.out.println("group " + g + " error=" + Errors.forException(e.getCause()).name());
                 }
