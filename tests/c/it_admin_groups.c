@@ -441,11 +441,48 @@ static void test_reset_honoured(void **state) {
     assert_int_equal(first_offset_read(g), 7);
 }
 
+/* Nothing answers: each kind of call fails as a whole (no result), with
+ * the timeout named, rather than per item. */
+static void test_whole_call_failure(void **state) {
+    (void)state;
+    char errstr[512] = "";
+    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
+    kn_test_conf_set(conf, "bootstrap.servers", "127.0.0.1:1");
+    kn_test_conf_set(conf, "reconnect.backoff.max.ms", "200");
+    kn_admin *admin = kn_admin_new(conf, errstr, sizeof(errstr));
+    kn_conf_destroy(conf);
+    assert_non_null(admin);
+    const char *g = "never-seen";
+    kn_group_results *gr = NULL;
+    int err = kn_admin_delete_consumer_groups(admin, &g, 1, 1000, &gr, errstr, sizeof(errstr));
+    assert_true(err == KN_ERR__TIMED_OUT || err == KN_ERR__TRANSPORT);
+    assert_null(gr);
+    assert_true(strlen(errstr) > 0);
+    kn_group_list *gl = NULL;
+    err = kn_admin_list_groups(admin, NULL, 0, NULL, 0, 1000, &gl, errstr, sizeof(errstr));
+    assert_int_not_equal(err, KN_OK);
+    assert_null(gl);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, "t", 0);
+    kn_offset_results *orr = NULL;
+    err = kn_admin_list_offsets(admin, l, 0, 1000, &orr, errstr, sizeof(errstr));
+    assert_int_not_equal(err, KN_OK);
+    assert_null(orr);
+    kn_topic_partition_list_destroy(l);
+    kn_config_resource r = {KN_CONFIG_RESOURCE_TOPIC, "t"};
+    kn_config_descriptions *cd = NULL;
+    err = kn_admin_describe_configs(admin, &r, 1, 0, 1000, &cd, errstr, sizeof(errstr));
+    assert_int_not_equal(err, KN_OK);
+    assert_null(cd);
+    kn_admin_destroy(admin);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offsets_of_simple_groups),
         cmocka_unit_test(test_live_groups),
         cmocka_unit_test(test_reset_honoured),
+        cmocka_unit_test(test_whole_call_failure),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
