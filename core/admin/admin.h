@@ -10,7 +10,11 @@
  * resource) with admin_config_results.c (their result objects),
  * admin_coordinator.c (group-coordinator routing and retries) with
  * admin_groups.c, admin_group_offsets.c and admin_group_results.c (the
- * consumer-group calls), admin_offsets.c (list_offsets, per leader).
+ * consumer-group calls), admin_offsets.c (list_offsets and
+ * delete_records, per partition leader), admin_partitions.c
+ * (create_partitions, controller-routed), admin_log_dirs.c
+ * (describe_log_dirs, per broker), admin_cluster_info.c
+ * (describe_features, describe_metadata_quorum: any broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
