@@ -556,6 +556,66 @@ int64_t kn_quorum_info_replica_last_fetch_ms(const kn_quorum_info *q, int observ
 int64_t kn_quorum_info_replica_last_caught_up_ms(const kn_quorum_info *q, int observer, size_t i);
 void kn_quorum_info_destroy(kn_quorum_info *q);
 
+/* ---- client quotas ---------------------------------------------------- */
+
+/* An entity is up to KN_QUOTA_ENTITY_MAX (type, name) parts, as Java's
+ * ClientQuotaEntity: types "user", "client-id", "ip"; name NULL is the
+ * type's default entity. Input only (read during the call). */
+#define KN_QUOTA_ENTITY_MAX 3
+typedef struct kn_quota_entity {
+    const char *types[KN_QUOTA_ENTITY_MAX]; /* NULL ends the list */
+    const char *names[KN_QUOTA_ENTITY_MAX];
+} kn_quota_entity;
+
+/* One filter component (Java's ClientQuotaFilterComponent). */
+#define KN_QUOTA_MATCH_EXACT   0 /* name == match */
+#define KN_QUOTA_MATCH_DEFAULT 1 /* the default entity of type */
+#define KN_QUOTA_MATCH_ANY     2 /* any entity of type (named or default) */
+typedef struct kn_quota_filter {
+    const char *type;
+    int8_t match_type;
+    const char *match; /* KN_QUOTA_MATCH_EXACT only */
+} kn_quota_filter;
+
+typedef struct kn_quota_descriptions kn_quota_descriptions;
+
+/* Java's describeClientQuotas (DescribeClientQuotas to any broker).
+ * strict: only entities with exactly the filtered types. Entities are
+ * listed as the broker sends them. *descp: caller owns. */
+int kn_admin_describe_client_quotas(kn_admin *admin, const kn_quota_filter *filters, size_t count, int strict,
+                                    int timeout_ms, kn_quota_descriptions **descp, char *errstr,
+                                    size_t errstr_size);
+size_t kn_quota_descriptions_count(const kn_quota_descriptions *d);
+/* The entity's parts: count, then type and name (NULL: default). */
+size_t kn_quota_descriptions_part_count(const kn_quota_descriptions *d, size_t i);
+const char *kn_quota_descriptions_part_type(const kn_quota_descriptions *d, size_t i, size_t p);
+const char *kn_quota_descriptions_part_name(const kn_quota_descriptions *d, size_t i, size_t p);
+size_t kn_quota_descriptions_value_count(const kn_quota_descriptions *d, size_t i);
+const char *kn_quota_descriptions_value_key(const kn_quota_descriptions *d, size_t i, size_t v);
+double kn_quota_descriptions_value(const kn_quota_descriptions *d, size_t i, size_t v);
+void kn_quota_descriptions_destroy(kn_quota_descriptions *d);
+
+/* One change (Java's ClientQuotaAlteration.Op): set key to value, or
+ * remove it. Input only. */
+typedef struct kn_quota_op {
+    kn_quota_entity entity;
+    const char *key; /* "producer_byte_rate", "consumer_byte_rate", "request_percentage", ... */
+    double value;
+    int remove;
+} kn_quota_op;
+
+/* Java's alterClientQuotas: ops grouped by entity (first-appearance
+ * order), one result per entity in a kn_quota_descriptions whose
+ * entries carry no values but an error (kn_quota_descriptions_error):
+ * an unknown key or a bad value fails its entity alone. Sent to any
+ * broker (forwarded to the controller). KN_ADMIN_VALIDATE_ONLY checks
+ * only. *resultsp: caller owns. */
+int kn_admin_alter_client_quotas(kn_admin *admin, const kn_quota_op *ops, size_t count, int flags,
+                                 int timeout_ms, kn_quota_descriptions **resultsp, char *errstr,
+                                 size_t errstr_size);
+int kn_quota_descriptions_error(const kn_quota_descriptions *d, size_t i);
+const char *kn_quota_descriptions_error_message(const kn_quota_descriptions *d, size_t i);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -46,5 +46,6 @@ extern const luaL_Reg lk_admin_group_methods[];
 extern const luaL_Reg lk_admin_offset_methods[];
 extern const luaL_Reg lk_admin_partition_methods[];
 extern const luaL_Reg lk_admin_cluster_methods[];
+extern const luaL_Reg lk_admin_quota_methods[];
 
 #endif
