@@ -616,6 +616,50 @@ int kn_admin_alter_client_quotas(kn_admin *admin, const kn_quota_op *ops, size_t
 int kn_quota_descriptions_error(const kn_quota_descriptions *d, size_t i);
 const char *kn_quota_descriptions_error_message(const kn_quota_descriptions *d, size_t i);
 
+/* ---- SCRAM credentials ------------------------------------------------ */
+
+#define KN_SCRAM_SHA_256 1
+#define KN_SCRAM_SHA_512 2
+
+typedef struct kn_scram_credentials kn_scram_credentials;
+
+/* Java's describeUserScramCredentials: users NULL/count 0 lists every
+ * user with credentials; a named user without any gets
+ * RESOURCE_NOT_FOUND alone. Sent to any broker. *credsp: caller owns. */
+int kn_admin_describe_user_scram_credentials(kn_admin *admin, const char *const *users, size_t count,
+                                             int timeout_ms, kn_scram_credentials **credsp, char *errstr,
+                                             size_t errstr_size);
+size_t kn_scram_credentials_count(const kn_scram_credentials *c);
+const char *kn_scram_credentials_user(const kn_scram_credentials *c, size_t i);
+int kn_scram_credentials_error(const kn_scram_credentials *c, size_t i);
+const char *kn_scram_credentials_error_message(const kn_scram_credentials *c, size_t i);
+/* describe only: the user's (mechanism, iterations) pairs. */
+size_t kn_scram_credentials_mechanism_count(const kn_scram_credentials *c, size_t i);
+int kn_scram_credentials_mechanism(const kn_scram_credentials *c, size_t i, size_t k);
+int32_t kn_scram_credentials_iterations(const kn_scram_credentials *c, size_t i, size_t k);
+void kn_scram_credentials_destroy(kn_scram_credentials *c);
+
+/* One change (Java's UserScramCredentialUpsertion / Deletion). Input
+ * only: the password is read during the call and never kept. */
+typedef struct kn_scram_op {
+    const char *user;
+    int mechanism;        /* KN_SCRAM_SHA_256 / _512 */
+    const char *password; /* NULL: delete the user's credential for mechanism */
+    int32_t iterations;   /* upsert: the broker wants >= 4096 */
+    const uint8_t *salt;  /* NULL: a random salt, made as Java makes it */
+    size_t salt_len;
+} kn_scram_op;
+
+/* Java's alterUserScramCredentials: the password is salted here, as
+ * Java does (PBKDF2-HMAC with the mechanism's hash: SCRAM's Hi()), and
+ * only the salt and salted password are sent. One result per distinct
+ * user (first-appearance order) with the broker's error for it
+ * (UNACCEPTABLE_CREDENTIAL for too few iterations, RESOURCE_NOT_FOUND
+ * deleting a credential that is not there, ...). *resultsp: caller owns. */
+int kn_admin_alter_user_scram_credentials(kn_admin *admin, const kn_scram_op *ops, size_t count,
+                                          int timeout_ms, kn_scram_credentials **resultsp, char *errstr,
+                                          size_t errstr_size);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the
