@@ -186,6 +186,20 @@ static void test_describe(void **state) {
     assert_non_null(strstr(kn_config_descriptions_error_message(desc, 5), "type 99"));
     kn_config_descriptions_destroy(desc);
 
+    /* A broker's loggers (sent to that broker) and a group's configs. */
+    kn_config_resource more[2] = {{KN_CONFIG_RESOURCE_BROKER_LOGGER, broker},
+                                  {KN_CONFIG_RESOURCE_GROUP, "any-group"}};
+    desc = describe(admin, more, 2, 0);
+    assert_int_equal(kn_config_descriptions_error(desc, 0), KN_OK);
+    assert_true(kn_config_descriptions_entry_count(desc, 0) > 10);
+    assert_int_equal(kn_config_entry_source(kn_config_descriptions_entry(desc, 0, 0)),
+                     KN_CONFIG_SOURCE_DYNAMIC_BROKER_LOGGER_CONFIG);
+    assert_int_equal(kn_config_descriptions_error(desc, 1), KN_OK);
+    const kn_config_entry *ge = kn_config_descriptions_find(desc, 1, "consumer.session.timeout.ms");
+    assert_non_null(ge);
+    assert_int_equal(kn_config_entry_source(ge), KN_CONFIG_SOURCE_DEFAULT_CONFIG);
+    kn_config_descriptions_destroy(desc);
+
     /* Without the options: no synonyms, no documentation. */
     desc = describe(admin, res, 1, 0);
     e = kn_config_descriptions_find(desc, 0, "retention.ms");
