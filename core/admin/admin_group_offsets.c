@@ -299,9 +299,10 @@ static int kna_commit_build(kna_group_call *call, const bool *sel, void *reqv, v
     if (!buf)
         return KN_ERR__NOMEM;
     *bufp = buf;
-    kp_OffsetCommitRequest_OffsetCommitRequestTopic *topics = (void *)buf;
+    /* Pointers first, then the structs: each part stays aligned. */
+    const char **names = (void *)buf;
+    kp_OffsetCommitRequest_OffsetCommitRequestTopic *topics = (void *)(names + n);
     kp_OffsetCommitRequest_OffsetCommitRequestPartition *parts = (void *)(topics + n);
-    const char **names = (void *)(parts + n);
     kp_OffsetCommitRequest_init(req);
     req->group_id = kna_cstr(call->items[0].group);
     req->generation_id_or_member_epoch = -1; /* a simple (admin) commit */
@@ -366,9 +367,11 @@ static int kna_odelete_build(kna_group_call *call, const bool *sel, void *reqv, 
     if (!buf)
         return KN_ERR__NOMEM;
     *bufp = buf;
-    kp_OffsetDeleteRequest_OffsetDeleteRequestTopic *topics = (void *)buf;
+    /* Pointers first, then the structs (the partitions, 4 bytes each,
+     * last): each part stays aligned. */
+    const char **names = (void *)buf;
+    kp_OffsetDeleteRequest_OffsetDeleteRequestTopic *topics = (void *)(names + n);
     kp_OffsetDeleteRequest_OffsetDeleteRequestPartition *parts = (void *)(topics + n);
-    const char **names = (void *)(parts + n);
     kp_OffsetDeleteRequest_init(req);
     req->group_id = kna_cstr(call->items[0].group);
     size_t nt = kna_topics_of(l, NULL, names);
