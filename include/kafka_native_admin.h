@@ -1,5 +1,6 @@
 /*
- * kafka_native_admin.h: the public admin client (topics and cluster).
+ * kafka_native_admin.h: the public admin client (topics, cluster, configs,
+ * consumer groups, offsets).
  *
  * A kn_admin owns one network client (its own background thread and
  * broker connections). Every operation is synchronous: it blocks the
@@ -170,6 +171,538 @@ int32_t kn_cluster_description_broker_port(const kn_cluster_description *desc, s
 /* NULL when the broker has no rack. */
 const char *kn_cluster_description_broker_rack(const kn_cluster_description *desc, size_t i);
 void kn_cluster_description_destroy(kn_cluster_description *desc);
+
+/* ---- configs: describe_configs, incremental_alter_configs, alter_configs
+ *
+ * A config resource is (type, name), as Java's ConfigResource. Types use
+ * Kafka's wire numbers: */
+#define KN_CONFIG_RESOURCE_TOPIC          2
+#define KN_CONFIG_RESOURCE_BROKER         4 /* name: a broker id, or "" for the cluster default */
+#define KN_CONFIG_RESOURCE_BROKER_LOGGER  8 /* name: a broker id */
+#define KN_CONFIG_RESOURCE_CLIENT_METRICS 16
+#define KN_CONFIG_RESOURCE_GROUP          32
+
+/* Input only: the library reads it during the call and keeps nothing. */
+typedef struct kn_config_resource {
+    int8_t type;      /* KN_CONFIG_RESOURCE_* */
+    const char *name; /* topic, broker id, group, ... */
+} kn_config_resource;
+
+/* Java's ConfigEntry.ConfigSource, by wire number. */
+#define KN_CONFIG_SOURCE_UNKNOWN                       0
+#define KN_CONFIG_SOURCE_DYNAMIC_TOPIC_CONFIG          1
+#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_CONFIG         2
+#define KN_CONFIG_SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG 3
+#define KN_CONFIG_SOURCE_STATIC_BROKER_CONFIG          4
+#define KN_CONFIG_SOURCE_DEFAULT_CONFIG                5
+#define KN_CONFIG_SOURCE_DYNAMIC_BROKER_LOGGER_CONFIG  6
+#define KN_CONFIG_SOURCE_DYNAMIC_CLIENT_METRICS_CONFIG 7
+#define KN_CONFIG_SOURCE_DYNAMIC_GROUP_CONFIG          8
+
+/* Java's enum names: "DYNAMIC_TOPIC_CONFIG", ...; "UNKNOWN" for others.
+ * Static strings. */
+const char *kn_config_source_name(int source);
+/* Java's ConfigEntry.ConfigType names ("BOOLEAN", "STRING", "INT",
+ * "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD", "UNKNOWN"). */
+const char *kn_config_type_name(int type);
+/* "topic", "broker", "broker_logger", "client_metrics", "group", or
+ * NULL for a number that is no resource type; and back (-1 if unknown). */
+const char *kn_config_resource_type_name(int type);
+int kn_config_resource_type_from_name(const char *name);
+
+typedef struct kn_config_descriptions kn_config_descriptions;
+typedef struct kn_config_entry kn_config_entry;
+
+/* Flags for kn_admin_describe_configs() (DescribeConfigsOptions). */
+#define KN_ADMIN_CONFIG_SYNONYMS      0x1 /* includeSynonyms */
+#define KN_ADMIN_CONFIG_DOCUMENTATION 0x2 /* includeDocumentation */
+
+/* Describes every config of each resource (Java's describeConfigs).
+ * Routing as Java: a BROKER resource with a broker id and a
+ * BROKER_LOGGER resource go to that broker; the rest in one request to
+ * any broker. One entry per distinct resource, in request order; a
+ * missing topic gets UNKNOWN_TOPIC_OR_PARTITION in its own entry, a
+ * broker name that is no id gets INVALID_REQUEST without a request.
+ * resources are only read. *descp: caller owns
+ * (kn_config_descriptions_destroy). */
+int kn_admin_describe_configs(kn_admin *admin, const kn_config_resource *resources, size_t count, int flags,
+                              int timeout_ms, kn_config_descriptions **descp, char *errstr,
+                              size_t errstr_size);
+size_t kn_config_descriptions_count(const kn_config_descriptions *desc);
+int kn_config_descriptions_resource_type(const kn_config_descriptions *desc, size_t i);
+const char *kn_config_descriptions_resource_name(const kn_config_descriptions *desc, size_t i);
+int kn_config_descriptions_error(const kn_config_descriptions *desc, size_t i);
+/* NULL when the resource succeeded. */
+const char *kn_config_descriptions_error_message(const kn_config_descriptions *desc, size_t i);
+/* Entries in the broker's order. Valid until desc is destroyed. */
+size_t kn_config_descriptions_entry_count(const kn_config_descriptions *desc, size_t i);
+const kn_config_entry *kn_config_descriptions_entry(const kn_config_descriptions *desc, size_t i, size_t e);
+/* The entry named name, or NULL. */
+const kn_config_entry *kn_config_descriptions_find(const kn_config_descriptions *desc, size_t i,
+                                                   const char *name);
+void kn_config_descriptions_destroy(kn_config_descriptions *desc);
+
+const char *kn_config_entry_name(const kn_config_entry *entry);
+/* NULL when the value is null or sensitive (the broker hides it). */
+const char *kn_config_entry_value(const kn_config_entry *entry);
+int kn_config_entry_source(const kn_config_entry *entry); /* KN_CONFIG_SOURCE_* */
+int kn_config_entry_is_sensitive(const kn_config_entry *entry);
+int kn_config_entry_is_read_only(const kn_config_entry *entry);
+/* The wire number of the type (0 unless documentation or a v3+ broker
+ * told it): kn_config_type_name() names it. */
+int kn_config_entry_type(const kn_config_entry *entry);
+/* NULL unless KN_ADMIN_CONFIG_DOCUMENTATION was asked and the broker has some. */
+const char *kn_config_entry_documentation(const kn_config_entry *entry);
+/* Synonyms (KN_ADMIN_CONFIG_SYNONYMS), highest precedence first, the
+ * entry's own source included, as the broker sends them. */
+size_t kn_config_entry_synonym_count(const kn_config_entry *entry);
+const char *kn_config_entry_synonym_name(const kn_config_entry *entry, size_t s);
+const char *kn_config_entry_synonym_value(const kn_config_entry *entry, size_t s);
+int kn_config_entry_synonym_source(const kn_config_entry *entry, size_t s);
+
+/* Operations of Java's AlterConfigOp.OpType, by wire number. */
+#define KN_CONFIG_OP_SET      0
+#define KN_CONFIG_OP_DELETE   1 /* back to the default; value ignored */
+#define KN_CONFIG_OP_APPEND   2 /* list configs: add value's items */
+#define KN_CONFIG_OP_SUBTRACT 3 /* list configs: remove value's items */
+
+/* One change to one resource's config. Input only (read during the call). */
+typedef struct kn_config_op {
+    int8_t resource_type; /* KN_CONFIG_RESOURCE_* */
+    const char *resource_name;
+    int8_t op;         /* KN_CONFIG_OP_* (alter_configs: SET only) */
+    const char *name;  /* config key */
+    const char *value; /* NULL for DELETE */
+} kn_config_op;
+
+typedef struct kn_config_results kn_config_results;
+
+/* Java's incrementalAlterConfigs: ops are grouped by resource (first
+ * appearance order) and each resource succeeds or fails as a whole, with
+ * the broker's error naming the key (INVALID_CONFIG "Unknown topic config
+ * name: x", ...). Routed like describe_configs. KN_ADMIN_VALIDATE_ONLY
+ * checks without changing anything. *resultsp: caller owns. */
+int kn_admin_incremental_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
+                                       int timeout_ms, kn_config_results **resultsp, char *errstr,
+                                       size_t errstr_size);
+/* Java's (deprecated) alterConfigs: each named resource's dynamic config
+ * is REPLACED by the given (name, value) pairs (op must be
+ * KN_CONFIG_OP_SET); keys not given go back to their defaults. A
+ * resource with no pairs is sent with an empty set by giving one op with
+ * name NULL. */
+int kn_admin_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
+                           int timeout_ms, kn_config_results **resultsp, char *errstr, size_t errstr_size);
+/* One entry per distinct resource, in first-appearance order. */
+size_t kn_config_results_count(const kn_config_results *results);
+int kn_config_results_resource_type(const kn_config_results *results, size_t i);
+const char *kn_config_results_resource_name(const kn_config_results *results, size_t i);
+int kn_config_results_error(const kn_config_results *results, size_t i);
+const char *kn_config_results_error_message(const kn_config_results *results, size_t i);
+void kn_config_results_destroy(kn_config_results *results);
+
+/* ---- consumer groups --------------------------------------------------
+ * Group calls go to each group's coordinator (FindCoordinator), several
+ * groups per request where the API allows (KIP-699), and are retried on
+ * NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE (after a new lookup) and
+ * COORDINATOR_LOAD_IN_PROGRESS until timeout_ms, as Java does. Results
+ * are per group (and per partition or member inside a group); a group
+ * still unanswered at the deadline gets KN_ERR__TIMED_OUT. Partition
+ * lists are the consumer's kn_topic_partition_list. */
+
+typedef struct kn_topic_partition_list kn_topic_partition_list;
+
+/* Per-group outcome of delete_consumer_groups (and per-member outcome of
+ * remove_members_from_consumer_group, where name is the member). */
+typedef struct kn_group_results kn_group_results;
+size_t kn_group_results_count(const kn_group_results *results);
+const char *kn_group_results_name(const kn_group_results *results, size_t i);
+int kn_group_results_error(const kn_group_results *results, size_t i);
+const char *kn_group_results_error_message(const kn_group_results *results, size_t i);
+void kn_group_results_destroy(kn_group_results *results);
+
+/* Deletes groups (Java's deleteConsumerGroups; DeleteGroups). One entry
+ * per distinct group in request order: NON_EMPTY_GROUP for a group with
+ * members, GROUP_ID_NOT_FOUND for an unknown one. *resultsp: caller owns. */
+int kn_admin_delete_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
+                                    kn_group_results **resultsp, char *errstr, size_t errstr_size);
+
+/* ---- list_groups ---- */
+
+typedef struct kn_group_list kn_group_list;
+
+/* Lists the groups of every broker (ListGroups to each, merged, sorted by
+ * group id), as Java's listGroups. types / states filter on the broker
+ * (ListGroups v5 / v4): types "consumer", "classic", "share", "streams";
+ * states "Stable", "Empty", ... (case-insensitive); none: all. A broker
+ * that failed does not fail the call while another answered:
+ * kn_group_list_error says so. *listp: caller owns. */
+int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_count,
+                         const char *const *states, size_t state_count, int timeout_ms, kn_group_list **listp,
+                         char *errstr, size_t errstr_size);
+size_t kn_group_list_count(const kn_group_list *list);
+const char *kn_group_list_group_id(const kn_group_list *list, size_t i);
+/* "consumer" for groups of consumers (either protocol), "" for a
+ * simple (commit-only) group, "connect", ... */
+const char *kn_group_list_protocol_type(const kn_group_list *list, size_t i);
+/* "Stable", "Empty", ...; NULL when the broker did not say. */
+const char *kn_group_list_state(const kn_group_list *list, size_t i);
+/* "consumer", "classic", "share", "streams"; NULL when not said. */
+const char *kn_group_list_type(const kn_group_list *list, size_t i);
+/* KN_OK, or the first broker's error (the listing then misses that
+ * broker's groups, like Java's listGroups().errors()). */
+int kn_group_list_error(const kn_group_list *list);
+const char *kn_group_list_error_message(const kn_group_list *list);
+void kn_group_list_destroy(kn_group_list *list);
+
+/* ---- describe_consumer_groups ---- */
+
+typedef struct kn_group_descriptions kn_group_descriptions;
+
+#define KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS 0x1 /* includeAuthorizedOperations */
+
+/* Describes consumer groups (Java's describeConsumerGroups): a KIP-848
+ * group through ConsumerGroupDescribe, a classic one (which that API
+ * answers GROUP_ID_NOT_FOUND) through DescribeGroups, with its members'
+ * assignments decoded. An unknown group gets GROUP_ID_NOT_FOUND; a
+ * classic group of another protocol type (e.g. connect) gets
+ * INVALID_GROUP_ID naming it. *descp: caller owns. */
+int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                      int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                      size_t errstr_size);
+size_t kn_group_descriptions_count(const kn_group_descriptions *desc);
+const char *kn_group_descriptions_group_id(const kn_group_descriptions *desc, size_t i);
+int kn_group_descriptions_error(const kn_group_descriptions *desc, size_t i);
+const char *kn_group_descriptions_error_message(const kn_group_descriptions *desc, size_t i);
+/* "Stable", "Empty", "PreparingRebalance", "Assigning", "Reconciling", ... */
+const char *kn_group_descriptions_state(const kn_group_descriptions *desc, size_t i);
+/* "consumer" (KIP-848) or "classic". */
+const char *kn_group_descriptions_type(const kn_group_descriptions *desc, size_t i);
+/* The assignor ("uniform", "range", "cooperative-sticky", ...), "" if none. */
+const char *kn_group_descriptions_assignor(const kn_group_descriptions *desc, size_t i);
+/* A classic group with protocol type "" (offsets committed without a
+ * group membership). */
+int kn_group_descriptions_is_simple(const kn_group_descriptions *desc, size_t i);
+int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *desc, size_t i);
+/* KIP-848 only (-1 for classic groups). */
+int32_t kn_group_descriptions_group_epoch(const kn_group_descriptions *desc, size_t i);
+int32_t kn_group_descriptions_assignment_epoch(const kn_group_descriptions *desc, size_t i);
+/* Bit set of Kafka's AclOperation codes; INT32_MIN when not asked. */
+int32_t kn_group_descriptions_authorized_operations(const kn_group_descriptions *desc, size_t i);
+size_t kn_group_descriptions_member_count(const kn_group_descriptions *desc, size_t i);
+const char *kn_group_descriptions_member_id(const kn_group_descriptions *desc, size_t i, size_t m);
+/* NULL for a dynamic member. */
+const char *kn_group_descriptions_member_instance_id(const kn_group_descriptions *desc, size_t i, size_t m);
+const char *kn_group_descriptions_member_client_id(const kn_group_descriptions *desc, size_t i, size_t m);
+const char *kn_group_descriptions_member_host(const kn_group_descriptions *desc, size_t i, size_t m);
+/* KIP-848: the member epoch (-1 classic). */
+int32_t kn_group_descriptions_member_epoch(const kn_group_descriptions *desc, size_t i, size_t m);
+/* The member's current assignment; for KIP-848 groups also the target
+ * it is moving to (NULL for classic groups). Owned by desc. */
+const kn_topic_partition_list *kn_group_descriptions_member_assignment(const kn_group_descriptions *desc,
+                                                                       size_t i, size_t m);
+const kn_topic_partition_list *
+kn_group_descriptions_member_target_assignment(const kn_group_descriptions *desc, size_t i, size_t m);
+void kn_group_descriptions_destroy(kn_group_descriptions *desc);
+
+/* ---- consumer group offsets ---- */
+
+typedef struct kn_group_offsets kn_group_offsets;
+
+/* One group of list_consumer_group_offsets: partitions NULL for all the
+ * group committed (Java's ListConsumerGroupOffsetsSpec). */
+typedef struct kn_group_offsets_spec {
+    const char *group;
+    const kn_topic_partition_list *partitions;
+} kn_group_offsets_spec;
+
+#define KN_ADMIN_REQUIRE_STABLE 0x1 /* requireStable: wait out open transactions */
+
+/* Committed offsets of several groups at once (KIP-709, OffsetFetch v8+,
+ * batched per coordinator). Each group's list holds offset (-1: none
+ * committed), leader epoch, metadata and a per-partition error. *offsetsp:
+ * caller owns. */
+int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                         int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                         size_t errstr_size);
+size_t kn_group_offsets_count(const kn_group_offsets *offsets);
+const char *kn_group_offsets_group(const kn_group_offsets *offsets, size_t i);
+/* The group's own error (then its list is empty). */
+int kn_group_offsets_error(const kn_group_offsets *offsets, size_t i);
+const char *kn_group_offsets_error_message(const kn_group_offsets *offsets, size_t i);
+/* Owned by offsets; never NULL for a valid i. */
+const kn_topic_partition_list *kn_group_offsets_partitions(const kn_group_offsets *offsets, size_t i);
+void kn_group_offsets_destroy(kn_group_offsets *offsets);
+
+/* Commits offsets for a group that has no active members (Java's
+ * alterConsumerGroupOffsets: OffsetCommit with generation -1): offset,
+ * leader epoch and metadata of each entry of `offsets`. The result
+ * (count 1) holds the group and a copy of the list with each partition's
+ * error: UNKNOWN_MEMBER_ID while the group is active, a negative offset
+ * fails its own entry with _INVALID_ARG without being sent. */
+int kn_admin_alter_consumer_group_offsets(kn_admin *admin, const char *group,
+                                          const kn_topic_partition_list *offsets, int timeout_ms,
+                                          kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+/* Deletes committed offsets of a group (OffsetDelete): the group error
+ * (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP) or per partition
+ * (GROUP_SUBSCRIBED_TO_TOPIC while members consume the topic). */
+int kn_admin_delete_consumer_group_offsets(kn_admin *admin, const char *group,
+                                           const kn_topic_partition_list *partitions, int timeout_ms,
+                                           kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+
+/* Removes members from a group (LeaveGroup v3+), by group.instance.id;
+ * instance_count 0 removes every member (Java's removeAll(): the group
+ * is described first). reason may be NULL. One entry per member
+ * (named by instance id, or member id for removeAll) with its error;
+ * a group-level error is given to every member. */
+int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *group,
+                                                const char *const *instance_ids, size_t instance_count,
+                                                const char *reason, int timeout_ms,
+                                                kn_group_results **resultsp, char *errstr,
+                                                size_t errstr_size);
+
+/* ---- create_partitions ---------------------------------------------- */
+
+/* Input only (read during the call): grow topic to total_count
+ * partitions (Java's NewPartitions.increaseTo). assignments, when not
+ * NULL, places the new partitions: assignment_count rows of `replicas`
+ * broker ids each, row by row (the first id of a row is the preferred
+ * leader). */
+typedef struct kn_new_partitions {
+    const char *topic;
+    int32_t total_count;
+    const int32_t *assignments;
+    size_t assignment_count;
+    size_t replicas;
+} kn_new_partitions;
+
+/* Java's createPartitions: routed to the controller like create_topics
+ * and retried on NOT_CONTROLLER / THROTTLING_QUOTA_EXCEEDED. Per-topic
+ * results in a kn_topic_results (caller owns): a count that does not
+ * grow the topic fails that topic alone with INVALID_PARTITIONS ("The topic t
+ * currently has 3 partition(s); 2 would not be an increase."),
+ * a missing topic with UNKNOWN_TOPIC_OR_PARTITION. A topic given twice
+ * is sent once. KN_ADMIN_VALIDATE_ONLY checks without creating. */
+int kn_admin_create_partitions(kn_admin *admin, const kn_new_partitions *specs, size_t count, int flags,
+                               int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
+
+/* ---- describe_log_dirs ------------------------------------------------ */
+
+typedef struct kn_log_dirs kn_log_dirs;
+
+/* Java's describeLogDirs: DescribeLogDirs (every topic) to each named
+ * broker. One entry per distinct broker in request order; a broker
+ * that is not in the cluster fails alone with BROKER_NOT_AVAILABLE
+ * (without waiting for it). *dirsp: caller owns. */
+int kn_admin_describe_log_dirs(kn_admin *admin, const int32_t *brokers, size_t count, int timeout_ms,
+                               kn_log_dirs **dirsp, char *errstr, size_t errstr_size);
+size_t kn_log_dirs_broker_count(const kn_log_dirs *dirs);
+int32_t kn_log_dirs_broker_id(const kn_log_dirs *dirs, size_t b);
+/* The broker's own failure (then it has no dirs). */
+int kn_log_dirs_broker_error(const kn_log_dirs *dirs, size_t b);
+const char *kn_log_dirs_broker_error_message(const kn_log_dirs *dirs, size_t b);
+size_t kn_log_dirs_dir_count(const kn_log_dirs *dirs, size_t b);
+const char *kn_log_dirs_dir_path(const kn_log_dirs *dirs, size_t b, size_t d);
+/* KN_OK, or e.g. KAFKA_STORAGE_ERROR for an offline dir. */
+int kn_log_dirs_dir_error(const kn_log_dirs *dirs, size_t b, size_t d);
+/* -1 when the broker does not say (DescribeLogDirs < v4). */
+int64_t kn_log_dirs_dir_total_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
+int64_t kn_log_dirs_dir_usable_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
+size_t kn_log_dirs_replica_count(const kn_log_dirs *dirs, size_t b, size_t d);
+const char *kn_log_dirs_replica_topic(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int32_t kn_log_dirs_replica_partition(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int64_t kn_log_dirs_replica_size(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int64_t kn_log_dirs_replica_offset_lag(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+int kn_log_dirs_replica_is_future(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+void kn_log_dirs_destroy(kn_log_dirs *dirs);
+
+/* ---- describe_features, describe_metadata_quorum ---------------------- */
+
+typedef struct kn_features kn_features;
+
+/* Java's describeFeatures: the finalized feature levels of the cluster
+ * (metadata.version, kraft.version, group.version, ...) with their
+ * epoch, and the ranges the answering broker supports, from an
+ * ApiVersions v3+ answer of any broker. *featuresp: caller owns. */
+int kn_admin_describe_features(kn_admin *admin, int timeout_ms, kn_features **featuresp, char *errstr,
+                               size_t errstr_size);
+/* -1 when the broker has none yet. */
+int64_t kn_features_finalized_epoch(const kn_features *f);
+size_t kn_features_finalized_count(const kn_features *f);
+const char *kn_features_finalized_name(const kn_features *f, size_t i);
+int16_t kn_features_finalized_min_level(const kn_features *f, size_t i);
+int16_t kn_features_finalized_max_level(const kn_features *f, size_t i);
+size_t kn_features_supported_count(const kn_features *f);
+const char *kn_features_supported_name(const kn_features *f, size_t i);
+int16_t kn_features_supported_min_version(const kn_features *f, size_t i);
+int16_t kn_features_supported_max_version(const kn_features *f, size_t i);
+void kn_features_destroy(kn_features *f);
+
+typedef struct kn_quorum_info kn_quorum_info;
+
+/* Java's describeMetadataQuorum: DescribeQuorum for __cluster_metadata,
+ * sent to any broker (which forwards it to the active controller).
+ * Voters and observers with their log end offsets and fetch times
+ * (-1 when unknown). *infop: caller owns. */
+int kn_admin_describe_metadata_quorum(kn_admin *admin, int timeout_ms, kn_quorum_info **infop, char *errstr,
+                                      size_t errstr_size);
+int32_t kn_quorum_info_leader_id(const kn_quorum_info *q);
+int32_t kn_quorum_info_leader_epoch(const kn_quorum_info *q);
+int64_t kn_quorum_info_high_watermark(const kn_quorum_info *q);
+/* observer 0: voters, 1: observers. */
+size_t kn_quorum_info_replica_count(const kn_quorum_info *q, int observer);
+int32_t kn_quorum_info_replica_id(const kn_quorum_info *q, int observer, size_t i);
+int64_t kn_quorum_info_replica_log_end_offset(const kn_quorum_info *q, int observer, size_t i);
+int64_t kn_quorum_info_replica_last_fetch_ms(const kn_quorum_info *q, int observer, size_t i);
+int64_t kn_quorum_info_replica_last_caught_up_ms(const kn_quorum_info *q, int observer, size_t i);
+void kn_quorum_info_destroy(kn_quorum_info *q);
+
+/* ---- client quotas ---------------------------------------------------- */
+
+/* An entity is up to KN_QUOTA_ENTITY_MAX (type, name) parts, as Java's
+ * ClientQuotaEntity: types "user", "client-id", "ip"; name NULL is the
+ * type's default entity. Input only (read during the call). */
+#define KN_QUOTA_ENTITY_MAX 3
+typedef struct kn_quota_entity {
+    const char *types[KN_QUOTA_ENTITY_MAX]; /* NULL ends the list */
+    const char *names[KN_QUOTA_ENTITY_MAX];
+} kn_quota_entity;
+
+/* One filter component (Java's ClientQuotaFilterComponent). */
+#define KN_QUOTA_MATCH_EXACT   0 /* name == match */
+#define KN_QUOTA_MATCH_DEFAULT 1 /* the default entity of type */
+#define KN_QUOTA_MATCH_ANY     2 /* any entity of type (named or default) */
+typedef struct kn_quota_filter {
+    const char *type;
+    int8_t match_type;
+    const char *match; /* KN_QUOTA_MATCH_EXACT only */
+} kn_quota_filter;
+
+typedef struct kn_quota_descriptions kn_quota_descriptions;
+
+/* Java's describeClientQuotas (DescribeClientQuotas to any broker).
+ * strict: only entities with exactly the filtered types. Entities are
+ * listed as the broker sends them. *descp: caller owns. */
+int kn_admin_describe_client_quotas(kn_admin *admin, const kn_quota_filter *filters, size_t count, int strict,
+                                    int timeout_ms, kn_quota_descriptions **descp, char *errstr,
+                                    size_t errstr_size);
+size_t kn_quota_descriptions_count(const kn_quota_descriptions *d);
+/* The entity's parts: count, then type and name (NULL: default). */
+size_t kn_quota_descriptions_part_count(const kn_quota_descriptions *d, size_t i);
+const char *kn_quota_descriptions_part_type(const kn_quota_descriptions *d, size_t i, size_t p);
+const char *kn_quota_descriptions_part_name(const kn_quota_descriptions *d, size_t i, size_t p);
+size_t kn_quota_descriptions_value_count(const kn_quota_descriptions *d, size_t i);
+const char *kn_quota_descriptions_value_key(const kn_quota_descriptions *d, size_t i, size_t v);
+double kn_quota_descriptions_value(const kn_quota_descriptions *d, size_t i, size_t v);
+void kn_quota_descriptions_destroy(kn_quota_descriptions *d);
+
+/* One change (Java's ClientQuotaAlteration.Op): set key to value, or
+ * remove it. Input only. */
+typedef struct kn_quota_op {
+    kn_quota_entity entity;
+    const char *key; /* "producer_byte_rate", "consumer_byte_rate", "request_percentage", ... */
+    double value;
+    int remove;
+} kn_quota_op;
+
+/* Java's alterClientQuotas: ops grouped by entity (first-appearance
+ * order), one result per entity in a kn_quota_descriptions whose
+ * entries carry no values but an error (kn_quota_descriptions_error):
+ * an unknown key or a bad value fails its entity alone. Sent to any
+ * broker (forwarded to the controller). KN_ADMIN_VALIDATE_ONLY checks
+ * only. *resultsp: caller owns. */
+int kn_admin_alter_client_quotas(kn_admin *admin, const kn_quota_op *ops, size_t count, int flags,
+                                 int timeout_ms, kn_quota_descriptions **resultsp, char *errstr,
+                                 size_t errstr_size);
+int kn_quota_descriptions_error(const kn_quota_descriptions *d, size_t i);
+const char *kn_quota_descriptions_error_message(const kn_quota_descriptions *d, size_t i);
+
+/* ---- SCRAM credentials ------------------------------------------------ */
+
+#define KN_SCRAM_SHA_256 1
+#define KN_SCRAM_SHA_512 2
+
+typedef struct kn_scram_credentials kn_scram_credentials;
+
+/* Java's describeUserScramCredentials: users NULL/count 0 lists every
+ * user with credentials; a named user without any gets
+ * RESOURCE_NOT_FOUND alone. Sent to any broker. *credsp: caller owns. */
+int kn_admin_describe_user_scram_credentials(kn_admin *admin, const char *const *users, size_t count,
+                                             int timeout_ms, kn_scram_credentials **credsp, char *errstr,
+                                             size_t errstr_size);
+size_t kn_scram_credentials_count(const kn_scram_credentials *c);
+const char *kn_scram_credentials_user(const kn_scram_credentials *c, size_t i);
+int kn_scram_credentials_error(const kn_scram_credentials *c, size_t i);
+const char *kn_scram_credentials_error_message(const kn_scram_credentials *c, size_t i);
+/* describe only: the user's (mechanism, iterations) pairs. */
+size_t kn_scram_credentials_mechanism_count(const kn_scram_credentials *c, size_t i);
+int kn_scram_credentials_mechanism(const kn_scram_credentials *c, size_t i, size_t k);
+int32_t kn_scram_credentials_iterations(const kn_scram_credentials *c, size_t i, size_t k);
+void kn_scram_credentials_destroy(kn_scram_credentials *c);
+
+/* One change (Java's UserScramCredentialUpsertion / Deletion). Input
+ * only: the password is read during the call and never kept. */
+typedef struct kn_scram_op {
+    const char *user;
+    int mechanism;        /* KN_SCRAM_SHA_256 / _512 */
+    const char *password; /* NULL: delete the user's credential for mechanism */
+    int32_t iterations;   /* upsert: the broker wants >= 4096 */
+    const uint8_t *salt;  /* NULL: a random salt, made as Java makes it */
+    size_t salt_len;
+} kn_scram_op;
+
+/* Java's alterUserScramCredentials: the password is salted here, as
+ * Java does (PBKDF2-HMAC with the mechanism's hash: SCRAM's Hi()), and
+ * only the salt and salted password are sent. One result per distinct
+ * user (first-appearance order) with the broker's error for it
+ * (UNACCEPTABLE_CREDENTIAL for too few iterations, RESOURCE_NOT_FOUND
+ * deleting a credential that is not there, ...). *resultsp: caller owns. */
+int kn_admin_alter_user_scram_credentials(kn_admin *admin, const kn_scram_op *ops, size_t count,
+                                          int timeout_ms, kn_scram_credentials **resultsp, char *errstr,
+                                          size_t errstr_size);
+
+/* ---- list_offsets ------------------------------------------------------ */
+
+/* What to look up for a partition (Java's OffsetSpec), written as the
+ * offset of its kn_topic_partition_list entry; an offset >= 0 is a
+ * timestamp (ms): the first offset whose record timestamp is >= it. */
+#define KN_OFFSET_SPEC_LATEST         (-1)
+#define KN_OFFSET_SPEC_EARLIEST       (-2)
+#define KN_OFFSET_SPEC_MAX_TIMESTAMP  (-3) /* the record with the highest timestamp (ListOffsets v7+) */
+#define KN_OFFSET_SPEC_EARLIEST_LOCAL (-4) /* first offset in local storage (tiered storage, v8+) */
+#define KN_OFFSET_SPEC_LATEST_TIERED  (-5) /* last offset in remote storage (v9+) */
+
+#define KN_ADMIN_READ_COMMITTED 0x1 /* isolation.level read_committed: latest = last stable offset */
+
+typedef struct kn_offset_results kn_offset_results;
+
+/* Java's listOffsets: partitions are looked up in fresh metadata and
+ * asked of their leaders (one ListOffsets per leader), the answers
+ * merged. A partition whose leader moved (NOT_LEADER_OR_FOLLOWER, ...) is
+ * asked again after a metadata refresh until timeout_ms; a missing topic
+ * or partition gets UNKNOWN_TOPIC_OR_PARTITION alone. specs is read only.
+ * One entry per distinct partition, in request order. *resultsp: caller
+ * owns. */
+int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs, int flags, int timeout_ms,
+                          kn_offset_results **resultsp, char *errstr, size_t errstr_size);
+size_t kn_offset_results_count(const kn_offset_results *results);
+const char *kn_offset_results_topic(const kn_offset_results *results, size_t i);
+int32_t kn_offset_results_partition(const kn_offset_results *results, size_t i);
+int kn_offset_results_error(const kn_offset_results *results, size_t i);
+const char *kn_offset_results_error_message(const kn_offset_results *results, size_t i);
+/* -1 when there is none (e.g. a timestamp after the last record). */
+int64_t kn_offset_results_offset(const kn_offset_results *results, size_t i);
+/* The record's timestamp for timestamp and max-timestamp lookups, else -1. */
+int64_t kn_offset_results_timestamp(const kn_offset_results *results, size_t i);
+int32_t kn_offset_results_leader_epoch(const kn_offset_results *results, size_t i);
+void kn_offset_results_destroy(kn_offset_results *results);
+
+/* Java's deleteRecords: deletes the records of each partition before the
+ * entry's offset (KN_OFFSET_END, -1: before the high watermark), routed
+ * and retried like list_offsets. In the results, offset is the
+ * partition's new low watermark (log start); an offset past the high
+ * watermark fails its partition with OFFSET_OUT_OF_RANGE. */
+int kn_admin_delete_records(kn_admin *admin, const kn_topic_partition_list *before, int timeout_ms,
+                            kn_offset_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- convenience ----------------------------------------------------- */
 

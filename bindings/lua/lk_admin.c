@@ -12,21 +12,17 @@
  * built sits in a guard userdata whose __gc frees it, so a raise (out of
  * memory) can never leak. Runtime failures of a whole call
  * return nil, message, code; per-topic failures are fields of the result.
+ * This file has the handle and the topic/cluster methods; each further
+ * family of methods has its own lk_admin_<family>.c (lk_admin.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "kafka_native_admin.h"
 #include "lk.h"
+#include "lk_admin.h"
 
-#define LK_ADMIN_MT "kafka_native.admin"
-
-typedef struct lk_admin {
-    kn_admin *admin;    /* NULL once closed */
-    kn_log_queue *logq; /* options.log's queue, or NULL */
-} lk_admin;
-
-static lk_admin *lk_admin_check(lua_State *L) {
+lk_admin *lk_admin_check(lua_State *L) {
     lk_admin *la = (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT);
     if (la->admin == NULL)
         luaL_error(L, "admin client is closed");
@@ -128,11 +124,6 @@ int lk_admin_new(lua_State *L) {
 
 #define LK_GUARD_MT "kafka_native.guard"
 
-typedef struct lk_guard {
-    void *ptr; /* NULL once released */
-    void (*destroy)(void *ptr);
-} lk_guard;
-
 static int lk_guard_gc(lua_State *L) {
     lk_guard *g = (lk_guard *)luaL_checkudata(L, 1, LK_GUARD_MT);
     if (g->ptr) {
@@ -145,7 +136,7 @@ static int lk_guard_gc(lua_State *L) {
 /* Pushes an empty guard that will call destroy on whatever ptr it gets,
  * with `extra` zeroed bytes after it (lk_guard_extra) for data that must
  * live exactly as long as the guard. */
-static lk_guard *lk_guard_push(lua_State *L, void (*destroy)(void *ptr), size_t extra) {
+lk_guard *lk_guard_push(lua_State *L, void (*destroy)(void *ptr), size_t extra) {
     lk_guard *g = (lk_guard *)lua_newuserdata(L, sizeof(*g) + extra);
     memset(g, 0, sizeof(*g) + extra);
     g->destroy = destroy;
@@ -154,10 +145,10 @@ static lk_guard *lk_guard_push(lua_State *L, void (*destroy)(void *ptr), size_t 
     return g;
 }
 
-static void *lk_guard_extra(lk_guard *g) { return g + 1; }
+void *lk_guard_extra(lk_guard *g) { return g + 1; }
 
 /* Frees the guarded object now (the normal path). */
-static void lk_guard_release(lk_guard *g) {
+void lk_guard_release(lk_guard *g) {
     if (g->ptr) {
         g->destroy(g->ptr);
         g->ptr = NULL;
@@ -185,7 +176,7 @@ static void lk_free_new_topics(void *p) {
 }
 
 /* timeout_ms option (default -1: default.api.timeout.ms). */
-static int lk_timeout_opt(lua_State *L, int idx) {
+int lk_timeout_opt(lua_State *L, int idx) {
     lk_check_opt_table(L, idx);
     lua_Integer t = lk_opt_int_field(L, idx, "timeout_ms", -1);
     if (t > 0x7fffffff)
@@ -221,14 +212,14 @@ static const char **lk_collect_names(lua_State *L, int idx, size_t n) {
     return names;
 }
 
-static void lk_set_str(lua_State *L, const char *key, const char *value) {
+void lk_set_str(lua_State *L, const char *key, const char *value) {
     if (value) {
         lua_pushstring(L, value);
         lua_setfield(L, -2, key);
     }
 }
 
-static void lk_set_int(lua_State *L, const char *key, lua_Integer value) {
+void lk_set_int(lua_State *L, const char *key, lua_Integer value) {
     lua_pushinteger(L, value);
     lua_setfield(L, -2, key);
 }
@@ -604,11 +595,16 @@ void lk_admin_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_ADMIN_MT)) {
         luaL_setfuncs(L, lk_admin_meta, 0);
         lua_createtable(L, 0, (int)(sizeof lk_admin_methods / sizeof lk_admin_methods[0]));
-        for (const luaL_Reg *m = lk_admin_methods; m->name; m++) {
-            lua_pushcfunction(L, m->func);
-            lua_pushcclosure(L, lk_admin_logged, 1);
-            lua_setfield(L, -2, m->name);
-        }
+        const luaL_Reg *const families[] = {lk_admin_methods,           lk_admin_config_methods,
+                                            lk_admin_group_methods,     lk_admin_offset_methods,
+                                            lk_admin_partition_methods, lk_admin_cluster_methods,
+                                            lk_admin_quota_methods,     lk_admin_scram_methods};
+        for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+            for (const luaL_Reg *m = families[f]; m->name; m++) {
+                lua_pushcfunction(L, m->func);
+                lua_pushcclosure(L, lk_admin_logged, 1);
+                lua_setfield(L, -2, m->name);
+            }
         lua_setfield(L, -2, "__index");
         lua_pushliteral(L, "kafka_native.admin");
         lua_setfield(L, -2, "__name");

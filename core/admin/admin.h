@@ -6,7 +6,15 @@
  * objects and kn_new_topic: plain owned data), admin_topics.c
  * (create/delete, controller-routed), admin_describe.c (list/describe
  * topics, describe cluster, wait_for_topics: Metadata/DescribeCluster to
- * any broker).
+ * any broker), admin_configs.c (describe/alter configs, routed per
+ * resource) with admin_config_results.c (their result objects),
+ * admin_coordinator.c (group-coordinator routing and retries) with
+ * admin_groups.c, admin_group_offsets.c and admin_group_results.c (the
+ * consumer-group calls), admin_offsets.c (list_offsets and
+ * delete_records, per partition leader), admin_partitions.c
+ * (create_partitions, controller-routed), admin_log_dirs.c
+ * (describe_log_dirs, per broker), admin_cluster_info.c
+ * (describe_features, describe_metadata_quorum: any broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -16,6 +24,7 @@
 #define KN_ADMIN_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kafka_native.h"
@@ -48,6 +57,12 @@ void kna_backoff(const kn_admin *admin, int attempt, int64_t deadline_ms);
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
                    int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
                    char *errstr, size_t errstr_size);
+
+/* A Metadata request for the given names (names NULL: every topic),
+ * without auto-creation, to any broker (admin_describe.c). Returns the
+ * response (caller frees) or NULL with *errp and why set. */
+knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int64_t deadline, int *errp,
+                       char *why, size_t why_size);
 
 /* Kafka's text form of a topic id (URL-safe base64, no padding, 22
  * chars) into out[23]. Returns false (and "") for the zero uuid, which
@@ -88,13 +103,13 @@ struct kn_new_topic {
     struct kna_config {
         char *key;
         char *value; /* NULL: a null value */
-    } * configs;
+    } *configs;
     size_t config_count;
     struct kna_assignment {
         int32_t partition;
         int32_t *broker_ids;
         size_t broker_count;
-    } * assignments;
+    } *assignments;
     size_t assignment_count;
 };
 
@@ -152,6 +167,198 @@ struct kn_cluster_description {
     kna_broker *brokers; /* sorted by id */
     size_t broker_count;
 };
+
+/* ---- configs (admin_config_results.c, admin_configs.c) ------------- */
+
+typedef struct kna_synonym {
+    char *name;
+    char *value;
+    int8_t source;
+} kna_synonym;
+
+struct kn_config_entry {
+    char *name;
+    char *value; /* NULL: null or sensitive */
+    int8_t source;
+    int8_t type;
+    bool is_sensitive;
+    bool is_read_only;
+    char *documentation;
+    kna_synonym *synonyms;
+    size_t synonym_count;
+};
+
+/* One resource of a config call (describe or alter). */
+typedef struct kna_config_res {
+    int8_t type;
+    char *name;
+    int err;
+    char *message;
+    bool pending;             /* still to be answered */
+    int32_t node;             /* where it is sent: a broker id or KNW_NODE_ANY */
+    kn_config_entry *entries; /* describe only */
+    size_t entry_count;
+} kna_config_res;
+
+/* kn_config_descriptions and kn_config_results share this shape. */
+typedef struct kna_config_set {
+    kna_config_res *items;
+    size_t count;
+} kna_config_set;
+
+struct kn_config_descriptions {
+    kna_config_set set;
+};
+
+struct kn_config_results {
+    kna_config_set set;
+};
+
+/* Frees everything the set's items own (not the set itself). */
+void kna_config_set_clear(kna_config_set *set);
+/* Index of the resource (type, name) in set, or -1. */
+ptrdiff_t kna_config_set_find(const kna_config_set *set, int8_t type, kn_str name);
+/* Appends (type, name) unless present; *idxp gets its index. Returns 0
+ * or KN_ERR__NOMEM. */
+int kna_config_set_add(kna_config_set *set, size_t cap, int8_t type, const char *name, size_t *idxp);
+/* Sets item i's error and message (copied; msg may be NULL / len < 0)
+ * and marks it answered. */
+int kna_config_set_error(kna_config_set *set, size_t i, int err, const char *msg, int32_t len);
+
+/* ---- group-coordinator calls (admin_coordinator.c) -------------------
+ * Every group operation runs through kna_group_run: the groups' coordinators are
+ * found (kna_group_coordinators, the one routing function: swap it for
+ * a shared coordinator cache later), the groups are batched per
+ * coordinator (KIP-699) when the API allows, and a group answered
+ * NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE is looked up again and
+ * COORDINATOR_LOAD_IN_PROGRESS resent, after a backoff, until the call's
+ * deadline (kna_group_error_action says which). */
+
+typedef struct kna_group_item {
+    const char *group; /* borrowed from the operation's input */
+    int32_t node;      /* coordinator, -1 while unknown */
+    bool pending;      /* not answered for good yet */
+    bool again;        /* the last answer asked for a retry */
+    int err;           /* final (or, while pending, the last) error */
+    char *message;     /* owned; NULL for none */
+    void *out;         /* the operation's per-group result */
+} kna_group_item;
+
+/* Room kna_group_run gives a request struct (each op checks its own). */
+#define KNA_GROUP_REQ_MAX 512
+
+typedef struct kna_group_call {
+    kn_admin *admin;
+    int64_t deadline;
+    const char *what; /* API name for messages */
+    int16_t api_key, min_version, max_version;
+    bool batch; /* several groups in one request */
+    kna_group_item *items;
+    size_t count;
+    void *ctx; /* the operation's own */
+    /* Builds a request for the items with sel[i] set into req (storage of
+     * the API's request struct), arrays in one allocation *bufp. */
+    int (*build)(struct kna_group_call *call, const bool *sel, void *req, void **bufp);
+    /* Takes in a response for the selected items, calling
+     * kna_group_answer for each group it answers. */
+    int (*absorb)(struct kna_group_call *call, const bool *sel, const knw_resp *resp);
+} kna_group_call;
+
+typedef enum kna_group_action {
+    KNA_GROUP_DONE,     /* final: the error (or success) is the group's */
+    KNA_GROUP_RELOOKUP, /* find the coordinator again, then resend */
+    KNA_GROUP_RESEND,   /* same coordinator, after a backoff */
+} kna_group_action;
+
+kna_group_action kna_group_error_action(int err);
+
+/* Finds the coordinator of each groups[i] (FindCoordinator v4+, all in
+ * one request). nodes[i] gets the node id, or -1 with errs[i] set (a
+ * retriable error leaves the group to be looked up again). Returns 0, or
+ * the whole request's error with errstr set. */
+int kna_group_coordinators(kn_admin *admin, const char *const *groups, size_t n, int32_t *nodes, int *errs,
+                           int64_t deadline, char *errstr, size_t errstr_size);
+
+/* Records the answer for item i: final, or a retry as the error's action
+ * says. Returns 0 or KN_ERR__NOMEM. */
+int kna_group_answer(kna_group_call *call, size_t i, int err, kn_str message);
+/* Index of the selected item for group, or -1. */
+ptrdiff_t kna_group_find(const kna_group_call *call, const bool *sel, kn_str group);
+
+/* Runs the call until every item is answered or the deadline passes
+ * (pending items then get _TIMED_OUT with their last error's message).
+ * Returns 0, or the whole call's error (nothing was answered at all)
+ * with errstr set. */
+int kna_group_run(kna_group_call *call, char *errstr, size_t errstr_size);
+/* Frees the items' messages (not the items, not out). */
+void kna_group_items_clear(kna_group_item *items, size_t count);
+
+/* ---- group results (admin_group_results.c) --------------------------- */
+
+typedef struct kna_named_result {
+    char *name;
+    int err;
+    char *message;
+} kna_named_result;
+
+struct kn_group_results {
+    kna_named_result *items;
+    size_t count;
+};
+
+typedef struct kna_listed_group {
+    char *group_id, *protocol_type, *state, *type; /* state, type may be NULL */
+} kna_listed_group;
+
+struct kn_group_list {
+    kna_listed_group *items;
+    size_t count;
+    int err; /* the first failed broker's */
+    char *message;
+};
+
+typedef struct kna_group_member {
+    char *member_id, *instance_id, *client_id, *host;
+    int32_t epoch;
+    kn_topic_partition_list *assignment; /* never NULL once built */
+    kn_topic_partition_list *target;     /* KIP-848 only */
+} kna_group_member;
+
+typedef struct kna_group_desc {
+    char *group_id;
+    int err;
+    char *message;
+    char *state, *type, *assignor;
+    bool is_simple;
+    int32_t coordinator, group_epoch, assignment_epoch, authorized_ops;
+    kna_group_member *members;
+    size_t member_count;
+} kna_group_desc;
+
+struct kn_group_descriptions {
+    kna_group_desc *items;
+    size_t count;
+};
+
+typedef struct kna_group_offsets_entry {
+    char *group;
+    int err;
+    char *message;
+    kn_topic_partition_list *parts; /* never NULL once built */
+} kna_group_offsets_entry;
+
+struct kn_group_offsets {
+    kna_group_offsets_entry *items;
+    size_t count;
+};
+
+/* Distinct non-NULL names of in[0..n) in first-appearance order into
+ * out (caller's array of n); returns how many. */
+size_t kna_distinct(const char *const *in, size_t n, const char **out);
+/* Moves the items' final error and message into (err, message) slots. */
+void kna_take_item_error(kna_group_item *it, int *errp, char **messagep);
+/* Sets *dst to a copy of the slice (NULL for a null slice); false on no memory. */
+bool kna_set_str(char **dst, kn_str s);
 
 /* Copies a (possibly null) slice into a new NUL-terminated string;
  * *okp is cleared on allocation failure. NULL for a null slice. */

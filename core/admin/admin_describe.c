@@ -16,11 +16,8 @@
 #include "proto/generated/kp_describe_cluster.h"
 #include "proto/generated/kp_metadata.h"
 
-/* Metadata for the given names (names NULL: every topic) without
- * auto-creation. Returns the response (caller frees) or NULL with *errp
- * and why set. */
-static knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int64_t deadline,
-                              int *errp, char *why, size_t why_size) {
+knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int64_t deadline, int *errp,
+                       char *why, size_t why_size) {
     kp_MetadataRequest req;
     kp_MetadataRequest_init(&req);
     req.allow_auto_topic_creation = false;

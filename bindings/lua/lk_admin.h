@@ -1,0 +1,52 @@
+/*
+ * lk_admin.h: what the admin userdata's method families share. The
+ * handle, its guards and small table helpers live in lk_admin.c; each
+ * family (lk_admin_configs.c, ...) exports a luaL_Reg array that
+ * lk_admin_register() adds to the admin metatable.
+ */
+#ifndef LK_ADMIN_H
+#define LK_ADMIN_H
+
+#include "kafka_native_admin.h"
+#include "lk.h"
+
+#define LK_ADMIN_MT "kafka_native.admin"
+
+typedef struct lk_admin {
+    kn_admin *admin;    /* NULL once closed */
+    kn_log_queue *logq; /* options.log's queue, or NULL */
+} lk_admin;
+
+/* Argument 1 as an open admin; raises "admin client is closed". */
+lk_admin *lk_admin_check(lua_State *L);
+
+/* C memory held while Lua values are built sits in a guard userdata
+ * whose __gc frees it, so a raise never leaks (see lk_admin.c). */
+typedef struct lk_guard {
+    void *ptr; /* NULL once released */
+    void (*destroy)(void *ptr);
+} lk_guard;
+
+/* Pushes an empty guard that will call destroy on whatever ptr it gets,
+ * with `extra` zeroed bytes after it (lk_guard_extra). */
+lk_guard *lk_guard_push(lua_State *L, void (*destroy)(void *ptr), size_t extra);
+void *lk_guard_extra(lk_guard *g);
+/* Frees the guarded object now (the normal path). */
+void lk_guard_release(lk_guard *g);
+
+/* The timeout_ms field of the options table at idx (-1 when absent). */
+int lk_timeout_opt(lua_State *L, int idx);
+/* t[key] = value on the table at the top (nothing for a NULL string). */
+void lk_set_str(lua_State *L, const char *key, const char *value);
+void lk_set_int(lua_State *L, const char *key, lua_Integer value);
+
+/* Method families. */
+extern const luaL_Reg lk_admin_config_methods[];
+extern const luaL_Reg lk_admin_group_methods[];
+extern const luaL_Reg lk_admin_offset_methods[];
+extern const luaL_Reg lk_admin_partition_methods[];
+extern const luaL_Reg lk_admin_cluster_methods[];
+extern const luaL_Reg lk_admin_quota_methods[];
+extern const luaL_Reg lk_admin_scram_methods[];
+
+#endif

@@ -1,0 +1,79 @@
+// AdminOracle: the Java Admin client's answers, printed canonically, for
+// the admin oracle test (tests/c/it_admin_oracle.c), which prints ours
+// the same way and compares them line by line.
+//
+//   AdminOracle BOOTSTRAP TOPIC BROKER_ID GROUP... 
+//
+// Prints describeConfigs (with synonyms and documentation) of the topic
+// and of the broker, one line per config sorted by name, then
+// describeConsumerGroups of each group (an error as its Errors name)
+// with its members sorted by member id.
+import java.util.*;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.admin.*;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.protocol.Errors;
+
+public class AdminOracle {
+    static String clean(String s) {
+        return s == null ? "null" : s.replace('\n', ' ').replace('\r', ' ');
+    }
+
+    static String tps(Set<org.apache.kafka.common.TopicPartition> set) {
+        List<String> l = new ArrayList<>();
+        for (org.apache.kafka.common.TopicPartition tp : set)
+            l.add(tp.topic() + "-" + tp.partition());
+        Collections.sort(l);
+        return String.join(",", l);
+    }
+
+    public static void main(String[] a) throws Exception {
+        if (a.length < 3) {
+            System.err.println("usage: AdminOracle BOOTSTRAP TOPIC BROKER_ID GROUP...");
+            System.exit(2);
+        }
+        Properties p = new Properties();
+        p.put("bootstrap.servers", a[0]);
+        try (Admin admin = Admin.create(p)) {
+            List<ConfigResource> res = List.of(new ConfigResource(ConfigResource.Type.TOPIC, a[1]),
+                                               new ConfigResource(ConfigResource.Type.BROKER, a[2]));
+            Map<ConfigResource, Config> got = admin.describeConfigs(res,
+                new DescribeConfigsOptions().includeSynonyms(true).includeDocumentation(true)).all().get();
+            for (ConfigResource r : res) {
+                List<ConfigEntry> entries = new ArrayList<>(got.get(r).entries());
+                entries.sort(Comparator.comparing(ConfigEntry::name));
+                for (ConfigEntry e : entries) {
+                    StringBuilder syn = new StringBuilder();
+                    for (ConfigEntry.ConfigSynonym s : e.synonyms())
+                        syn.append(s.name()).append('=').append(clean(s.value())).append('@').append(s.source()).append(';');
+                    System.out.println("config " + r.type().name().toLowerCase(Locale.ROOT) + ":" + r.name() + " "
+                        + e.name() + "=" + clean(e.value()) + " source=" + e.source() + " ro=" + e.isReadOnly()
+                        + " sensitive=" + e.isSensitive() + " type=" + e.type() + " syn=" + syn
+                        + " doc=" + clean(e.documentation()));
+                }
+            }
+            List<String> groups = Arrays.asList(a).subList(3, a.length);
+            for (String g : groups) {
+                try {
+                    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(g)).all().get().get(g);
+                    System.out.println("group " + g + " state=" + d.groupState() + " type="
+                        + d.type().toString().toLowerCase(Locale.ROOT) + " simple=" + d.isSimpleConsumerGroup()
+                        + " assignor=" + d.partitionAssignor() + " coordinator=" + d.coordinator().id()
+                        + " members=" + d.members().size()
+                        + " epoch=" + d.groupEpoch().map(String::valueOf).orElse("-")
+                        + " assignment_epoch=" + d.targetAssignmentEpoch().map(String::valueOf).orElse("-"));
+                    List<MemberDescription> ms = new ArrayList<>(d.members());
+                    ms.sort(Comparator.comparing(MemberDescription::consumerId));
+                    for (MemberDescription m : ms)
+                        System.out.println("member " + g + " id=" + m.consumerId() + " instance="
+                            + m.groupInstanceId().orElse("null") + " client=" + m.clientId() + " host=" + m.host()
+                            + " epoch=" + m.memberEpoch().map(String::valueOf).orElse("-")
+                            + " assignment=" + tps(m.assignment().topicPartitions())
+                            + " target=" + m.targetAssignment().map(t -> tps(t.topicPartitions())).orElse("-"));
+                } catch (ExecutionException e) {
+                    System.out.println("group " + g + " error=" + Errors.forException(e.getCause()).name());
+                }
+            }
+        }
+    }
+}
