@@ -47,12 +47,17 @@ void knw_settings_free(knw_settings *s) {
     s->bootstrap_count = 0;
     kn_free(s->client_id);
     s->client_id = NULL;
+    knw_sasl_conf_free(s->sasl);
+    s->sasl = NULL;
 }
 
 int knw_settings_copy(knw_settings *dst, const knw_settings *src) {
     *dst = *src;
     dst->bootstrap = NULL;
     dst->client_id = NULL;
+    dst->sasl = NULL;
+    if (knw_sasl_conf_copy(&dst->sasl, src->sasl))
+        goto nomem;
     if (src->client_id && !(dst->client_id = kn_strdup(src->client_id)))
         goto nomem;
     if (src->bootstrap_count) {
@@ -95,23 +100,30 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     s->log_fn = kn_conf_log_cb(conf, &s->log_level, &s->log_opaque);
 
     const char *sp = kn_conf_get_str(conf, "security.protocol");
-    if (sp && strcasecmp(sp, "PLAINTEXT") != 0) {
-        kn_errstr_set(errstr, errstr_size, "security.protocol %s is not supported yet (only PLAINTEXT)", sp);
+    if (sp && strcasecmp(sp, "PLAINTEXT") != 0 && strcasecmp(sp, "SASL_PLAINTEXT") != 0) {
+        kn_errstr_set(errstr, errstr_size,
+                      "security.protocol %s is not supported yet (only PLAINTEXT and SASL_PLAINTEXT)", sp);
         return KN_ERR__CONFIG;
     }
 
-    char **items = NULL;
-    int count = 0;
-    int rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
+    /* SASL (sasl/sasl.c): mechanism and sasl.jaas.config are checked
+     * now, so a bad credential config fails the constructor. */
+    int rc = knw_sasl_conf_from(conf, &s->sasl, errstr, errstr_size);
     if (rc)
         return rc;
+    char **items = NULL;
+    int count = 0;
+    rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
+    if (rc)
+        goto fail;
     size_t total = 1;
     for (int i = 0; i < count; i++)
         total += strlen(items[i]) + 1;
     char *joined = kn_malloc(total);
     if (!joined) {
         kn_conf_list_free(items, count);
-        return KN_ERR__NOMEM;
+        rc = KN_ERR__NOMEM;
+        goto fail;
     }
     joined[0] = 0;
     for (int i = 0; i < count; i++) {
@@ -123,7 +135,7 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     rc = knw_settings_set_bootstrap(s, joined, errstr, errstr_size);
     kn_free(joined);
     if (rc)
-        return rc;
+        goto fail;
 
     const char *dns = kn_conf_get_str(conf, "client.dns.lookup");
     s->dns_canonical = dns && !strcmp(dns, "resolve_canonical_bootstrap_servers_only");
