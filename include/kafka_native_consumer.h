@@ -397,6 +397,9 @@ typedef struct kn_consumer_stats {
     int64_t partitions_lost;     /* partitions dropped as lost (fenced, expired) */
     int64_t join_latency_ms_last;  /* rejoin start -> assignment applied, last rebalance */
     int64_t join_latency_ms_total; /* ... summed over all rebalances */
+    int64_t connects;          /* broker connections established (TCP) */
+    int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
+    int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_consumer_stats;
 void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 

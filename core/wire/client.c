@@ -372,6 +372,7 @@ void knw_client_set_fatal(knw_client *c, int err, const char *msg) {
         snprintf(c->fatal_errstr, sizeof c->fatal_errstr, "%s", msg);
         atomic_store(&c->fatal_err, err);
         pthread_cond_broadcast(&c->cond); /* knw_metadata_wait */
+        atomic_store(&c->woken, true);    /* every ticker sees it now */
     }
     pthread_mutex_unlock(&c->lock);
     if (first)

@@ -340,8 +340,11 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
 }
 
 void knw_conn_auth_failed(knw_conn *conn, int err, const char *why, int64_t now_ms) {
-    knw_client_set_fatal(conn->client, err, why);
+    /* Closed (and counted in the stats) before the client turns fatal,
+     * so whoever sees the fatal error sees the failed connect too. */
+    knw_client *c = conn->client;
     knw_conn_close(conn, 0, err, why, now_ms);
+    knw_client_set_fatal(c, err, why);
 }
 
 void knw_conn_ready(knw_conn *conn, int64_t now_ms) {
