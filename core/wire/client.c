@@ -132,7 +132,11 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
         knw_conn *conn = c->conns[(i + c->rr) % c->conn_count];
         if (!candidate(c, conn))
             continue;
-        /* A connection re-authenticating (KIP-368) is busy, not gone. */
+        /* A connection whose session is due for re-authentication
+         * (KIP-368) starts it before taking this request, as Java's
+         * does before its next send; meanwhile it is busy, not gone. */
+        if (conn->state == KNW_CS_READY && now_ms >= knw_sasl_reauth_at(conn))
+            knw_sasl_begin(conn, true, now_ms);
         if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL ||
             knw_sasl_reauth_active(conn))
             busy = true;

@@ -36,14 +36,17 @@ knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const cha
     knw_transport_init(&conn->tp, &knw_transport_tcp);
     knw_txq_init(&conn->tx);
     /* Staging reads of 64 KiB: many small responses per recv(). */
+    /* With SASL the ring has one slot more than the in-flight limit: a
+     * re-authentication request may join a full pipeline (sasl.c). */
     if (!conn->host || knw_rx_init(&conn->rx, 65536, c->set.max_response_bytes) ||
-        knw_iftab_init(&conn->inflight, c->set.max_in_flight, 1)) {
+        knw_iftab_init(&conn->inflight, c->set.max_in_flight + (c->set.sasl ? 1 : 0), 1)) {
         kn_free(conn->host);
         knw_rx_destroy(&conn->rx);
         knw_iftab_destroy(&conn->inflight);
         kn_free(conn);
         return NULL;
     }
+    conn->inflight.limit = c->set.max_in_flight;
     for (int i = 0; i <= KP_API_KEY_MAX; i++)
         conn->vmin[i] = conn->vmax[i] = -1;
     kp_ApiVersionsRequest_init(&conn->hs_body);
@@ -538,7 +541,7 @@ int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
         /* KIP-368: once the session nears its end, the next request
          * waits for a re-authentication on this connection (as Java's
          * client begins one before its next send). */
-        if (conn->pending.count && !knw_iftab_full(&conn->inflight) && now_ms >= knw_sasl_reauth_at(conn))
+        if (conn->pending.count && now_ms >= knw_sasl_reauth_at(conn))
             knw_sasl_begin(conn, true, now_ms);
         while (conn->pending.count && !knw_iftab_full(&conn->inflight) && conn->state == KNW_CS_READY &&
                !knw_sasl_reauth_active(conn))

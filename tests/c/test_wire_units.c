@@ -406,7 +406,7 @@ static void test_settings_from_conf(void **state) {
                      (const char *[]){"bootstrap.servers", "h:9", "security.protocol", "SSL", NULL});
     knw_client *c = knw_client_new(conf, "producer", err, sizeof err);
     assert_null(c);
-    assert_string_equal(err, "security.protocol SSL is not supported yet (only PLAINTEXT)");
+    assert_string_equal(err, "security.protocol SSL is not supported yet (only PLAINTEXT and SASL_PLAINTEXT)");
     kn_conf_destroy(conf);
 
     /* Canonical bootstrap names: localhost resolves and reverse-resolves. */

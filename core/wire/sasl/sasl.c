@@ -188,7 +188,12 @@ static bool send_req(knw_conn *conn, int16_t api_key, const void *body, knw_cb *
     }
     /* v1 of both: v0 SaslHandshake means raw (unframed) tokens. */
     r->min_version = 1;
+    /* The ring keeps one slot beyond the in-flight limit for this (see
+     * knw_conn_new): a re-authentication must not wait for a full
+     * pipeline to drain. One SASL request is in flight at a time. */
+    conn->inflight.limit++;
     knw_req_send(c, conn, r, now_ms);
+    conn->inflight.limit--;
     return true;
 }
 
