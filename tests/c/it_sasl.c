@@ -245,6 +245,31 @@ static void test_unknown_user_consumer(void **state) {
     kn_consumer_destroy(c);
 }
 
+/* The admin client: its calls return the failure too, at once once it
+ * is known. */
+static void test_admin_wrong_password(void **state) {
+    (void)state;
+    kn_conf *conf = sasl_conf(KN_CLIENT_ADMIN, env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT"), "SASL_PLAINTEXT",
+                              "SCRAM-SHA-512", env("KN_SASL_USER"), "not-the-password");
+    char es[512];
+    kn_admin *a = kn_admin_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    assert_non_null(a);
+    int64_t t0 = kn_test_now_ms();
+    kn_topic_list *l = NULL;
+    int rc = kn_admin_list_topics(a, 0, 30000, &l, es, sizeof es);
+    int64_t took = kn_test_now_ms() - t0;
+    if (rc != KN_ERR__AUTHENTICATION)
+        fail_msg("list_topics: expected _AUTHENTICATION, got %s: %s", kn_err_name(rc), es);
+    if (took > 2000)
+        fail_msg("authentication failure took %lld ms (bound 2000)", (long long)took);
+    assert_non_null(strstr(es, "invalid credentials"));
+    t0 = kn_test_now_ms();
+    assert_int_equal(kn_admin_list_topics(a, 0, 30000, &l, es, sizeof es), KN_ERR__AUTHENTICATION);
+    assert_true(kn_test_now_ms() - t0 < 500);
+    kn_admin_destroy(a);
+}
+
 /* Idempotent produce and a consume, each running past several broker
  * session expiries (10 s) on REAUTH. */
 static void test_reauth(void **state) {
@@ -331,6 +356,7 @@ int main(void) {
         cmocka_unit_test(test_wrong_password_plain),
         cmocka_unit_test(test_wrong_password_scram),
         cmocka_unit_test(test_unknown_user_consumer),
+        cmocka_unit_test(test_admin_wrong_password),
         cmocka_unit_test(test_reauth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
