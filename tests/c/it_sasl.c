@@ -16,6 +16,8 @@
  */
 #include "kn_test.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,8 +272,59 @@ static void test_admin_wrong_password(void **state) {
     kn_admin_destroy(a);
 }
 
-/* Idempotent produce and a consume, each running past several broker
- * session expiries (10 s) on REAUTH. */
+/* KIP-368 on REAUTH (sessions of 10 s): an idempotent producer sends
+ * for 40 s on its own thread while a group member consumes for 60 s;
+ * every record arrives once and in order, and both clients went
+ * through several re-authentications on their connections. */
+typedef struct reauth_prod {
+    const char *bootstrap, *ca, *topic;
+    int sent;
+    dr_state st;
+    kn_producer_stats stats;
+    char err[512];
+} reauth_prod;
+
+static kn_conf *reauth_conf(kn_client_type type, const char *bs, const char *ca, const char *mech) {
+    kn_conf *conf = sasl_conf(type, bs, "SASL_SSL", mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
+    kn_test_conf_set(conf, "ssl.truststore.type", "PEM");
+    kn_test_conf_set(conf, "ssl.truststore.location", ca);
+    return conf;
+}
+
+static void *reauth_producer(void *arg) {
+    reauth_prod *rp = arg;
+    kn_conf *pc = reauth_conf(KN_CLIENT_PRODUCER, rp->bootstrap, rp->ca, "SCRAM-SHA-512");
+    kn_test_conf_set(pc, "enable.idempotence", "true");
+    kn_test_conf_set(pc, "linger.ms", "5");
+    kn_producer *p = kn_producer_new(pc, on_dr, &rp->st, rp->err, sizeof rp->err);
+    kn_conf_destroy(pc);
+    if (!p)
+        return NULL;
+    int64_t end = kn_test_now_ms() + 40000;
+    while (kn_test_now_ms() < end) {
+        /* bursts of 20, one every 20 ms: the pipeline stays busy */
+        for (int k = 0; k < 20; k++) {
+            char v[32];
+            int len = snprintf(v, sizeof v, "v%d", rp->sent);
+            kn_record_out rec = KN_RECORD_OUT_INIT;
+            rec.topic = rp->topic;
+            rec.partition = 0;
+            rec.value = v;
+            rec.value_len = (size_t)len;
+            if (kn_producer_send(p, &rec, rp->err, sizeof rp->err))
+                goto out;
+            rp->sent++;
+        }
+        kn_producer_poll(p, 20);
+    }
+    if (kn_producer_flush(p, 30000))
+        snprintf(rp->err, sizeof rp->err, "flush timed out");
+out:
+    kn_producer_get_stats(p, &rp->stats);
+    kn_producer_close(p, 5000);
+    return NULL;
+}
+
 static void test_reauth(void **state) {
     (void)state;
     const char *bs = env("KAFKA_BOOTSTRAP_REAUTH");
@@ -291,54 +344,72 @@ static void test_reauth(void **state) {
         skip();
     }
     kn_producer_close(pp, 0);
-    const char *topic = kn_test_topic("reauth");
     char t[128], group[160], ca[512];
-    snprintf(t, sizeof t, "%s", topic);
+    snprintf(t, sizeof t, "%s", kn_test_topic("reauth"));
     snprintf(group, sizeof group, "%s-group", t);
     snprintf(ca, sizeof ca, "%s/ca.pem", tls);
     kn_test_create_topic(t, 1);
-    /* Producer: 60 s of records, one every 50 ms, idempotent. */
-    kn_conf *pc = sasl_conf(KN_CLIENT_PRODUCER, bs, "SASL_SSL", "SCRAM-SHA-512", env("KN_SASL_USER"),
-                            env("KN_SASL_PASSWORD"));
-    kn_test_conf_set(pc, "ssl.truststore.type", "PEM");
-    kn_test_conf_set(pc, "ssl.truststore.location", ca);
-    kn_test_conf_set(pc, "enable.idempotence", "true");
-    dr_state st = {0};
-    kn_producer *p = kn_producer_new(pc, on_dr, &st, es, sizeof es);
-    if (!p)
-        fail_msg("kn_producer_new: %s", es);
-    int n = 0;
-    int64_t end = kn_test_now_ms() + 35000;
-    while (kn_test_now_ms() < end) {
-        char v[32];
-        int len = snprintf(v, sizeof v, "v%d", n);
-        kn_record_out rec = KN_RECORD_OUT_INIT;
-        rec.topic = t;
-        rec.partition = 0;
-        rec.value = v;
-        rec.value_len = (size_t)len;
-        int rc = kn_producer_send(p, &rec, es, sizeof es);
-        if (rc)
-            fail_msg("send %d: %s: %s", n, kn_err_name(rc), es);
-        n++;
-        kn_producer_poll(p, 5);
-    }
-    assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
-    kn_producer_stats ps;
-    kn_producer_get_stats(p, &ps);
-    fprintf(stderr, "  produced %d records, %lld re-authentications, %lld connects\n", n,
-            (long long)ps.reauthentications, (long long)ps.connects);
-    assert_int_equal(st.ok, n);
-    assert_true(ps.reauthentications >= 2);
-    assert_int_equal(ps.connect_failures, 0);
-    assert_int_equal(kn_producer_close(p, 5000), KN_OK);
-    kn_conf_destroy(pc);
-    kn_conf *cc = sasl_conf(KN_CLIENT_CONSUMER, bs, "SASL_SSL", "SCRAM-SHA-256", env("KN_SASL_USER"),
-                            env("KN_SASL_PASSWORD"));
-    kn_test_conf_set(cc, "ssl.truststore.type", "PEM");
-    kn_test_conf_set(cc, "ssl.truststore.location", ca);
-    consume_n(cc, t, group, 0, n);
+
+    kn_conf *cc = reauth_conf(KN_CLIENT_CONSUMER, bs, ca, "SCRAM-SHA-256");
+    kn_test_conf_set(cc, "group.id", group);
+    kn_test_conf_set(cc, "auto.offset.reset", "earliest");
+    kn_test_conf_set(cc, "enable.auto.commit", "false");
+    kn_consumer *c = kn_consumer_new(cc, es, sizeof es);
     kn_conf_destroy(cc);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    const char *topics[] = {t};
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, NULL, NULL), KN_OK);
+
+    reauth_prod rp = {.bootstrap = bs, .ca = ca, .topic = t};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, reauth_producer, &rp), 0);
+    int next = 0;
+    int64_t t0 = kn_test_now_ms();
+    bool joined = false;
+    /* 60 s of consuming, then until the producer's last record. */
+    while (kn_test_now_ms() - t0 < 90000) {
+        kn_records *r = NULL;
+        int rc = kn_consumer_poll(c, 200, &r, es, sizeof es);
+        if (rc)
+            fail_msg("poll at record %d: %s: %s", next, kn_err_name(rc), es);
+        for (size_t i = 0; i < kn_records_count(r); i++) {
+            size_t len;
+            const char *v = kn_records_value(r, i, &len);
+            char want[32];
+            int wl = snprintf(want, sizeof want, "v%d", next);
+            if ((size_t)wl != len || memcmp(v, want, len))
+                fail_msg("record %d: got %.*s (lost, duplicated or reordered)", next, (int)len, v);
+            next++;
+        }
+        kn_records_free(r);
+        if (!joined && kn_test_now_ms() - t0 >= 45000) {
+            pthread_join(th, NULL);
+            joined = true;
+        }
+        if (joined && kn_test_now_ms() - t0 >= 60000 && next >= rp.sent)
+            break;
+    }
+    if (!joined)
+        pthread_join(th, NULL);
+    if (rp.err[0])
+        fail_msg("producer: %s", rp.err);
+    fprintf(stderr, "  produced %d, consumed %d; producer: %lld re-authentications, %lld connects\n", rp.sent,
+            next, (long long)rp.stats.reauthentications, (long long)rp.stats.connects);
+    assert_int_equal(rp.st.ok, rp.sent);
+    assert_int_equal(rp.st.failed, 0);
+    assert_int_equal(next, rp.sent);
+    assert_true(rp.stats.reauthentications >= 3);
+    assert_int_equal(rp.stats.connect_failures, 0);
+    assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
+    kn_consumer_stats cs;
+    kn_consumer_get_stats(c, &cs);
+    fprintf(stderr, "  consumer: %lld re-authentications, %lld connects\n", (long long)cs.reauthentications,
+            (long long)cs.connects);
+    assert_true(cs.reauthentications >= 4);
+    assert_int_equal(cs.connect_failures, 0);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
 }
 
 int main(void) {
