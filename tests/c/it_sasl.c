@@ -7,10 +7,10 @@
  *  - a wrong password and an unknown user fail within 2 s with the
  *    broker's reason as KN_ERR__AUTHENTICATION from send / poll / flush,
  *    and the client does not reconnect (connects counted in its stats);
- *  - over REAUTH (connections.max.reauth.ms=10000; SASL_SSL, so it runs
- *    once security.protocol SASL_SSL exists in the build): a consume and
- *    an idempotent produce through several re-authentications, nothing
- *    lost, duplicated or reordered.
+ *  - the round trip over SASL_SSL with SCRAM-SHA-256 and SCRAM-SHA-512;
+ *  - over REAUTH (SASL_SSL, connections.max.reauth.ms=10000): a 60 s
+ *    consume and an idempotent produce through several
+ *    re-authentications, nothing lost, duplicated or reordered.
  * Without the listeners: skipped (exit 77), or failed when
  * KN_TEST_REQUIRE_SECURE=1.
  */
@@ -128,21 +128,45 @@ static void consume_n(kn_conf *conf, const char *topic, const char *group, int f
     kn_consumer_destroy(c);
 }
 
-static void roundtrip(const char *mech) {
-    const char *bs = env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT");
+static kn_conf *sasl_ssl_conf(kn_client_type type, const char *bs, const char *ca, const char *mech);
+
+/* One produce + group consume round trip over proto (SASL_SSL: with the
+ * harness CA as the PEM trust store). */
+static void roundtrip_over(const char *bs, const char *proto, const char *mech) {
     const char *topic = kn_test_topic("sasl");
     char topic_copy[128], group[160];
     snprintf(topic_copy, sizeof topic_copy, "%s", topic);
     snprintf(group, sizeof group, "%s-group", topic_copy);
     kn_test_create_topic(topic_copy, 1);
-    kn_conf *pc = sasl_conf(KN_CLIENT_PRODUCER, bs, "SASL_PLAINTEXT", mech, env("KN_SASL_USER"),
-                            env("KN_SASL_PASSWORD"));
+    char ca[512];
+    snprintf(ca, sizeof ca, "%s/ca.pem", env("KN_TLS_DIR") ? env("KN_TLS_DIR") : ".");
+    bool tls = !strcmp(proto, "SASL_SSL");
+    kn_conf *pc = tls ? sasl_ssl_conf(KN_CLIENT_PRODUCER, bs, ca, mech)
+                      : sasl_conf(KN_CLIENT_PRODUCER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
     produce_n(pc, topic_copy, 0, 200);
     kn_conf_destroy(pc);
-    kn_conf *cc = sasl_conf(KN_CLIENT_CONSUMER, bs, "SASL_PLAINTEXT", mech, env("KN_SASL_USER"),
-                            env("KN_SASL_PASSWORD"));
+    kn_conf *cc = tls ? sasl_ssl_conf(KN_CLIENT_CONSUMER, bs, ca, mech)
+                      : sasl_conf(KN_CLIENT_CONSUMER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
     consume_n(cc, topic_copy, group, 0, 200);
     kn_conf_destroy(cc);
+}
+
+static void roundtrip(const char *mech) {
+    roundtrip_over(env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT"), "SASL_PLAINTEXT", mech);
+}
+
+static void test_sasl_ssl_scram256(void **state) {
+    (void)state;
+    if (!env("KAFKA_BOOTSTRAP_SASL_SSL") || !env("KN_TLS_DIR"))
+        fail_msg("KAFKA_BOOTSTRAP_SASL_SSL / KN_TLS_DIR not set");
+    roundtrip_over(env("KAFKA_BOOTSTRAP_SASL_SSL"), "SASL_SSL", "SCRAM-SHA-256");
+}
+
+static void test_sasl_ssl_scram512(void **state) {
+    (void)state;
+    if (!env("KAFKA_BOOTSTRAP_SASL_SSL") || !env("KN_TLS_DIR"))
+        fail_msg("KAFKA_BOOTSTRAP_SASL_SSL / KN_TLS_DIR not set");
+    roundtrip_over(env("KAFKA_BOOTSTRAP_SASL_SSL"), "SASL_SSL", "SCRAM-SHA-512");
 }
 
 static void test_plain_roundtrip(void **state) {
@@ -284,7 +308,7 @@ typedef struct reauth_prod {
     char err[512];
 } reauth_prod;
 
-static kn_conf *reauth_conf(kn_client_type type, const char *bs, const char *ca, const char *mech) {
+static kn_conf *sasl_ssl_conf(kn_client_type type, const char *bs, const char *ca, const char *mech) {
     kn_conf *conf = sasl_conf(type, bs, "SASL_SSL", mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
     kn_test_conf_set(conf, "ssl.truststore.type", "PEM");
     kn_test_conf_set(conf, "ssl.truststore.location", ca);
@@ -293,7 +317,7 @@ static kn_conf *reauth_conf(kn_client_type type, const char *bs, const char *ca,
 
 static void *reauth_producer(void *arg) {
     reauth_prod *rp = arg;
-    kn_conf *pc = reauth_conf(KN_CLIENT_PRODUCER, rp->bootstrap, rp->ca, "SCRAM-SHA-512");
+    kn_conf *pc = sasl_ssl_conf(KN_CLIENT_PRODUCER, rp->bootstrap, rp->ca, "SCRAM-SHA-512");
     kn_test_conf_set(pc, "enable.idempotence", "true");
     kn_test_conf_set(pc, "linger.ms", "5");
     kn_producer *p = kn_producer_new(pc, on_dr, &rp->st, rp->err, sizeof rp->err);
@@ -332,25 +356,13 @@ static void test_reauth(void **state) {
     char es[512];
     if (!bs || !tls)
         fail_msg("KAFKA_BOOTSTRAP_REAUTH / KN_TLS_DIR not set");
-    /* REAUTH is a SASL_SSL listener: this runs once the TLS transport
-     * is in the build (until then the constructor refuses SASL_SSL). */
-    kn_conf *probe = kn_conf_new(KN_CLIENT_PRODUCER);
-    kn_test_conf_set(probe, "bootstrap.servers", bs);
-    kn_test_conf_set(probe, "security.protocol", "SSL");
-    kn_producer *pp = kn_producer_new(probe, NULL, NULL, es, sizeof es);
-    kn_conf_destroy(probe);
-    if (!pp) {
-        fprintf(stderr, "  skipped: %s\n", es);
-        skip();
-    }
-    kn_producer_close(pp, 0);
     char t[128], group[160], ca[512];
     snprintf(t, sizeof t, "%s", kn_test_topic("reauth"));
     snprintf(group, sizeof group, "%s-group", t);
     snprintf(ca, sizeof ca, "%s/ca.pem", tls);
     kn_test_create_topic(t, 1);
 
-    kn_conf *cc = reauth_conf(KN_CLIENT_CONSUMER, bs, ca, "SCRAM-SHA-256");
+    kn_conf *cc = sasl_ssl_conf(KN_CLIENT_CONSUMER, bs, ca, "SCRAM-SHA-256");
     kn_test_conf_set(cc, "group.id", group);
     kn_test_conf_set(cc, "auto.offset.reset", "earliest");
     kn_test_conf_set(cc, "enable.auto.commit", "false");
@@ -424,6 +436,8 @@ int main(void) {
         cmocka_unit_test(test_plain_roundtrip),
         cmocka_unit_test(test_scram256_roundtrip),
         cmocka_unit_test(test_scram512_roundtrip),
+        cmocka_unit_test(test_sasl_ssl_scram256),
+        cmocka_unit_test(test_sasl_ssl_scram512),
         cmocka_unit_test(test_wrong_password_plain),
         cmocka_unit_test(test_wrong_password_scram),
         cmocka_unit_test(test_unknown_user_consumer),
