@@ -1,7 +1,8 @@
--- spec/sasl_spec.lua: SASL from Lua over the broker's SASL_PLAINTEXT
--- listener (tools/kafka/broker env: KAFKA_BOOTSTRAP_SASL_PLAINTEXT,
--- KN_SASL_USER, KN_SASL_PASSWORD): produce and consume as a group
--- member with each mechanism, the keys given in a Lua table; a wrong
+-- spec/sasl_spec.lua: SASL from Lua over the broker's SASL_PLAINTEXT and
+-- SASL_SSL listeners (tools/kafka/broker env: KAFKA_BOOTSTRAP_SASL_PLAINTEXT,
+-- KAFKA_BOOTSTRAP_SASL_SSL, KN_TLS_DIR, KN_SASL_USER, KN_SASL_PASSWORD):
+-- produce and consume as a group member with each mechanism (and SCRAM
+-- over TLS), the keys given in a Lua table; a wrong
 -- password fails fast as nil, message, "_AUTHENTICATION"; the JAAS
 -- config never shows in kafka.config(). Without the listener the spec
 -- fails when KN_TEST_REQUIRE_SECURE=1 and is pending otherwise.
@@ -18,13 +19,19 @@ local function jaas(mechanism, u, p)
   return string.format('%s required username="%s" password="%s";', module, u, p)
 end
 
-local function sasl(mechanism, u, p, extra)
+local ssl_bootstrap, tls_dir = os.getenv("KAFKA_BOOTSTRAP_SASL_SSL"), os.getenv("KN_TLS_DIR")
+
+local function sasl(mechanism, u, p, extra, over_tls)
   local t = {
-    ["bootstrap.servers"] = bootstrap,
-    ["security.protocol"] = "SASL_PLAINTEXT",
+    ["bootstrap.servers"] = over_tls and ssl_bootstrap or bootstrap,
+    ["security.protocol"] = over_tls and "SASL_SSL" or "SASL_PLAINTEXT",
     ["sasl.mechanism"] = mechanism,
     ["sasl.jaas.config"] = jaas(mechanism, u, p),
   }
+  if over_tls then
+    t["ssl.truststore.type"] = "PEM"
+    t["ssl.truststore.location"] = tls_dir .. "/ca.pem"
+  end
   for k, v in pairs(extra or {}) do t[k] = v end
   return t
 end
@@ -47,14 +54,20 @@ describe("SASL", function()
   end)
   teardown(function() admin:close() end)
 
-  for _, mechanism in ipairs({ "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512" }) do
-    it("produces and consumes as a group member with " .. mechanism, function()
+  local cases = {
+    { "PLAIN", false }, { "SCRAM-SHA-256", false }, { "SCRAM-SHA-512", false },
+    { "SCRAM-SHA-256", true }, { "SCRAM-SHA-512", true },
+  }
+  for _, case in ipairs(cases) do
+    local mechanism, over_tls = case[1], case[2]
+    it("produces and consumes as a group member with " .. mechanism .. (over_tls and " over SASL_SSL" or ""), function()
+      assert(not over_tls or (ssl_bootstrap and tls_dir), "KAFKA_BOOTSTRAP_SASL_SSL / KN_TLS_DIR not set")
       local topic = helper.topic("sasl")
       local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
       assert.is_nil(res[topic].error, res[topic].message)
       assert(admin:wait_for_topics({ topic }, 30000))
       local reports = {}
-      local producer = assert(kafka.producer(sasl(mechanism, user, password),
+      local producer = assert(kafka.producer(sasl(mechanism, user, password, nil, over_tls),
         { on_delivery = function(r) reports[#reports + 1] = r end }))
       for i = 1, 100 do assert(producer:send(topic, "v" .. i, { partition = 0 })) end
       assert(producer:flush(30000))
@@ -65,7 +78,7 @@ describe("SASL", function()
       local consumer = assert(kafka.consumer(sasl(mechanism, user, password, {
         ["group.id"] = topic .. "-group", ["auto.offset.reset"] = "earliest",
         ["enable.auto.commit"] = false,
-      })))
+      }, over_tls)))
       assert(consumer:subscribe({ topic }))
       local got = {}
       local deadline = os.time() + 60
