@@ -139,7 +139,8 @@ static void roundtrip_over(const char *bs, const char *proto, const char *mech) 
     snprintf(group, sizeof group, "%s-group", topic_copy);
     kn_test_create_topic(topic_copy, 1);
     char ca[512];
-    snprintf(ca, sizeof ca, "%s/ca.pem", env("KN_TLS_DIR") ? env("KN_TLS_DIR") : ".");
+    const char *tls_dir = env("KN_TLS_DIR");
+    snprintf(ca, sizeof ca, "%s/ca.pem", tls_dir ? tls_dir : ".");
     bool tls = !strcmp(proto, "SASL_SSL");
     kn_conf *pc = tls ? sasl_ssl_conf(KN_CLIENT_PRODUCER, bs, ca, mech)
                       : sasl_conf(KN_CLIENT_PRODUCER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
