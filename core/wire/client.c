@@ -137,8 +137,8 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
          * does before its next send; meanwhile it is busy, not gone. */
         if (conn->state == KNW_CS_READY && now_ms >= knw_sasl_reauth_at(conn))
             knw_sasl_begin(conn, true, now_ms);
-        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL ||
-            knw_sasl_reauth_active(conn))
+        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS ||
+            conn->state == KNW_CS_SASL || knw_sasl_reauth_active(conn))
             busy = true;
         if (conn->state != KNW_CS_READY || knw_iftab_full(&conn->inflight) || knw_sasl_reauth_active(conn))
             continue;
@@ -160,7 +160,8 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
         knw_conn_connect(conn, now_ms);
         if (conn->state == KNW_CS_READY && !knw_iftab_full(&conn->inflight))
             return conn;
-        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL)
+        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS ||
+            conn->state == KNW_CS_SASL)
             return NULL;
     }
     return NULL;

@@ -138,8 +138,7 @@ static void connect_failed(knw_conn *conn, int err, const char *errstr, int64_t 
                      err == KN_ERR__RESOLVE || err == KN_ERR__AUTHENTICATION || err == KN_ERR__SSL
                          ? err
                          : KN_ERR__TRANSPORT,
-                     "%s",
-                     conn->last_err);
+                     "%s", conn->last_err);
     enter_backoff(conn, now_ms);
     /* A TLS failure will not cure itself by waiting: requests for any
      * broker fail with it now instead of at their timeout. */
@@ -221,7 +220,8 @@ static void on_connected(knw_conn *conn, int64_t now_ms) {
 
 void knw_conn_close(knw_conn *conn, int first_err, int err, const char *why, int64_t now_ms) {
     knw_client *c = conn->client;
-    bool was_up = conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL;
+    bool was_up =
+        conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL;
     char nb[128];
     knw_conn_name(conn, nb, sizeof nb);
     if (conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL) {
@@ -405,8 +405,9 @@ static int on_frame(void *ctx, uint8_t *frame, size_t len) {
     atomic_store(&conn->inflight_n, conn->inflight.count);
     if (r->handshake) {
         handle_apiversions(conn, r, frame, len, fc->now_ms);
-        return conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL ? 0
-                                                                                                          : 1;
+        return conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL
+                   ? 0
+                   : 1;
     }
     char err[256];
     int rc = knw_req_handle_response(c, conn, r, frame, len, err, sizeof err);

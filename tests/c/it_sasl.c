@@ -142,12 +142,14 @@ static void roundtrip_over(const char *bs, const char *proto, const char *mech) 
     const char *tls_dir = env("KN_TLS_DIR");
     snprintf(ca, sizeof ca, "%s/ca.pem", tls_dir ? tls_dir : ".");
     bool tls = !strcmp(proto, "SASL_SSL");
-    kn_conf *pc = tls ? sasl_ssl_conf(KN_CLIENT_PRODUCER, bs, ca, mech)
-                      : sasl_conf(KN_CLIENT_PRODUCER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
+    kn_conf *pc =
+        tls ? sasl_ssl_conf(KN_CLIENT_PRODUCER, bs, ca, mech)
+            : sasl_conf(KN_CLIENT_PRODUCER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
     produce_n(pc, topic_copy, 0, 200);
     kn_conf_destroy(pc);
-    kn_conf *cc = tls ? sasl_ssl_conf(KN_CLIENT_CONSUMER, bs, ca, mech)
-                      : sasl_conf(KN_CLIENT_CONSUMER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
+    kn_conf *cc =
+        tls ? sasl_ssl_conf(KN_CLIENT_CONSUMER, bs, ca, mech)
+            : sasl_conf(KN_CLIENT_CONSUMER, bs, proto, mech, env("KN_SASL_USER"), env("KN_SASL_PASSWORD"));
     consume_n(cc, topic_copy, group, 0, 200);
     kn_conf_destroy(cc);
 }
@@ -186,9 +188,10 @@ static void test_scram512_roundtrip(void **state) {
 /* A producer's first send with bad credentials: KN_ERR__AUTHENTICATION
  * with the broker's reason within 2 s, later calls the same, and no
  * new connection after the failure. */
-static void producer_fails_fast(const char *mech, const char *user, const char *password, const char *reason) {
-    kn_conf *conf = sasl_conf(KN_CLIENT_PRODUCER, env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT"), "SASL_PLAINTEXT", mech,
-                              user, password);
+static void producer_fails_fast(const char *mech, const char *user, const char *password,
+                                const char *reason) {
+    kn_conf *conf = sasl_conf(KN_CLIENT_PRODUCER, env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT"), "SASL_PLAINTEXT",
+                              mech, user, password);
     char es[512];
     dr_state st = {0};
     int64_t t0 = kn_test_now_ms();
@@ -434,16 +437,11 @@ int main(void) {
         return req && !strcmp(req, "1") ? 1 : 77;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_roundtrip),
-        cmocka_unit_test(test_scram256_roundtrip),
-        cmocka_unit_test(test_scram512_roundtrip),
-        cmocka_unit_test(test_sasl_ssl_scram256),
-        cmocka_unit_test(test_sasl_ssl_scram512),
-        cmocka_unit_test(test_wrong_password_plain),
-        cmocka_unit_test(test_wrong_password_scram),
-        cmocka_unit_test(test_unknown_user_consumer),
-        cmocka_unit_test(test_admin_wrong_password),
-        cmocka_unit_test(test_reauth),
+        cmocka_unit_test(test_plain_roundtrip),      cmocka_unit_test(test_scram256_roundtrip),
+        cmocka_unit_test(test_scram512_roundtrip),   cmocka_unit_test(test_sasl_ssl_scram256),
+        cmocka_unit_test(test_sasl_ssl_scram512),    cmocka_unit_test(test_wrong_password_plain),
+        cmocka_unit_test(test_wrong_password_scram), cmocka_unit_test(test_unknown_user_consumer),
+        cmocka_unit_test(test_admin_wrong_password), cmocka_unit_test(test_reauth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

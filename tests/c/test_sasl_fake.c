@@ -40,9 +40,11 @@ enum mode {
 };
 
 #define RFC_NONCE "rOprNGfwEbeRWgbNEkqO"
-#define RFC_SERVER_FIRST "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-#define RFC_CLIENT_FINAL                                                                                        \
-    "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+#define RFC_SERVER_FIRST                                                                                     \
+    "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+#define RFC_CLIENT_FINAL                                                                                     \
+    "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+"                         \
+    "Ute9ytag9zjfMHgsqmmiz7AndVQ="
 #define RFC_SERVER_FINAL "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
 typedef struct held {
@@ -54,10 +56,10 @@ typedef struct fake {
     kn_fake_broker *fb;
     int port;
     int mode;
-    int64_t lifetime_ms;  /* session_lifetime_ms in the final answer */
+    int64_t lifetime_ms; /* session_lifetime_ms in the final answer */
     _Atomic int handshakes, authenticates, list_groups;
-    _Atomic int mismatch;     /* a client token differed from the script */
-    _Atomic bool authed;      /* the connection finished SASL */
+    _Atomic int mismatch;             /* a client token differed from the script */
+    _Atomic bool authed;              /* the connection finished SASL */
     _Atomic int requests_before_auth; /* other requests before SASL was done */
     char mechanism[32];
     int round;
@@ -136,7 +138,8 @@ static bool serve(int fd, void *opaque) {
         } else {
             if (tl != strlen(RFC_CLIENT_FINAL) || memcmp(tok, RFC_CLIENT_FINAL, tl))
                 atomic_fetch_add(&f->mismatch, 1);
-            answer = f->mode == M_BAD_SIG ? "v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" : RFC_SERVER_FINAL;
+            answer =
+                f->mode == M_BAD_SIG ? "v=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" : RFC_SERVER_FINAL;
             last = true;
         }
         f->round++;
@@ -405,7 +408,8 @@ static void test_reauth_with_requests_in_flight(void **state) {
     for (int i = 0; i < 3; i++) {
         ctx[i] = (lg_ctx){&res, i};
         kp_ListGroupsRequest_init(&reqs[i]);
-        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, lg_cb, &ctx[i]), 0);
+        assert_int_equal(
+            knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, lg_cb, &ctx[i]), 0);
     }
     while (atomic_load(&f->list_groups) < 4 && kn_test_now_ms() - t0 < 3000)
         usleep(5000);
@@ -415,7 +419,8 @@ static void test_reauth_with_requests_in_flight(void **state) {
     for (int i = 3; i < 6; i++) {
         ctx[i] = (lg_ctx){&res, i};
         kp_ListGroupsRequest_init(&reqs[i]);
-        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, lg_cb, &ctx[i]), 0);
+        assert_int_equal(
+            knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, lg_cb, &ctx[i]), 0);
     }
     while (atomic_load(&res.done) < 6 && kn_test_now_ms() - t0 < 8000)
         usleep(5000);

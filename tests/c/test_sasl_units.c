@@ -141,7 +141,8 @@ static void test_conf_checks(void **state) {
     knw_sasl_conf_free(copy);
     knw_sasl_conf_free(sc);
     /* GSSAPI (the default mechanism) is not in this build yet. */
-    assert_int_equal(conf_sasl("SASL_PLAINTEXT", "GSSAPI", "x.Y required;", &sc, err, sizeof err), KN_ERR__CONFIG);
+    assert_int_equal(conf_sasl("SASL_PLAINTEXT", "GSSAPI", "x.Y required;", &sc, err, sizeof err),
+                     KN_ERR__CONFIG);
     assert_non_null(strstr(err, "sasl.mechanism GSSAPI is not supported (supported: PLAIN, SCRAM-SHA-256, "
                                 "SCRAM-SHA-512)"));
     assert_int_equal(conf_sasl("SASL_PLAINTEXT", "PLAIN", NULL, &sc, err, sizeof err), KN_ERR__CONFIG);
@@ -224,9 +225,11 @@ static void test_plain_token(void **state) {
 
 /* RFC 7677 section 3. */
 #define RFC_NONCE "rOprNGfwEbeRWgbNEkqO"
-#define RFC_SERVER_FIRST "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
-#define RFC_CLIENT_FINAL                                                                                        \
-    "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+#define RFC_SERVER_FIRST                                                                                     \
+    "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+#define RFC_CLIENT_FINAL                                                                                     \
+    "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+"                         \
+    "Ute9ytag9zjfMHgsqmmiz7AndVQ="
 #define RFC_SERVER_FINAL "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
 
 /* Runs SCRAM-SHA-256 against the RFC vector, with server_first and
@@ -290,10 +293,12 @@ static void test_scram_bad_server(void **state) {
     scram_fails("r=" RFC_NONCE ",s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096", NULL,
                 "server nonce does not extend the client nonce");
     /* iteration counts */
-    scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4095", NULL, "iteration count 4095 is outside");
+    scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4095", NULL,
+                "iteration count 4095 is outside");
     scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4000000000", NULL,
                 "iteration count 4000000000 is outside");
-    scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=99999999999", NULL, "invalid iteration count");
+    scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=99999999999", NULL,
+                "invalid iteration count");
     scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=-1", NULL, "invalid iteration count");
     scram_fails("r=" RFC_NONCE "abc,s=W22ZaJ0SNY7soEsUEjb6gQ==", NULL, "iteration count (i=)");
     /* salt */

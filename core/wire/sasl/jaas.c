@@ -99,13 +99,27 @@ static int read_quoted(tokenizer *t) {
         if (ch == '\\' && t->pos < t->len) {
             char e = t->s[t->pos++];
             switch (e) {
-            case 'a': ch = 7; break;
-            case 'b': ch = '\b'; break;
-            case 'f': ch = '\f'; break;
-            case 'n': ch = '\n'; break;
-            case 'r': ch = '\r'; break;
-            case 't': ch = '\t'; break;
-            case 'v': ch = '\v'; break;
+            case 'a':
+                ch = 7;
+                break;
+            case 'b':
+                ch = '\b';
+                break;
+            case 'f':
+                ch = '\f';
+                break;
+            case 'n':
+                ch = '\n';
+                break;
+            case 'r':
+                ch = '\r';
+                break;
+            case 't':
+                ch = '\t';
+                break;
+            case 'v':
+                ch = '\v';
+                break;
             default:
                 if (e >= '0' && e <= '7') {
                     int v = e - '0';
@@ -164,10 +178,14 @@ static int next_token(tokenizer *t) {
 
 const char *knw_jaas_flag_name(knw_jaas_flag f) {
     switch (f) {
-    case KNW_JAAS_REQUIRED: return "required";
-    case KNW_JAAS_REQUISITE: return "requisite";
-    case KNW_JAAS_SUFFICIENT: return "sufficient";
-    case KNW_JAAS_OPTIONAL: return "optional";
+    case KNW_JAAS_REQUIRED:
+        return "required";
+    case KNW_JAAS_REQUISITE:
+        return "requisite";
+    case KNW_JAAS_SUFFICIENT:
+        return "sufficient";
+    case KNW_JAAS_OPTIONAL:
+        return "optional";
     }
     return "?";
 }
@@ -199,7 +217,8 @@ static bool has_value(const tokenizer *t) { return t->type == TK_WORD || t->type
 /* Errors as Java words them, with the byte offset: never a value. */
 static int parse_entry(tokenizer *t, knw_jaas *j, char *errstr, size_t n) {
     if (!has_value(t)) {
-        kn_errstr_set(errstr, n, "sasl.jaas.config: expected a login module class name at byte %zu", t->start);
+        kn_errstr_set(errstr, n, "sasl.jaas.config: expected a login module class name at byte %zu",
+                      t->start);
         return KN_ERR__CONFIG;
     }
     j->login_module = t->sval;
@@ -254,8 +273,9 @@ static int parse_entry(tokenizer *t, knw_jaas *j, char *errstr, size_t n) {
             if (vt == TK_ERROR)
                 kn_errstr_set(errstr, n, "sasl.jaas.config: %s in the value of key '%s'", t->err, keyshow);
             else
-                kn_errstr_set(errstr, n, "sasl.jaas.config: Value not specified for key '%s' in JAAS config%s",
-                              keyshow, vt == TK_NUMBER ? " (quote values that start with a digit)" : "");
+                kn_errstr_set(errstr, n,
+                              "sasl.jaas.config: Value not specified for key '%s' in JAAS config%s", keyshow,
+                              vt == TK_NUMBER ? " (quote values that start with a digit)" : "");
             return KN_ERR__CONFIG;
         }
         if (j->option_count >= KNW_JAAS_MAX_OPTIONS) {

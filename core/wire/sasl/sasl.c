@@ -93,8 +93,8 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
     const knw_sasl_mech *mech = knw_sasl_mech_find(mname);
     if (!mech) {
         char list[128];
-        kn_errstr_set(errstr, n, "sasl.mechanism %s is not supported (supported: %s)", mname ? mname : "(null)",
-                      knw_sasl_mech_list(list, sizeof list));
+        kn_errstr_set(errstr, n, "sasl.mechanism %s is not supported (supported: %s)",
+                      mname ? mname : "(null)", knw_sasl_mech_list(list, sizeof list));
         return KN_ERR__CONFIG;
     }
     const char *jaas = kn_conf_get_str(conf, "sasl.jaas.config");
@@ -113,8 +113,9 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
     if (!rc)
         rc = knw_jaas_parse(jaas, &sc->jaas, errstr, n);
     if (!rc && strcmp(sc->jaas.login_module, mech->login_module) != 0) {
-        kn_errstr_set(errstr, n, "sasl.jaas.config: login module %.200s does not provide credentials for "
-                                 "sasl.mechanism %s (use %s)",
+        kn_errstr_set(errstr, n,
+                      "sasl.jaas.config: login module %.200s does not provide credentials for "
+                      "sasl.mechanism %s (use %s)",
                       sc->jaas.login_module, mech->name, mech->login_module);
         rc = KN_ERR__CONFIG;
     }
@@ -162,7 +163,9 @@ void knw_sasl_free(knw_conn *conn) {
     conn->sasl = NULL;
 }
 
-bool knw_sasl_reauth_active(const knw_conn *conn) { return conn->sasl && conn->sasl->active && conn->sasl->reauth; }
+bool knw_sasl_reauth_active(const knw_conn *conn) {
+    return conn->sasl && conn->sasl->active && conn->sasl->reauth;
+}
 
 int64_t knw_sasl_reauth_at(const knw_conn *conn) {
     const knw_sasl_session *s = conn->sasl;
@@ -263,7 +266,8 @@ static void on_handshake(knw_client *c, knw_resp *resp, void *opaque) {
             off += (size_t)snprintf(list + off, sizeof list - off, "%s%.*s", i ? ", " : "",
                                     (int)hr->mechanisms.items[i].len, hr->mechanisms.items[i].ptr);
         if (hr->error_code == KN_ERR_UNSUPPORTED_SASL_MECHANISM)
-            snprintf(err, sizeof err, "Client SASL mechanism '%s' not enabled in the server, enabled mechanisms are [%s]",
+            snprintf(err, sizeof err,
+                     "Client SASL mechanism '%s' not enabled in the server, enabled mechanisms are [%s]",
                      s->mech->name, list);
         else
             snprintf(err, sizeof err, "SaslHandshake failed: %s (enabled mechanisms [%s])",
@@ -315,8 +319,9 @@ static void on_authenticate(knw_client *c, knw_resp *resp, void *opaque) {
         return;
     }
     int64_t lifetime = ar->session_lifetime_ms;
-    int rc = s->mech->step(s->state, ar->auth_bytes.len > 0 ? ar->auth_bytes.ptr : (const uint8_t *)"",
-                           ar->auth_bytes.len > 0 ? (size_t)ar->auth_bytes.len : 0, &s->token, err, sizeof err);
+    int rc =
+        s->mech->step(s->state, ar->auth_bytes.len > 0 ? ar->auth_bytes.ptr : (const uint8_t *)"",
+                      ar->auth_bytes.len > 0 ? (size_t)ar->auth_bytes.len : 0, &s->token, err, sizeof err);
     knw_resp_free(resp);
     if (rc == KNW_SASL_SEND) {
         send_token(conn, now_ms);
@@ -334,9 +339,10 @@ static void on_authenticate(knw_client *c, knw_resp *resp, void *opaque) {
     s->active = s->reauth = false;
     s->session_lifetime_ms = lifetime;
     /* Java: re-authenticate at a random 85..95 % of the session. */
-    s->reauth_at_ms = lifetime > 0 ? now_ms + (int64_t)((double)lifetime * (0.85 + 0.10 * (double)random() /
-                                                                                       (double)RAND_MAX))
-                                   : 0;
+    s->reauth_at_ms =
+        lifetime > 0
+            ? now_ms + (int64_t)((double)lifetime * (0.85 + 0.10 * (double)random() / (double)RAND_MAX))
+            : 0;
     char nb[128];
     kn_log(&c->log, KN_LOG_DEBUG, "%s: %s as SASL %s in %lld ms (session lifetime %lld ms)",
            knw_conn_name(conn, nb, sizeof nb), reauth ? "re-authenticated" : "authenticated", s->mech->name,

@@ -96,12 +96,12 @@ void knw_sasl_conf_free(knw_sasl_conf *sc);
 
 typedef struct knw_sasl_session {
     const knw_sasl_mech *mech;
-    void *state;                 /* the mechanism's */
-    kp_SaslHandshakeRequest hs;  /* bodies of the requests in flight */
+    void *state;                /* the mechanism's */
+    kp_SaslHandshakeRequest hs; /* bodies of the requests in flight */
     kp_SaslAuthenticateRequest auth;
-    knw_sasl_buf token;          /* bytes auth points to */
-    bool active;                 /* an exchange is in progress */
-    bool reauth;                 /* ... and it is a re-authentication */
+    knw_sasl_buf token; /* bytes auth points to */
+    bool active;        /* an exchange is in progress */
+    bool reauth;        /* ... and it is a re-authentication */
     int rounds;
     int64_t started_ms;
     int64_t reauth_at_ms;        /* 0: the broker set no session lifetime */

@@ -18,7 +18,8 @@ typedef struct plain_state {
 static int plain_check(const knw_sasl_conf *conf, char *errstr, size_t n) {
     const char *u = knw_jaas_get(&conf->jaas, "username"), *p = knw_jaas_get(&conf->jaas, "password");
     if (!u || !p) {
-        kn_errstr_set(errstr, n, "sasl.jaas.config: PLAIN needs the options username and password (%s missing)",
+        kn_errstr_set(errstr, n,
+                      "sasl.jaas.config: PLAIN needs the options username and password (%s missing)",
                       !u ? "username" : "password");
         return KN_ERR__CONFIG;
     }

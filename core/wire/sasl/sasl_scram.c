@@ -70,8 +70,9 @@ static int b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size
         return -1;
     for (size_t i = 0; i < len; i++) {
         char ch = in[i];
-        bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
-                  ch == '/' || (ch == '=' && i >= len - 2 && (i == len - 1 || in[len - 1] == '='));
+        bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                  ch == '+' || ch == '/' ||
+                  (ch == '=' && i >= len - 2 && (i == len - 1 || in[len - 1] == '='));
         if (!ok)
             return -1;
     }
@@ -145,8 +146,8 @@ int knw_scram_parse_server_first(const char *msg, size_t len, knw_scram_server_f
     }
     off = (size_t)(p - msg);
     if (!attr(&p, end, 'i', &v, &vl) || vl == 0 || vl > 10) {
-        kn_errstr_set(errstr, n, "SCRAM server-first message: missing or invalid iteration count (i=) at byte %zu",
-                      off);
+        kn_errstr_set(errstr, n,
+                      "SCRAM server-first message: missing or invalid iteration count (i=) at byte %zu", off);
         return KN_ERR__AUTHENTICATION;
     }
     int64_t it = 0;
@@ -159,7 +160,8 @@ int knw_scram_parse_server_first(const char *msg, size_t len, knw_scram_server_f
     }
     out->iterations = it;
     if (!valid_tail(p, end)) {
-        kn_errstr_set(errstr, n, "SCRAM server-first message: malformed extension at byte %zu", (size_t)(p - msg));
+        kn_errstr_set(errstr, n, "SCRAM server-first message: malformed extension at byte %zu",
+                      (size_t)(p - msg));
         return KN_ERR__AUTHENTICATION;
     }
     return 0;
@@ -183,7 +185,8 @@ int knw_scram_parse_server_final(const char *msg, size_t len, uint8_t *sig, size
     size_t bl = 0;
     if (!attr(&p, end, 'v', &v, &vl) || b64_decode(v, vl, buf, sizeof buf, &bl) || bl > SCRAM_MAX_MD ||
         !valid_tail(p, end)) {
-        kn_errstr_set(errstr, n, "SCRAM server-final message: malformed (expected v=<signature> or e=<error>)");
+        kn_errstr_set(errstr, n,
+                      "SCRAM server-final message: malformed (expected v=<signature> or e=<error>)");
         return KN_ERR__AUTHENTICATION;
     }
     memcpy(sig, buf, bl);
@@ -262,17 +265,18 @@ nomem:
     return KN_ERR__NOMEM;
 }
 
-static int start256(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out, char *errstr,
-                    size_t n) {
+static int start256(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out,
+                    char *errstr, size_t n) {
     return scram_start(conf, host, state, out, EVP_sha256, "SCRAM-SHA-256", errstr, n);
 }
 
-static int start512(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out, char *errstr,
-                    size_t n) {
+static int start512(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out,
+                    char *errstr, size_t n) {
     return scram_start(conf, host, state, out, EVP_sha512, "SCRAM-SHA-512", errstr, n);
 }
 
-static bool hmac(const EVP_MD *md, const uint8_t *key, size_t klen, const void *data, size_t dlen, uint8_t *out) {
+static bool hmac(const EVP_MD *md, const uint8_t *key, size_t klen, const void *data, size_t dlen,
+                 uint8_t *out) {
     unsigned int ol = 0;
     return HMAC(md, key, (int)klen, data, dlen, out, &ol) != NULL;
 }
@@ -315,10 +319,11 @@ static int client_final(scram_state *st, const char *in, size_t in_len, knw_sasl
     int w = snprintf(final, fl, "c=biws,r=%.*s", (int)sf.nonce_len, sf.nonce);
     snprintf(auth_msg, al + 1, "%s,%.*s,%s", st->first_bare, (int)in_len, in, final);
     unsigned int dl = 0;
-    if (PKCS5_PBKDF2_HMAC(st->password, (int)strlen(st->password), sf.salt, (int)sf.salt_len, (int)sf.iterations,
-                          md, (int)ml, salted) != 1 ||
+    if (PKCS5_PBKDF2_HMAC(st->password, (int)strlen(st->password), sf.salt, (int)sf.salt_len,
+                          (int)sf.iterations, md, (int)ml, salted) != 1 ||
         !hmac(md, salted, ml, "Client Key", 10, ckey) || EVP_Digest(ckey, ml, stored, &dl, md, NULL) != 1 ||
-        !hmac(md, stored, ml, auth_msg, strlen(auth_msg), csig) || !hmac(md, salted, ml, "Server Key", 10, skey) ||
+        !hmac(md, stored, ml, auth_msg, strlen(auth_msg), csig) ||
+        !hmac(md, salted, ml, "Server Key", 10, skey) ||
         !hmac(md, skey, ml, auth_msg, strlen(auth_msg), st->server_sig)) {
         kn_errstr_set(errstr, n, "%s: the key derivation failed in OpenSSL", st->name);
         goto done;
@@ -326,8 +331,8 @@ static int client_final(scram_state *st, const char *in, size_t in_len, knw_sasl
     for (size_t i = 0; i < ml; i++)
         proof[i] = ckey[i] ^ csig[i];
     memcpy(final + w, ",p=", 3);
-    int pl = EVP_EncodeBlock((unsigned char *)final + w + 3, proof, (int)ml);
-    out->ptr = (uint8_t *)final;
+    int pl = EVP_EncodeBlock((unsigned char *) final + w + 3, proof, (int)ml);
+    out->ptr = (uint8_t *) final;
     out->len = (size_t)w + 3 + (size_t)pl;
     final = NULL;
     st->stage = 1;
@@ -356,7 +361,8 @@ static int scram_step(void *state, const uint8_t *in, size_t in_len, knw_sasl_bu
         if (rc)
             return rc;
         if (sl != st->md_len || CRYPTO_memcmp(sig, st->server_sig, sl) != 0) {
-            kn_errstr_set(errstr, n, "%s: invalid server signature (the broker did not prove it knows the credential)",
+            kn_errstr_set(errstr, n,
+                          "%s: invalid server signature (the broker did not prove it knows the credential)",
                           st->name);
             return KN_ERR__AUTHENTICATION;
         }
