@@ -140,21 +140,16 @@ static int32_t stream_fill(stream *s) {
 static void fetch_done(knw_client *client, knw_resp *resp, void *opaque);
 
 /* Sends the stream's next request if it has work. Lock held on entry and
- * exit; knw_send never calls fetch_done inline. */
+ * exit; it is recursive because a request knw_send cannot queue
+ * completes at once through fetch_done (wire.h). */
 static void stream_send(stream *s) {
     probe *pr = s->pr;
     if (pr->stop || stream_fill(s) == 0)
         return;
-    int rc = knw_send(pr->client, s->node, KP_API_FETCH, 4, pr->have_id ? -1 : 12, &s->req,
-                      30000 + pr->max_wait_ms, fetch_done, s);
-    if (rc != 0) {
-        pr->err = rc;
-        snprintf(pr->errstr, sizeof pr->errstr, "Fetch to broker %d not sent: %s", s->node, kn_err_name(rc));
-        pr->stop = true;
-        return;
-    }
     s->inflight = true;
     pr->inflight++;
+    knw_send(pr->client, s->node, KP_API_FETCH, 4, pr->have_id ? -1 : 12, &s->req, 30000 + pr->max_wait_ms,
+             fetch_done, s);
 }
 
 /* Counts the records of one partition's record bytes from batch headers
@@ -511,7 +506,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "kn_fetch_probe: %s\n", es);
         return 1;
     }
-    pthread_mutex_init(&pr.lock, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&pr.lock, &ma);
+    pthread_mutexattr_destroy(&ma);
     pthread_cond_init(&pr.cond, NULL);
     int rc = load_partitions(&pr, 30000);
     if (rc != 0) {

@@ -65,11 +65,18 @@ int kn_err_flags(int code) {
     return d ? d->flags : 0;
 }
 
+/* The library's own errors that say a broker could not be reached. */
+static int own_unreachable(int code) {
+    return code == KN_ERR__TRANSPORT || code == KN_ERR__TIMED_OUT || code == KN_ERR__RESOLVE ||
+           code == KN_ERR__ALL_BROKERS_DOWN;
+}
+
 int kn_err_is_retriable(int code) {
-    if (code == KN_ERR__TRANSPORT || code == KN_ERR__TIMED_OUT || code == KN_ERR__RESOLVE ||
-        code == KN_ERR__ALL_BROKERS_DOWN)
-        return 1;
-    return (kn_err_flags(code) & KN_EF_RETRIABLE) != 0;
+    return own_unreachable(code) || (kn_err_flags(code) & KN_EF_RETRIABLE) != 0;
+}
+
+int kn_err_is_coordinator(int code) {
+    return own_unreachable(code) || (kn_err_flags(code) & KN_EF_COORDINATOR) != 0;
 }
 
 void kn_errstr_set(char *errstr, size_t size, const char *fmt, ...) {

@@ -12,6 +12,16 @@
 
 #define KN_EF_RETRIABLE 0x1
 #define KN_EF_METADATA 0x2
+#define KN_EF_COORDINATOR 0x4
+
+/* True when err means "find the coordinator again": a Kafka code flagged
+ * KN_EF_COORDINATOR (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE,
+ * REQUEST_TIMED_OUT, as Java's coordinator handlers treat them) or the
+ * library's own connection errors (_TRANSPORT, _TIMED_OUT, _RESOLVE,
+ * _ALL_BROKERS_DOWN: the coordinator could not be reached). The one
+ * answer for the consumer's offsets and group and the transactional
+ * producer. */
+int kn_err_is_coordinator(int code);
 
 /* Flags of a Kafka error code (0 for unknown codes and the library's own). */
 int kn_err_flags(int code);

@@ -121,11 +121,6 @@ knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t mi
         if (left <= 0)
             break;
         knw_resp *resp = knw_call(admin->client, node_id, api_key, min_version, max_version, req, left);
-        if (!resp) {
-            *errp = KN_ERR__NOMEM;
-            kn_errstr_set(errstr, errstr_size, "%s: out of memory", what);
-            return NULL;
-        }
         if (resp->err == 0)
             return resp;
         last_err = resp->err;

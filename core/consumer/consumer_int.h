@@ -392,9 +392,6 @@ struct kn_consumer {
     int auto_commit_interval_ms;
     int64_t next_auto_commit_ms;
     int32_t coord_id; /* the group coordinator, -1 unknown */
-    bool coord_inflight;
-    int64_t coord_retry_at_ms;
-    int64_t coord_found_ms; /* when coord_id was answered (knw_now_ms) */
     bool offset_fetch_inflight;
     struct knc_commit *commit_head, *commit_tail; /* FIFO, head in flight */
     bool commit_inflight;
@@ -459,17 +456,21 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque);
  * nothing sent); knc_validate_send sends them after the lock. */
 void *knc_validate_plan(kn_consumer *c, const knw_metadata *md, int64_t now_ms);
 void knc_validate_send(knw_client *client, void *plan);
-/* offsets.c, network side, c->lock held: plans the next coordinator,
- * OffsetFetch or OffsetCommit request (at most one of each kind in
- * flight) and sends nothing; knc_offsets_send sends the plan after the
- * lock is released. */
+/* offsets.c, network side, c->lock held: plans the next OffsetFetch or
+ * OffsetCommit request (at most one of each kind in flight) and sends
+ * nothing; knc_offsets_send sends the plan after the lock is released.
+ * The group coordinator is looked up through the client's coordinator
+ * table (core/wire/coordinator.h) and mirrored in c->coord_id. */
 typedef struct knc_offsets_plan {
-    void *find_coordinator;
     void *offset_fetch;
     struct knc_commit *commit;
 } knc_offsets_plan;
 void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan);
 void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan);
+/* offsets.c, c->lock held: a request to node (-1: whichever is current)
+ * failed with err. If kn_err_is_coordinator(err), the group coordinator
+ * is forgotten (c->coord_id and the client's table) and true returned. */
+bool knc_coord_failed(kn_consumer *c, int32_t node, int err);
 /* offsets.c, application side: runs due commit callbacks (takes and
  * drops c->lock itself; call without it). */
 void knc_serve_commit_callbacks(kn_consumer *c);

@@ -999,27 +999,16 @@ out:
         knc_req *req = reqs;
         reqs = req->next;
         req->next = NULL;
-        int rc;
+        /* Each completes once through its callback, failures included,
+         * which undoes the in-flight marks. */
         if (req->api_key == KP_API_FETCH) {
             /* Topic ids need v13+; without them stay at v12 (names). */
             int timeout = c->request_timeout_ms + req->u.fetch.max_wait_ms;
-            rc = knw_send(client, req->node_id, KP_API_FETCH, 4, req->ids_complete ? -1 : 12,
-                          &req->u.fetch, timeout, knc_fetch_done, req);
+            knw_send(client, req->node_id, KP_API_FETCH, 4, req->ids_complete ? -1 : 12, &req->u.fetch,
+                     timeout, knc_fetch_done, req);
         } else {
-            rc = knw_send(client, req->node_id, KP_API_LIST_OFFSETS, 1, -1, &req->u.list_offsets,
-                          -1, knc_list_offsets_done, req);
-        }
-        if (rc != 0) {
-            /* cb is not called: answer it ourselves with the error so the
-             * in-flight marks are undone in one place. */
-            knw_resp *r = kn_calloc(1, sizeof(*r));
-            if (r) {
-                r->err = rc;
-                kn_arena_init(&r->arena, 256);
-                (req->api_key == KP_API_FETCH ? knc_fetch_done : knc_list_offsets_done)(client, r, req);
-            } else {
-                knc_req_free(req); /* marks stay: only after an allocation failure */
-            }
+            knw_send(client, req->node_id, KP_API_LIST_OFFSETS, 1, -1, &req->u.list_offsets, -1,
+                     knc_list_offsets_done, req);
         }
     }
     if (md)

@@ -5,9 +5,10 @@
  * member epoch and member id (group/). The coordinator found here is
  * also the one the group protocol talks to.
  *
- * Owns three flows, all against the group coordinator (found with
- * FindCoordinator, re-found after NOT_COORDINATOR / COORDINATOR_NOT_
- * AVAILABLE or a lost connection, retried while it loads):
+ * Owns three flows, all against the group coordinator (found through
+ * the client's coordinator table, core/wire/coordinator.h, forgotten
+ * after an error kn_err_is_coordinator names or a lost connection,
+ * retried while it loads):
  *
  *  - initial positions: partitions in NEED_COMMITTED are looked up with
  *    one OffsetFetch at a time, from the network-thread ticker;
@@ -31,11 +32,10 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "proto/generated/kp_apis.h"
-#include "proto/generated/kp_find_coordinator.h"
+#include "wire/coordinator.h"
 #include "proto/generated/kp_offset_commit.h"
 #include "proto/generated/kp_offset_fetch.h"
 
-#define KNC_FIND_COORDINATOR_MAX 3
 #define KNC_OFFSET_FETCH_MAX     7
 #define KNC_OFFSET_COMMIT_MAX    9
 
@@ -56,11 +56,6 @@ typedef struct knc_commit {
     struct knc_commit *next;
 } knc_commit;
 
-typedef struct knc_coord_req {
-    kn_consumer *c;
-    kp_FindCoordinatorRequest req;
-} knc_coord_req;
-
 typedef struct knc_fetch_part {
     uint64_t part_id;
     uint32_t gen;
@@ -79,13 +74,8 @@ static kn_str knc_s(const char *s) {
     return r;
 }
 
-static bool knc_coord_error(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN;
-}
-
 static bool knc_retry_error(int err) {
-    return knc_coord_error(err) || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
+    return kn_err_is_coordinator(err) || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ||
            err == KN_ERR_UNSTABLE_OFFSET_COMMIT || err == KN_ERR_REQUEST_TIMED_OUT;
 }
 
@@ -291,24 +281,12 @@ void knc_offsets_destroy(kn_consumer *c) {
 
 /* ---- answers (network thread) ------------------------------------------ */
 
-static void knc_coord_done(knw_client *client, knw_resp *resp, void *opaque) {
-    knc_coord_req *cr = opaque;
-    kn_consumer *c = cr->c;
-    const kp_FindCoordinatorResponse *r = resp->body;
-    pthread_mutex_lock(&c->lock);
-    c->coord_inflight = false;
-    if (!resp->err && r && r->error_code == 0 && r->node_id >= 0) {
-        c->coord_id = r->node_id;
-        c->coord_found_ms = knw_now_ms();
-    } else {
+bool knc_coord_failed(kn_consumer *c, int32_t node, int err) {
+    if (!c->group_id || !knw_coord_failed(c->client, KNW_COORD_GROUP, c->group_id, node, err))
+        return false;
+    if (node < 0 || c->coord_id == node)
         c->coord_id = -1;
-        c->coord_retry_at_ms = knw_now_ms() + c->retry_backoff_ms;
-    }
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
-    knw_resp_free(resp);
-    kn_free(cr);
-    knw_wakeup(client);
+    return true;
 }
 
 /* Whether a commit refused with STALE_MEMBER_EPOCH on every failed
@@ -365,7 +343,7 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
                 if (e) {
                     failed++;
                     stale += e == KN_ERR_STALE_MEMBER_EPOCH;
-                    if (!first || knc_coord_error(e) || e == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS)
+                    if (!first || kn_err_is_coordinator(e) || e == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS)
                         first = e;
                 }
             }
@@ -377,8 +355,7 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     }
     /* Forgotten also when the commit gives up (deadline reached): the
      * next commit must not go to the same unreachable node. */
-    if (knc_coord_error(err))
-        c->coord_id = -1;
+    knc_coord_failed(c, cm->node_id, err);
     if (err && (knc_retry_error(err) || stale_retry) && now < cm->deadline_ms && !c->closed) {
         c->commit_retry_at_ms = now + c->retry_backoff_ms;
         for (size_t i = 0; i < kn_topic_partition_list_count(cm->offsets); i++)
@@ -417,8 +394,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     c->offset_fetch_inflight = false;
     int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
-    if (knc_coord_error(err))
-        c->coord_id = -1;
+    knc_coord_failed(c, fr->node_id, err);
     if (!err && !c->closed) {
         for (int32_t t = 0; t < r->topics.count; t++) {
             const kp_OffsetFetchResponse_OffsetFetchResponseTopic *rt = &r->topics.items[t];
@@ -452,8 +428,8 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     knc_part_fail(p, pr->error_code,
                                   "%s [%d]: reading the committed offset of group %s failed: %s", p->topic,
                                   (int)p->partition, c->group_id, kn_err_name(pr->error_code));
-                } else if (knc_coord_error(pr->error_code)) {
-                    c->coord_id = -1;
+                } else {
+                    knc_coord_failed(c, fr->node_id, pr->error_code);
                 }
             }
         }
@@ -543,36 +519,14 @@ static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
     return fr;
 }
 
-/* Forgets a coordinator that a metadata snapshot newer than its
- * FindCoordinator answer no longer lists (lock held). Such a node has
- * left the cluster (a KRaft broker that shut down is dropped from
- * Metadata): the wire layer holds a request for it until the request
- * times out (request.timeout.ms, as long as a commit's whole wait), so
- * a commit sent there would time out instead of finding the new
- * coordinator. Java keeps the coordinator's address and sees the
- * refused connection at once; here the metadata says it first. */
-static void knc_coord_check_metadata(kn_consumer *c) {
-    if (c->coord_id < 0)
-        return;
-    knw_metadata *md = knw_metadata_get(c->client);
-    if (!md)
-        return;
-    bool gone = md->broker_count > 0 && md->fetched_at_ms > c->coord_found_ms &&
-                !knw_metadata_broker(md, c->coord_id);
-    knw_metadata_release(md);
-    if (!gone)
-        return;
-    kn_log(NULL, KN_LOG_DEBUG,
-           "group %s: coordinator %d is no longer in the cluster metadata; finding the coordinator again",
-           c->group_id, (int)c->coord_id);
-    c->coord_id = -1;
-}
-
 void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     memset(plan, 0, sizeof(*plan));
     if (!c->group_id || c->closed)
         return;
-    knc_coord_check_metadata(c);
+    /* The client's coordinator table (core/wire/coordinator.h) caches the
+     * answer and forgets it after a coordinator error, a lost connection
+     * or when newer metadata no longer lists the node. */
+    c->coord_id = knw_coord_known(c->client, KNW_COORD_GROUP, c->group_id);
     /* The group (group/classic.c) needs the coordinator too. */
     bool need_coord = kng_subscribed(c) && c->coord_id < 0;
     /* A queued commit that ran out of time before it could be sent. */
@@ -598,39 +552,21 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
             c->commit_inflight = true;
         }
     }
-    if (need_coord && !c->coord_inflight && now_ms >= c->coord_retry_at_ms) {
-        knc_coord_req *cr = kn_calloc(1, sizeof(*cr));
-        if (cr) {
-            cr->c = c;
-            kp_FindCoordinatorRequest_init(&cr->req);
-            cr->req.key = knc_s(c->group_id);
-            cr->req.key_type = 0;
-            c->coord_inflight = true;
-            plan->find_coordinator = cr;
-        }
-    }
+    /* Looked up (batched, with backoff) unless in flight; the answer
+     * wakes this ticker. */
+    if (need_coord)
+        c->coord_id = knw_coord_get(c->client, KNW_COORD_GROUP, c->group_id, NULL, NULL, 0);
 }
 
-/* knw_send, or on failure the callback with the error (so the in-flight
- * flags are cleared in one place). */
+/* The callback runs once whatever happens (so the in-flight flags are
+ * cleared in one place). */
 static void knc_send(knw_client *client, int32_t node, int16_t api, int16_t max_version, const void *req,
                      knw_cb *cb, void *opaque) {
-    int rc = knw_send(client, node, api, -1, max_version, req, -1, cb, opaque);
-    if (rc == 0)
-        return;
-    knw_resp *r = kn_calloc(1, sizeof(*r));
-    if (!r)
-        return; /* only after an allocation failure: the flag stays set */
-    r->err = rc;
-    kn_arena_init(&r->arena, 64);
-    cb(client, r, opaque);
+    knw_send(client, node, api, -1, max_version, req, -1, cb, opaque);
 }
 
 void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan) {
     (void)c;
-    if (plan->find_coordinator)
-        knc_send(client, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, KNC_FIND_COORDINATOR_MAX,
-                 &((knc_coord_req *)plan->find_coordinator)->req, knc_coord_done, plan->find_coordinator);
     if (plan->offset_fetch) {
         knc_ofetch_req *fr = plan->offset_fetch;
         knc_send(client, fr->node_id, KP_API_OFFSET_FETCH, KNC_OFFSET_FETCH_MAX, &fr->req, knc_ofetch_done,
@@ -748,36 +684,15 @@ int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offse
     return knc_commit_sync(c, offsets, timeout_ms, true);
 }
 
-/* Finds the coordinator from the application thread (blocking). */
+/* Finds the coordinator from the application thread (blocking, until
+ * deadline), through the client's coordinator table. */
 static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node) {
-    for (;;) {
-        pthread_mutex_lock(&c->lock);
-        *node = c->coord_id;
-        pthread_mutex_unlock(&c->lock);
-        if (*node >= 0)
-            return 0;
-        int64_t left = deadline - knw_now_ms();
-        if (left <= 0)
-            return KN_ERR__TIMED_OUT;
-        kp_FindCoordinatorRequest req;
-        kp_FindCoordinatorRequest_init(&req);
-        req.key = knc_s(c->group_id);
-        knw_resp *resp = knw_call(c->client, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1,
-                                  KNC_FIND_COORDINATOR_MAX, &req, (int)left);
-        const kp_FindCoordinatorResponse *r = resp->body;
-        int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
-        if (!err && r->node_id >= 0) {
-            pthread_mutex_lock(&c->lock);
-            c->coord_id = r->node_id;
-            c->coord_found_ms = knw_now_ms();
-            pthread_mutex_unlock(&c->lock);
-        }
-        knw_resp_free(resp);
-        if (err && !knc_retry_error(err))
-            return err;
-        if (err)
-            usleep((useconds_t)c->retry_backoff_ms * 1000);
-    }
+    char errstr[256];
+    int err = knw_coord_wait(c->client, KNW_COORD_GROUP, c->group_id, deadline, node, errstr, sizeof errstr);
+    pthread_mutex_lock(&c->lock);
+    c->coord_id = err ? -1 : *node;
+    pthread_mutex_unlock(&c->lock);
+    return err;
 }
 
 int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms) {
@@ -863,11 +778,9 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
         knw_resp_free(resp);
         if (!err || !knc_retry_error(err))
             break;
-        if (knc_coord_error(err)) {
-            pthread_mutex_lock(&c->lock);
-            c->coord_id = -1;
-            pthread_mutex_unlock(&c->lock);
-        }
+        pthread_mutex_lock(&c->lock);
+        knc_coord_failed(c, node, err);
+        pthread_mutex_unlock(&c->lock);
         usleep((useconds_t)c->retry_backoff_ms * 1000);
     }
     kn_arena_destroy(&arena);

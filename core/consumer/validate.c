@@ -212,18 +212,7 @@ void knc_validate_send(knw_client *client, void *plan) {
     while (v) {
         knc_vreq *next = v->next;
         v->next = NULL;
-        int rc = knw_send(client, v->node_id, KP_API_OFFSET_FOR_LEADER_EPOCH, -1, -1, &v->req, -1,
-                          knc_validate_done, v);
-        if (rc != 0) {
-            knw_resp *r = kn_calloc(1, sizeof(*r));
-            if (r) {
-                r->err = rc;
-                kn_arena_init(&r->arena, 64);
-                knc_validate_done(client, r, v);
-            } else {
-                knc_vreq_free(v);
-            }
-        }
+        knw_send(client, v->node_id, KP_API_OFFSET_FOR_LEADER_EPOCH, -1, -1, &v->req, -1, knc_validate_done, v);
         v = next;
     }
 }

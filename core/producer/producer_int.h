@@ -29,7 +29,6 @@ typedef struct knp_txn_shared {
     bool open;          /* in a transaction: partitions may be added */
     bool started;       /* the coordinator holds partitions or offsets of it */
     int32_t coord;      /* transaction coordinator node, -1 unknown */
-    bool coord_finding; /* sender: FindCoordinator in flight */
     bool adding;        /* sender: AddPartitionsToTxn in flight */
     int64_t add_retry_at_ms;
     int abortable_err; /* the transaction can only be aborted */

@@ -29,12 +29,12 @@
 #include <string.h>
 
 #include "error.h"
+#include "wire/coordinator.h"
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
 #include "proto/generated/kp_add_partitions_to_txn.h"
 #include "proto/generated/kp_apis.h"
-#include "proto/generated/kp_find_coordinator.h"
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_produce.h"
 
@@ -48,7 +48,6 @@
  * epoch bump per transaction (EndTxn v5), which this client does not do. */
 #define KNP_PRODUCE_TXN_MAX_VERSION      11
 #define KNP_ADD_PARTITIONS_MAX_VERSION   3
-#define KNP_FIND_COORDINATOR_MAX_VERSION 3
 
 enum { PID_NONE, PID_REQUESTING, PID_READY };
 
@@ -693,31 +692,12 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         return;
     }
     /* tds/pds live with the request: freed with it (see on_produce). */
-    int rc = knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
-                      s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1,
-                      on_produce, r);
-    if (rc) {
-        pthread_mutex_lock(&acc->lock);
-        s->inflight_reqs--;
-        knp_node *nd = sender_node(s, d->node);
-        if (nd)
-            nd->inflight--;
-        for (int32_t i = 0; i < nb; i++)
-            batch_result(s, r->batches[i], rc, -1, -1, "cannot queue the Produce request",
-                         now_ms);
-        pthread_mutex_unlock(&acc->lock);
-        kn_free(r->tds);
-        kn_free(r->pds);
-        kn_free(r);
-    }
+    /* on_produce runs once, failures to queue included. */
+    knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
+             s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1, on_produce, r);
 }
 
 /* ---- transactions: coordinator and AddPartitionsToTxn ---------------- */
-
-typedef struct knp_coord_req {
-    knp_sender *s;
-    kp_FindCoordinatorRequest req;
-} knp_coord_req;
 
 typedef struct knp_add_req {
     knp_sender *s;
@@ -726,25 +706,8 @@ typedef struct knp_add_req {
     int32_t *parts;
     knp_partq **pqs;
     int32_t npqs;
+    int32_t node; /* the coordinator it went to */
 } knp_add_req;
-
-static void on_txn_coord(knw_client *c, knw_resp *resp, void *opaque) {
-    knp_coord_req *cr = opaque;
-    knp_sender *s = cr->s;
-    knp_txn_shared *tx = s->conf.txn;
-    const kp_FindCoordinatorResponse *fr = resp->body;
-    int err = resp->err ? resp->err : fr ? fr->error_code : KN_ERR__PROTOCOL;
-    pthread_mutex_lock(&s->acc->lock);
-    tx->coord_finding = false;
-    if (!err && fr->node_id >= 0)
-        tx->coord = fr->node_id;
-    else
-        tx->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;
-    pthread_mutex_unlock(&s->acc->lock);
-    kn_free(cr);
-    knw_resp_free(resp);
-    knw_wakeup(c);
-}
 
 static int cmp_pq_topic(const void *a, const void *b) {
     const knp_partq *x = *(knp_partq *const *)a, *y = *(knp_partq *const *)b;
@@ -872,12 +835,12 @@ static void on_add_partitions(knw_client *c, knw_resp *resp, void *opaque) {
                worst == KN_ERR__UNSUPPORTED_VERSION) {
         set_fatal(s, worst, msg);
         fail_all_queued(s, worst, acc->fatal_errstr);
-    } else if (worst == KN_ERR_NOT_COORDINATOR || worst == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-               is_transport_err(worst) || worst == KN_ERR__CLOSED) {
-        tx->coord = -1; /* find it again, then retry */
+    } else if (knw_coord_failed(s->wire, KNW_COORD_TXN, tx->id, ar->node, worst) || worst == KN_ERR__CLOSED) {
+        tx->coord = -1; /* find it again (coordinator.h), then retry */
         tx->add_retry_at_ms = now_ms + s->conf.retry_backoff_ms;
     } else if (kn_err_is_retriable(worst) || worst == KN_ERR_CONCURRENT_TRANSACTIONS ||
-               worst == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
+               worst == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS || worst == KN_ERR__NOMEM) {
+        /* _NOMEM: the request could not even be queued; try again. */
         /* CONCURRENT_TRANSACTIONS: the previous transaction is still
          * being completed; Java retries it quickly (20 ms). */
         tx->add_retry_at_ms =
@@ -891,10 +854,9 @@ static void on_add_partitions(knw_client *c, knw_resp *resp, void *opaque) {
     knw_wakeup(c);
 }
 
-/* acc.lock held. What the transaction needs sent this tick: a
- * FindCoordinator (*coord_req) or an AddPartitionsToTxn (*add_req). */
-static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_coord_req **coord_req,
-                     knp_add_req **add_req) {
+/* acc.lock held. What the transaction needs sent this tick: an
+ * AddPartitionsToTxn (*add_req), once its coordinator is known. */
+static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_add_req **add_req) {
     knp_txn_shared *tx = s->conf.txn;
     if (s->need_bump && !tx->abortable_err && tx->open) {
         /* A sequence failed for good: only an abort (and the epoch bump
@@ -902,53 +864,26 @@ static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_coord_
         set_abortable(s, KN_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
                       "a batch with a sequence number failed: the transaction must be aborted");
     }
-    if (!s->want_add || !tx->open || tx->adding || tx->coord_finding || s->pid_state != PID_READY)
+    if (!s->want_add || !tx->open || tx->adding || s->pid_state != PID_READY)
         return;
     if (now_ms < tx->add_retry_at_ms) {
         if (tx->add_retry_at_ms < *next_ms)
             *next_ms = tx->add_retry_at_ms;
         return;
     }
-    if (tx->coord < 0) {
-        knp_coord_req *cr = kn_calloc(1, sizeof *cr);
-        if (!cr)
-            return;
-        cr->s = s;
-        kp_FindCoordinatorRequest_init(&cr->req);
-        cr->req.key = kn_str_c(tx->id);
-        cr->req.key_type = 1; /* transaction */
-        tx->coord_finding = true;
-        *coord_req = cr;
+    /* The client's coordinator table looks it up (batched, with backoff)
+     * and its answer wakes this ticker. */
+    tx->coord = knw_coord_get(s->wire, KNW_COORD_TXN, tx->id, NULL, NULL, 0);
+    if (tx->coord < 0)
         return;
-    }
     *add_req = build_add(s);
+    if (*add_req)
+        (*add_req)->node = tx->coord;
 }
 
-static void txn_send(knp_sender *s, knp_coord_req *cr, knp_add_req *ar) {
-    knp_acc *acc = s->acc;
-    if (cr && knw_send(s->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNP_FIND_COORDINATOR_MAX_VERSION,
-                       &cr->req, -1, on_txn_coord, cr)) {
-        pthread_mutex_lock(&acc->lock);
-        s->conf.txn->coord_finding = false;
-        pthread_mutex_unlock(&acc->lock);
-        kn_free(cr);
-    }
-    if (!ar)
-        return;
-    int32_t coord;
-    pthread_mutex_lock(&acc->lock);
-    coord = s->conf.txn->coord;
-    pthread_mutex_unlock(&acc->lock);
-    if (knw_send(s->wire, coord, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req,
-                 -1, on_add_partitions, ar)) {
-        pthread_mutex_lock(&acc->lock);
-        s->conf.txn->adding = false;
-        s->conf.txn->add_retry_at_ms = knw_now_ms() + s->conf.retry_backoff_ms;
-        for (int32_t i = 0; i < ar->npqs; i++)
-            ar->pqs[i]->txn_adding = false;
-        pthread_mutex_unlock(&acc->lock);
-        free_add(ar);
-    }
+static void txn_send(knp_sender *s, knp_add_req *ar) {
+    knw_send(s->wire, ar->node, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req, -1,
+             on_add_partitions, ar);
 }
 
 /* ---- the ticker ------------------------------------------------------ */
@@ -1028,28 +963,20 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
         next = s->pid_retry_at_ms;
     s->want_add = false;
     drain(s, now_ms, &next, &need_md);
-    knp_coord_req *coord_req = NULL;
     knp_add_req *add_req = NULL;
     if (s->conf.txn)
-        txn_tick(s, now_ms, &next, &coord_req, &add_req);
+        txn_tick(s, now_ms, &next, &add_req);
     if (s->conf.adaptive)
         update_load_stats(s, now_ms);
     pthread_mutex_unlock(&acc->lock);
-    if (coord_req || add_req)
-        txn_send(s, coord_req, add_req);
+    if (add_req)
+        txn_send(s, add_req);
     if (md)
         knw_metadata_release(md);
     if (old)
         knw_metadata_release(old);
     if (send_pid) {
-        int rc = knw_send(c, KNW_NODE_ANY, KP_API_INIT_PRODUCER_ID, -1, -1, &s->pid_req, -1,
-                          on_init_pid, s);
-        if (rc) {
-            pthread_mutex_lock(&acc->lock);
-            s->pid_state = s->producer_id >= 0 ? PID_READY : PID_NONE;
-            s->pid_retry_at_ms = now_ms + backoff_ms(s, ++s->pid_attempts);
-            pthread_mutex_unlock(&acc->lock);
-        }
+        knw_send(c, KNW_NODE_ANY, KP_API_INIT_PRODUCER_ID, -1, -1, &s->pid_req, -1, on_init_pid, s);
     }
     int32_t sent = s->ndrafts;
     for (int32_t i = 0; i < s->ndrafts; i++)

@@ -37,10 +37,10 @@
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_end_txn.h"
 #include "proto/generated/kp_find_coordinator.h"
+#include "wire/coordinator.h"
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_txn_offset_commit.h"
 
-#define KNT_FIND_COORDINATOR_MAX  3 /* one key per request */
 #define KNT_END_TXN_MAX           4 /* v5: transaction version 2 */
 #define KNT_ADD_OFFSETS_MAX       4
 #define KNT_TXN_OFFSET_COMMIT_MAX 5
@@ -115,37 +115,14 @@ static bool is_fatal_txn_err(int err) {
            err == KN_ERR_INVALID_PRODUCER_ID_MAPPING || err == KN_ERR_INVALID_TRANSACTION_TIMEOUT;
 }
 
-static bool is_coordinator_err(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
-           err == KN_ERR__RESOLVE;
-}
-
 /* ---- blocking coordinator calls ---------------------------------------- */
 
-/* FindCoordinator for key (key_type 0 group, 1 transaction), one try. */
+/* The coordinator of key (key_type 0 group, 1 transaction) from the
+ * client's coordinator table (core/wire/coordinator.h): cached, looked
+ * up with backoff until deadline. */
 static int find_coordinator(kn_producer *p, int8_t key_type, const char *key, int64_t deadline, int32_t *node,
                             char *errstr, size_t n) {
-    kp_FindCoordinatorRequest req;
-    kp_FindCoordinatorRequest_init(&req);
-    req.key = kn_str_c(key);
-    req.key_type = key_type;
-    int64_t left = deadline - knw_now_ms();
-    if (left <= 0)
-        return KN_ERR__TIMED_OUT;
-    knw_resp *r = knw_call(p->wire, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, -1, KNT_FIND_COORDINATOR_MAX, &req,
-                           (int)left);
-    const kp_FindCoordinatorResponse *fr = r->body;
-    int err = r->err ? r->err : fr ? fr->error_code : KN_ERR__PROTOCOL;
-    if (!err && fr->node_id < 0)
-        err = KN_ERR_COORDINATOR_NOT_AVAILABLE;
-    if (err)
-        kn_errstr_set(errstr, n, "FindCoordinator(%s %s): %s%s%s", key_type ? "transaction" : "group", key,
-                      kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
-    else
-        *node = fr->node_id;
-    knw_resp_free(r);
-    return err;
+    return knw_coord_wait(p->wire, key_type, key, deadline, node, errstr, n);
 }
 
 /* The first error of a response body (top level or per item). */
@@ -178,11 +155,13 @@ static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const cha
                 break;
             sleep_ms(wait);
         }
+        if (*coord >= 0 && knw_coord_known(p->wire, key_type, key) != *coord)
+            *coord = -1; /* forgotten meanwhile (lost connection, metadata) */
         if (*coord < 0) {
             int rc = find_coordinator(p, key_type, key, deadline, coord, last, sizeof last);
             if (rc == KN_ERR__TIMED_OUT && knw_now_ms() >= deadline)
                 break;
-            if (rc && !is_coordinator_err(rc) && !kn_err_is_retriable(rc)) {
+            if (rc && !kn_err_is_coordinator(rc) && !kn_err_is_retriable(rc)) {
                 kn_errstr_set(errstr, n, "%s", last);
                 return rc;
             }
@@ -202,7 +181,7 @@ static int coord_call(kn_producer *p, int32_t *coord, int8_t key_type, const cha
         kn_errstr_set(last, sizeof last, "%s from node %d: %s%s%s", ap ? ap->name : "?", (int)*coord,
                       kn_err_name(err), r->err ? ": " : "", r->err ? r->errstr : "");
         knw_resp_free(r);
-        if (is_coordinator_err(err)) {
+        if (knw_coord_failed(p->wire, key_type, key, *coord, err)) {
             *coord = -1;
             continue;
         }
@@ -283,7 +262,7 @@ static int init_pid(kn_producer *p, int64_t deadline, bool bump, char *errstr, s
 static int wait_adds(kn_producer *p, int64_t deadline) {
     for (;;) {
         pthread_mutex_lock(&p->acc.lock);
-        bool busy = p->txs.adding || p->txs.coord_finding;
+        bool busy = p->txs.adding;
         pthread_mutex_unlock(&p->acc.lock);
         if (!busy)
             return 0;

@@ -71,6 +71,10 @@ void knw_client_apply_brokers(knw_client *c, const knw_metadata *md) {
                 if (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS ||
                     conn->state == KNW_CS_SASL || conn->state == KNW_CS_CONNECTING)
                     knw_conn_close(conn, 0, KN_ERR__TRANSPORT, "broker address changed", knw_now_ms());
+                if (conn->state == KNW_CS_RESOLVING) {
+                    conn->resolve_id = 0; /* the answer is for the old name */
+                    conn->state = KNW_CS_DOWN;
+                }
                 kn_free(conn->host);
                 conn->host = h;
                 conn->port = br->port;
@@ -137,8 +141,8 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
          * does before its next send; meanwhile it is busy, not gone. */
         if (conn->state == KNW_CS_READY && now_ms >= knw_sasl_reauth_at(conn))
             knw_sasl_begin(conn, true, now_ms);
-        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS ||
-            conn->state == KNW_CS_SASL || knw_sasl_reauth_active(conn))
+        if (conn->state == KNW_CS_RESOLVING || conn->state == KNW_CS_CONNECTING ||
+            conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL || knw_sasl_reauth_active(conn))
             busy = true;
         if (conn->state != KNW_CS_READY || knw_iftab_full(&conn->inflight) || knw_sasl_reauth_active(conn))
             continue;
@@ -160,8 +164,8 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
         knw_conn_connect(conn, now_ms);
         if (conn->state == KNW_CS_READY && !knw_iftab_full(&conn->inflight))
             return conn;
-        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_APIVERSIONS ||
-            conn->state == KNW_CS_SASL)
+        if (conn->state == KNW_CS_RESOLVING || conn->state == KNW_CS_CONNECTING ||
+            conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL)
             return NULL;
     }
     return NULL;
@@ -464,6 +468,7 @@ static void fail_fatal(knw_client *c) {
             knw_req_fail(c, r, err, "%s", msg);
         if (conn->state != KNW_CS_DOWN && conn->state != KNW_CS_BACKOFF)
             knw_conn_close(conn, 0, err, msg, now);
+        conn->resolve_id = 0; /* a late answer is only cached */
         conn->state = KNW_CS_DOWN;
     }
 }
@@ -496,7 +501,23 @@ static void shutdown_all(knw_client *c) {
         while ((r = knw_reqq_pop(&conn->pending)))
             knw_req_fail(c, r, KN_ERR__CLOSED, "the client is closing");
     }
-    /* Callbacks above cannot add work: knw_send refuses once stopping. */
+    /* Callbacks above cannot add work: once stopping, knw_send completes
+     * a new request at once with _CLOSED. */
+}
+
+/* Hands each finished lookup to the connection still waiting for it
+ * (answers nobody waits for only fill the cache). */
+static void collect_resolved(knw_client *c, int64_t now_ms) {
+    knw_dns_job *jobs = knw_resolver_collect(&c->resolver, now_ms);
+    for (knw_dns_job *j = jobs; j; j = j->next)
+        for (int i = 0; i < c->conn_count; i++) {
+            knw_conn *conn = c->conns[i];
+            if (conn->state == KNW_CS_RESOLVING && conn->resolve_id == j->id) {
+                knw_conn_resolved(conn, j->err, j->errstr, &j->addrs, now_ms);
+                break;
+            }
+        }
+    knw_dns_job_free(jobs);
 }
 
 static void *net_main(void *arg) {
@@ -511,6 +532,7 @@ static void *net_main(void *arg) {
         drain_submit(c);
         if (atomic_load(&c->fatal_err))
             fail_fatal(c);
+        collect_resolved(c, now);
         reap(c);
         int64_t next = knw_md_tick(c, now);
         route_unrouted(c, now);
@@ -586,6 +608,8 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     kn_logger_set_level(&c->log, c->set.log_level);
     kn_logger_set_handler(&c->log, c->set.log_fn, c->set.log_opaque);
     c->loop.wake_fd = -1;
+    knw_resolver_init(&c->resolver, c->set.resolve_fn, c->set.resolve_opaque, &c->loop);
+    knw_coord_init(&c->coord);
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -659,6 +683,8 @@ void knw_client_destroy(knw_client *c) {
     } else {
         shutdown_all(c);
     }
+    /* Before the loop goes: the resolver thread wakes it. */
+    knw_resolver_destroy(&c->resolver);
     pthread_mutex_lock(&c->lock);
     c->closed = true;
     pthread_cond_broadcast(&c->cond);
@@ -667,6 +693,7 @@ void knw_client_destroy(knw_client *c) {
         knw_conn_free(c->conns[i], KN_ERR__CLOSED, "the client is closing");
     kn_free(c->conns);
     knw_md_destroy(c);
+    knw_coord_destroy(&c->coord);
     kn_free(c->tickers);
     knw_loop_destroy(&c->loop);
     pthread_mutex_destroy(&c->tick_lock);

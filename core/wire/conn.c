@@ -1,8 +1,8 @@
 /*
  * conn.c: one broker connection's state machine:
- *   DOWN -> (resolve, every address in turn) CONNECTING -> APIVERSIONS
- *   -> [SASL (sasl/sasl.c)] -> READY -> (error, timeout, idle) BACKOFF/DOWN
- *   -> ...
+ *   DOWN -> (RESOLVING on the resolver thread) -> (every address in turn)
+ *   CONNECTING -> APIVERSIONS -> [SASL (sasl/sasl.c)] -> READY -> (error,
+ *   timeout, idle) BACKOFF/DOWN -> ...
  * It owns the socket (through the transport vtable), the receive
  * framer, the send queue, the in-flight table and the requests queued
  * for this node. Network thread only.
@@ -173,6 +173,9 @@ static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err, int 
         }
         prev_code = 0; /* err now holds this address's own failure */
     }
+    /* No address answered: the next attempt resolves the name again (a
+     * broker that moved is found without waiting out the cache). */
+    knw_resolver_forget(&c->resolver, conn->host, conn->port);
     connect_failed(conn, prev_code ? prev_code : KN_ERR__TRANSPORT, err, now_ms);
 }
 
@@ -182,12 +185,33 @@ void knw_conn_connect(knw_conn *conn, int64_t now_ms) {
     if (atomic_load(&conn->client->fatal_err))
         return;
     knw_addrs_free(&conn->addrs);
-    /* Resolved again on every attempt: a broker may have moved. */
-    int rc = knw_dns_resolve(conn->host, conn->port, &conn->addrs, err, sizeof err);
+    /* Numeric and cached answers come back at once; anything else is
+     * resolved on the resolver thread, never here (resolver.h). */
+    int rc = knw_resolver_lookup(&conn->client->resolver, conn->host, conn->port, now_ms, &conn->addrs,
+                                 &conn->resolve_id, err, sizeof err);
+    if (rc == KNW_RESOLVE_PENDING) {
+        conn->state = KNW_CS_RESOLVING;
+        conn->state_deadline_ms = now_ms + setup_timeout(conn);
+        return;
+    }
     if (rc) {
         connect_failed(conn, rc, err, now_ms);
         return;
     }
+    conn->addr_idx = 0;
+    try_addrs(conn, now_ms, NULL, 0);
+}
+
+void knw_conn_resolved(knw_conn *conn, int err, const char *errstr, knw_addrs *addrs, int64_t now_ms) {
+    conn->resolve_id = 0;
+    if (err) {
+        connect_failed(conn, err == KN_ERR__NOMEM ? KN_ERR__RESOLVE : err, errstr, now_ms);
+        return;
+    }
+    knw_addrs_free(&conn->addrs);
+    conn->addrs = *addrs;
+    addrs->addrs = NULL;
+    addrs->count = 0;
     conn->addr_idx = 0;
     try_addrs(conn, now_ms, NULL, 0);
 }
@@ -542,9 +566,10 @@ int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
     if (atomic_exchange(&conn->disconnect_requested, false) &&
         (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL ||
-         conn->state == KNW_CS_CONNECTING)) {
-        if (conn->state == KNW_CS_CONNECTING) {
+         conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_RESOLVING)) {
+        if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_RESOLVING) {
             teardown(conn);
+            conn->resolve_id = 0; /* a late answer is only cached */
             conn->state = KNW_CS_DOWN;
         } else {
             knw_conn_close(conn, 0, KN_ERR__TRANSPORT, "disconnect requested", now_ms);
@@ -559,6 +584,17 @@ int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
     case KNW_CS_DOWN:
         if (conn->pending.count)
             knw_conn_connect(conn, now_ms);
+        break;
+    case KNW_CS_RESOLVING:
+        if (now_ms >= conn->state_deadline_ms) {
+            /* Bounded like a connect; the lookup goes on and its answer
+             * is cached for the next attempt. */
+            char err[200];
+            snprintf(err, sizeof err, "resolve %s:%d: no answer within %lld ms", conn->host, conn->port,
+                     (long long)setup_timeout(conn));
+            conn->resolve_id = 0;
+            connect_failed(conn, KN_ERR__RESOLVE, err, now_ms);
+        }
         break;
     case KNW_CS_CONNECTING:
         if (now_ms >= conn->state_deadline_ms) {
@@ -598,7 +634,7 @@ int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
                 return idle_at;
         }
     }
-    if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_BACKOFF)
+    if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_BACKOFF || conn->state == KNW_CS_RESOLVING)
         return conn->state_deadline_ms;
     return INT64_MAX;
 }

@@ -1,14 +1,13 @@
 /*
  * dns.h: name resolution for broker connections.
  *
- * Host names are resolved again on every connection attempt (a broker
- * that moved is found; nothing is cached here), every returned address
- * is kept, IPv4 before IPv6 (a "localhost" whose ::1 has no listener
- * must not hide 127.0.0.1). bootstrap.servers parsing and the
- * resolve_canonical_bootstrap_servers_only expansion live here too.
- * getaddrinfo blocks: like the Java client this runs on the network
- * thread, which is acceptable for the numeric and /etc/hosts names used
- * in practice; an async resolver can replace knw_dns_resolve later.
+ * knw_dns_resolve is the blocking lookup: every returned address is
+ * kept, IPv4 before IPv6 (a "localhost" whose ::1 has no listener must
+ * not hide 127.0.0.1). It never runs on the network thread: connections
+ * resolve through resolver.h (a resolver thread and a 30 s cache).
+ * bootstrap.servers parsing and the
+ * resolve_canonical_bootstrap_servers_only expansion (run once, on the
+ * thread that builds the client) live here too.
  */
 #ifndef KNW_DNS_H
 #define KNW_DNS_H

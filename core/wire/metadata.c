@@ -164,6 +164,10 @@ void knw_md_on_disconnect(knw_client *c, knw_conn *conn) {
     pthread_mutex_lock(&c->lock);
     c->md.want = true;
     pthread_mutex_unlock(&c->lock);
+    /* A coordinator behind a lost connection is looked up again (Java
+     * marks it unknown on disconnect). */
+    if (!conn->bootstrap)
+        knw_coord_node_down(c, conn->node_id);
 }
 
 static bool snapshot_ok(const knw_metadata *md, bool all, int64_t base, int64_t min_fetched,

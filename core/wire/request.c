@@ -47,8 +47,19 @@ knw_req *knw_reqq_pop(knw_reqq *q) {
     return r;
 }
 
+/* The answer when not even the request or an error response could be
+ * allocated: shared, read-only (callbacks only read a response), never
+ * freed (knw_resp_free skips it). */
+static knw_resp knw_resp_nomem = {
+    .err = KN_ERR__NOMEM,
+    .errstr = "out of memory queueing a request",
+    .api_key = -1,
+    .api_version = -1,
+    .node_id = -1,
+};
+
 void knw_resp_free(knw_resp *resp) {
-    if (!resp)
+    if (!resp || resp == &knw_resp_nomem)
         return;
     kn_arena_destroy(&resp->arena);
     knw_body_free(resp->raw);
@@ -242,28 +253,61 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
     return 0;
 }
 
-int knw_send(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version, int16_t max_version,
-             const void *req, int timeout_ms, knw_cb *cb, void *opaque) {
-    if (!c || !req || node_id < KNW_NODE_CONTROLLER)
-        return KN_ERR__INVALID_ARG;
+/* Completes a request knw_send could not queue, on the calling thread,
+ * before knw_send returns. */
+static void complete_now(knw_client *c, int16_t api_key, int32_t node_id, knw_cb *cb, void *opaque, int err,
+                         const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void complete_now(knw_client *c, int16_t api_key, int32_t node_id, knw_cb *cb, void *opaque, int err,
+                         const char *fmt, ...) {
+    knw_resp *resp = err == KN_ERR__NOMEM ? NULL : kn_calloc(1, sizeof *resp);
+    if (resp) {
+        kn_arena_init(&resp->arena, 0);
+        resp->err = err;
+        resp->api_key = api_key;
+        resp->api_version = -1;
+        resp->node_id = node_id;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(resp->errstr, sizeof resp->errstr, fmt, ap);
+        va_end(ap);
+    } else {
+        resp = &knw_resp_nomem;
+    }
+    if (cb)
+        cb(c, resp, opaque);
+    else
+        knw_resp_free(resp);
+}
+
+void knw_send(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version, int16_t max_version,
+              const void *req, int timeout_ms, knw_cb *cb, void *opaque) {
     const kp_api *api = kp_api_get(api_key);
-    if (!api || (max_version >= 0 && min_version > max_version))
-        return KN_ERR__INVALID_ARG;
+    if (!c || !req || node_id < KNW_NODE_CONTROLLER || !api ||
+        (max_version >= 0 && min_version > max_version)) {
+        complete_now(c, api_key, node_id, cb, opaque, KN_ERR__INVALID_ARG,
+                     "invalid request: %s%s%s%s", !c ? "no client " : "", !req ? "no body " : "",
+                     !api ? "unknown API key " : "",
+                     node_id < KNW_NODE_CONTROLLER || (max_version >= 0 && min_version > max_version)
+                         ? "bad node or version range"
+                         : "");
+        return;
+    }
     knw_req *r = knw_req_new(c, node_id, api, req, timeout_ms, cb, opaque);
-    if (!r)
-        return KN_ERR__NOMEM;
+    if (!r) {
+        complete_now(c, api_key, node_id, cb, opaque, KN_ERR__NOMEM, "out of memory queueing a request");
+        return;
+    }
     r->min_version = min_version;
     r->max_version = max_version;
     pthread_mutex_lock(&c->lock);
     if (c->stopping) {
         pthread_mutex_unlock(&c->lock);
-        knw_req_free(r);
-        return KN_ERR__CLOSED;
+        knw_req_fail(c, r, KN_ERR__CLOSED, "%s request: the client is closing", api->name);
+        return;
     }
     knw_reqq_push(&c->submit, r);
     pthread_mutex_unlock(&c->lock);
     knw_loop_wake(&c->loop);
-    return 0;
 }
 
 typedef struct call_wait {
@@ -272,6 +316,14 @@ typedef struct call_wait {
     knw_resp *resp;
     bool done;
 } call_wait;
+
+/* knw_call's answer without the lock (nothing waits on another thread). */
+static void call_cb_direct(knw_client *c, knw_resp *resp, void *opaque) {
+    (void)c;
+    call_wait *w = opaque;
+    w->resp = resp;
+    w->done = true;
+}
 
 static void call_cb(knw_client *c, knw_resp *resp, void *opaque) {
     call_wait *w = opaque;
@@ -282,41 +334,24 @@ static void call_cb(knw_client *c, knw_resp *resp, void *opaque) {
     pthread_mutex_unlock(&w->lock);
 }
 
-static knw_resp *error_resp(int16_t api_key, int32_t node_id, int err, const char *msg) {
-    knw_resp *resp = kn_calloc(1, sizeof *resp);
-    if (!resp)
-        return NULL;
-    kn_arena_init(&resp->arena, 0);
-    resp->err = err;
-    resp->api_key = api_key;
-    resp->api_version = -1;
-    resp->node_id = node_id;
-    snprintf(resp->errstr, sizeof resp->errstr, "%s", msg);
-    return resp;
-}
-
 knw_resp *knw_call(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_version, int16_t max_version,
                    const void *req, int timeout_ms) {
-    if (c && knw_on_network_thread(c))
-        return error_resp(api_key, node_id, KN_ERR__STATE,
-                          "knw_call on the network thread would deadlock (use knw_send)");
     call_wait w = {.resp = NULL, .done = false};
+    if (c && knw_on_network_thread(c)) {
+        complete_now(c, api_key, node_id, call_cb_direct, &w, KN_ERR__STATE,
+                     "knw_call on the network thread would deadlock (use knw_send)");
+        return w.resp;
+    }
     pthread_mutex_init(&w.lock, NULL);
     pthread_cond_init(&w.cond, NULL);
-    int rc = knw_send(c, node_id, api_key, min_version, max_version, req, timeout_ms, call_cb, &w);
-    knw_resp *resp;
-    if (rc) {
-        resp = error_resp(api_key, node_id, rc, kn_err_message(rc));
-    } else {
-        /* The network thread completes every request by its deadline
-         * (or at close), so this wait is bounded. */
-        pthread_mutex_lock(&w.lock);
-        while (!w.done)
-            pthread_cond_wait(&w.cond, &w.lock);
-        pthread_mutex_unlock(&w.lock);
-        resp = w.resp ? w.resp : error_resp(api_key, node_id, KN_ERR__NOMEM, "out of memory");
-    }
+    /* Failures found by knw_send complete here, before it returns; the
+     * rest by the request's deadline (or at close): the wait is bounded. */
+    knw_send(c, node_id, api_key, min_version, max_version, req, timeout_ms, call_cb, &w);
+    pthread_mutex_lock(&w.lock);
+    while (!w.done)
+        pthread_cond_wait(&w.cond, &w.lock);
+    pthread_mutex_unlock(&w.lock);
     pthread_mutex_destroy(&w.lock);
     pthread_cond_destroy(&w.cond);
-    return resp;
+    return w.resp;
 }

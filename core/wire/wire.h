@@ -34,7 +34,8 @@ typedef struct knw_client knw_client;
 
 /* A completed request, handed to the callback, which takes ownership
  * and frees it with knw_resp_free() (possibly later, on another thread:
- * e.g. the consumer keeps raw Fetch responses across polls). */
+ * e.g. the consumer keeps raw Fetch responses across polls). Read-only
+ * for the callback (see KN_ERR__NOMEM under knw_send). */
 typedef struct knw_resp {
     int err;            /* 0, or KN_ERR__TRANSPORT / _TIMED_OUT / _PROTOCOL /
                            _UNSUPPORTED_VERSION / _CLOSED / _ALL_BROKERS_DOWN */
@@ -66,20 +67,34 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
  * connections, frees everything. */
 void knw_client_destroy(knw_client *client);
 
-/* Queues a request. req is a kp_<Api>Request struct; it is encoded on
- * the network thread once the destination's API versions are known, at
- * the highest version both sides support that is <= max_version (-1 =
- * no cap) and >= min_version (-1 = our lowest); so req (and everything it
- * points to) must stay valid until cb runs. Exactly one cb call per
- * successful knw_send(). timeout_ms bounds the whole wait (connect +
- * queue + response); -1 uses request.timeout.ms. Returns 0, or an error
- * (and then cb is NOT called): KN_ERR__CLOSED, KN_ERR__INVALID_ARG. */
-int knw_send(knw_client *client, int32_t node_id, int16_t api_key, int16_t min_version,
-             int16_t max_version, const void *req, int timeout_ms, knw_cb *cb, void *opaque);
+/* Sends a request. Every call completes EXACTLY ONCE, through cb (or,
+ * with cb NULL, frees its response itself); there is no error return.
+ * req is a kp_<Api>Request struct; it is encoded on the network thread
+ * once the destination's API versions are known, at the highest version
+ * both sides support that is <= max_version (-1 = no cap) and >=
+ * min_version (-1 = our lowest); so req (and everything it points to)
+ * must stay valid until cb runs. timeout_ms bounds the whole wait
+ * (connect + queue + response); -1 uses request.timeout.ms.
+ *
+ * Where cb runs:
+ * - a request knw_send queued: later, on the network thread (response,
+ *   timeout, transport error, no version in common, encode error, or
+ *   KN_ERR__CLOSED when knw_client_destroy fails what is pending);
+ * - a request knw_send could not queue: on the calling thread, before
+ *   knw_send returns, with KN_ERR__INVALID_ARG (bad arguments),
+ *   KN_ERR__CLOSED (the client is closing: e.g. a callback run by
+ *   knw_client_destroy that sends again) or KN_ERR__NOMEM.
+ * So a caller must not hold a lock cb takes while calling knw_send, and
+ * a cb must not resend on KN_ERR__CLOSED (it would recurse). Under
+ * KN_ERR__NOMEM the response may be a shared read-only one (api_key
+ * -1): read it, never write it, free it with knw_resp_free as usual. */
+void knw_send(knw_client *client, int32_t node_id, int16_t api_key, int16_t min_version,
+              int16_t max_version, const void *req, int timeout_ms, knw_cb *cb, void *opaque);
 
 /* Like knw_send() without the cb: blocks the calling thread (never the
- * network thread) until the response arrives or the timeout passes.
- * Always returns a response (check resp->err); caller frees it. */
+ * network thread: there it answers KN_ERR__STATE at once) until the
+ * response arrives or the timeout passes. Always returns a response,
+ * never NULL (check resp->err); the caller frees it (knw_resp_free). */
 knw_resp *knw_call(knw_client *client, int32_t node_id, int16_t api_key, int16_t min_version,
                    int16_t max_version, const void *req, int timeout_ms);
 

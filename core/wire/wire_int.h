@@ -27,6 +27,7 @@
 #include "wire/frame.h"
 #include "wire/inflight.h"
 #include "wire/loop.h"
+#include "wire/resolver.h"
 #include "wire/sasl/sasl.h"
 #include "wire/transport.h"
 #include "wire/wire.h"
@@ -59,6 +60,8 @@ typedef struct knw_settings {
     bool tls;
     void *tls_ctx;        /* SSL_CTX (tls_ctx.h), one reference owned */
     bool tls_verify_host; /* ssl.endpoint.identification.algorithm=https */
+    knw_resolve_fn *resolve_fn; /* NULL: getaddrinfo (tests inject one) */
+    void *resolve_opaque;
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */
@@ -134,6 +137,7 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
 /* ---- connections (conn.c) ---- */
 typedef enum knw_conn_state {
     KNW_CS_DOWN = 0,    /* not connected, may connect at once */
+    KNW_CS_RESOLVING,   /* waiting for the resolver thread's answer */
     KNW_CS_CONNECTING,  /* TCP connect in progress */
     KNW_CS_APIVERSIONS, /* connected, ApiVersions handshake in flight */
     KNW_CS_SASL,        /* SASL handshake/authentication in flight (sasl/) */
@@ -151,6 +155,7 @@ struct knw_conn {
     knw_conn_state state;
     knw_transport tp;
     knw_addrs addrs; /* resolved at each connect attempt */
+    uint64_t resolve_id; /* the lookup a RESOLVING connection waits for */
     int addr_idx;
     int64_t state_deadline_ms; /* connect/setup timeout or backoff end */
     int connect_failures;      /* consecutive, reset on READY */
@@ -175,8 +180,12 @@ struct knw_conn {
 knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const char *host, int port);
 /* Fails everything on conn with err and frees it. */
 void knw_conn_free(knw_conn *conn, int err, const char *why);
-/* Starts a connection attempt (resolve + connect). */
+/* Starts a connection attempt (resolve + connect); a name the resolver
+ * cache does not hold leaves the connection RESOLVING. */
 void knw_conn_connect(knw_conn *conn, int64_t now_ms);
+/* The resolver's answer for a RESOLVING conn: connects to *addrs
+ * (taken over) or fails the attempt with err. */
+void knw_conn_resolved(knw_conn *conn, int err, const char *errstr, knw_addrs *addrs, int64_t now_ms);
 /* Closes (if open), fails in-flight requests with err (the first one,
  * whose response was being read, with first_err if non-zero) and goes
  * to BACKOFF. */
@@ -225,6 +234,35 @@ void knw_md_destroy(knw_client *c);
 /* Frees a snapshot whose refcount dropped to 0. */
 void knw_md_free(knw_metadata *md);
 
+/* ---- coordinators (coordinator.c; see coordinator.h) ---- */
+typedef struct knw_coord_entry {
+    int8_t key_type;
+    char *key; /* owned */
+    int32_t node;  /* -1 unknown */
+    int64_t found_ms;
+    bool inflight;
+    int failures;
+    int64_t retry_at_ms;
+    int last_err;
+    char last_errstr[200];
+} knw_coord_entry;
+
+#define KNW_COORD_MAX 64 /* keys per client (a consumer or producer uses one or two) */
+
+typedef struct knw_coord_table {
+    pthread_mutex_t lock; /* a leaf: see coordinator.h */
+    pthread_cond_t cond;  /* an answer arrived */
+    knw_coord_entry entries[KNW_COORD_MAX];
+    int count;
+    bool no_batch; /* a broker refused FindCoordinator v4+ */
+    int64_t lookups, batched;
+} knw_coord_table;
+
+void knw_coord_init(knw_coord_table *t);
+void knw_coord_destroy(knw_coord_table *t);
+/* Network thread: node's connection dropped; forget it as a coordinator. */
+void knw_coord_node_down(knw_client *c, int32_t node);
+
 /* ---- tickers ---- */
 typedef struct knw_ticker {
     knw_tick_fn *fn;
@@ -270,6 +308,8 @@ struct knw_client {
     knw_backoff reconnect_backoff, retry_backoff, setup_backoff;
 
     knw_md_state md;
+    knw_resolver resolver; /* names off the network thread (resolver.h) */
+    knw_coord_table coord; /* group and transaction coordinators */
     knw_stats_atomic stats;
     char last_connect_err[200]; /* network thread: latest connect failure */
 

@@ -189,9 +189,25 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
         pthread_mutex_lock(&f->mu);
         bool moved = f->moved;
         pthread_mutex_unlock(&f->mu);
-        r->node_id = moved ? 2 : 1;
-        r->host = kn_str_c("127.0.0.1");
-        r->port = moved ? f->port2 : f->port;
+        if (rq->ver >= 4) {
+            /* KIP-699: one answer per key asked for. */
+            const kp_FindCoordinatorRequest *q = kn_fake_decode_request(&a, rq);
+            int32_t n = q->coordinator_keys.count;
+            r->coordinators.items = kn_arena_calloc(&a, (size_t)n + 1, sizeof(*r->coordinators.items));
+            r->coordinators.count = n;
+            for (int32_t i = 0; i < n; i++) {
+                kp_FindCoordinatorResponse_Coordinator *co = &r->coordinators.items[i];
+                co->key = q->coordinator_keys.items[i];
+                co->node_id = moved ? 2 : 1;
+                co->host = kn_str_c("127.0.0.1");
+                co->port = moved ? f->port2 : f->port;
+                co->error_message.len = -1;
+            }
+        } else {
+            r->node_id = moved ? 2 : 1;
+            r->host = kn_str_c("127.0.0.1");
+            r->port = moved ? f->port2 : f->port;
+        }
     } else if (key == KP_API_CONSUMER_GROUP_HEARTBEAT) {
         pthread_mutex_lock(&f->mu);
         answer_heartbeat(f, kn_fake_decode_request(&a, rq), body, &a);

@@ -339,8 +339,7 @@ static void damaged(int mode, const char *needle) {
     multi m = {0};
     for (int i = 0; i < 3; i++) {
         kp_ListGroupsRequest_init(&reqs[i]);
-        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, multi_cb, &m),
-                         0);
+        knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 5000, multi_cb, &m);
     }
     for (int i = 0; i < 5000 && atomic_load(&m.done) < 3; i++)
         usleep(1000);
@@ -580,8 +579,8 @@ static void test_unsupported_version(void **state) {
     assert_int_equal(r->err, KN_ERR__UNSUPPORTED_VERSION);
     assert_non_null(strstr(r->errstr, "ListGroups"));
     knw_resp_free(r);
-    /* And a bad call is refused up front, without a callback. */
-    assert_int_equal(knw_send(c, KNW_NODE_ANY, 9999, -1, -1, &lg_req, -1, NULL, NULL), KN_ERR__INVALID_ARG);
+    /* A bad call with no callback frees its own answer (ASan checks). */
+    knw_send(c, KNW_NODE_ANY, 9999, -1, -1, &lg_req, -1, NULL, NULL);
     knw_client_destroy(c);
     fake_stop(f);
 }
@@ -598,8 +597,7 @@ static void test_destroy_fails_pending(void **state) {
     multi m = {0};
     for (int i = 0; i < 8; i++) {
         kp_ListGroupsRequest_init(&reqs[i]);
-        assert_int_equal(knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 60000, multi_cb, &m),
-                         0);
+        knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &reqs[i], 60000, multi_cb, &m);
     }
     usleep(100000);
     knw_client_destroy(c);
@@ -653,6 +651,146 @@ static void test_tickers(void **state) {
     fake_stop(f);
 }
 
+/* ---- one completion per request (wire.h: knw_send) ---- */
+
+/* Allocation failures for the test thread only (the network thread and
+ * the fake broker allocate normally): -1 never fails; n lets n more
+ * allocations through, then fails every one. */
+static _Thread_local int fail_after = -1;
+
+static bool alloc_fails(void) {
+    if (fail_after < 0)
+        return false;
+    if (fail_after == 0)
+        return true;
+    fail_after--;
+    return false;
+}
+static void *t_malloc(size_t n) { return alloc_fails() ? NULL : malloc(n); }
+static void *t_realloc(void *p, size_t n) { return alloc_fails() ? NULL : realloc(p, n); }
+static const kn_allocator thread_failing = {t_malloc, t_realloc, free};
+
+typedef struct once {
+    _Atomic int calls;
+    int err;
+    char errstr[256];
+    knw_client *resend_on; /* resend once from the callback (closing path) */
+    struct once *resend_to;
+} once;
+
+static kp_ListGroupsRequest once_reqs[8];
+
+static void once_cb(knw_client *c, knw_resp *resp, void *opaque) {
+    once *o = opaque;
+    o->err = resp->err;
+    snprintf(o->errstr, sizeof o->errstr, "%s", resp->errstr);
+    knw_resp_free(resp);
+    atomic_fetch_add(&o->calls, 1);
+    if (o->resend_on) {
+        knw_client *rc = o->resend_on;
+        o->resend_on = NULL;
+        kp_ListGroupsRequest_init(&once_reqs[7]);
+        knw_send(rc, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &once_reqs[7], 5000, once_cb, o->resend_to);
+    }
+}
+
+static void wait_calls(once *o, int n) {
+    for (int i = 0; i < 5000 && atomic_load(&o->calls) < n; i++)
+        usleep(1000);
+}
+
+/* Every failure path of knw_send completes the request exactly once
+ * through its callback: bad arguments and allocation failures before
+ * knw_send returns, no common version and encode errors on the network
+ * thread, and a send from a callback run while the client closes. */
+static void test_send_completes_once(void **state) {
+    fake *f = fake_start();
+    knw_client *c = client_for(f->port, 5000);
+
+    /* Bad arguments: answered before knw_send returns. */
+    once bad = {0};
+    kp_ListGroupsRequest_init(&once_reqs[0]);
+    knw_send(c, KNW_NODE_ANY, 9999, -1, -1, &once_reqs[0], -1, once_cb, &bad);
+    assert_int_equal(atomic_load(&bad.calls), 1);
+    assert_int_equal(bad.err, KN_ERR__INVALID_ARG);
+    knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, NULL, -1, once_cb, &bad);
+    assert_int_equal(atomic_load(&bad.calls), 2);
+    assert_int_equal(bad.err, KN_ERR__INVALID_ARG);
+
+    /* Allocation failures: the first, the second, then none (queued and
+     * answered by the broker). */
+    for (int k = 0; k <= 2; k++) {
+        once o = {0};
+        kp_ListGroupsRequest_init(&once_reqs[1]);
+        fail_after = k;
+        knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &once_reqs[1], 5000, once_cb, &o);
+        fail_after = -1;
+        if (k < 2) {
+            assert_int_equal(atomic_load(&o.calls), 1);
+            assert_int_equal(o.err, KN_ERR__NOMEM);
+            assert_non_null(strstr(o.errstr, "out of memory"));
+        } else {
+            wait_calls(&o, 1);
+            assert_int_equal(atomic_load(&o.calls), 1);
+            assert_int_equal(o.err, 0);
+        }
+        usleep(20000);
+        assert_int_equal(atomic_load(&o.calls), 1);
+    }
+    /* knw_call through the same path never returns NULL. */
+    kp_ListGroupsRequest_init(&once_reqs[1]);
+    fail_after = 0;
+    knw_resp *r = knw_call(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &once_reqs[1], 5000);
+    fail_after = -1;
+    assert_non_null(r);
+    assert_int_equal(r->err, KN_ERR__NOMEM);
+    knw_resp_free(r);
+
+    /* No version in common (the fake serves ListGroups up to v5). */
+    once nover = {0};
+    kp_ListGroupsRequest_init(&once_reqs[2]);
+    knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, 6, -1, &once_reqs[2], 5000, once_cb, &nover);
+    wait_calls(&nover, 1);
+    assert_int_equal(nover.err, KN_ERR__UNSUPPORTED_VERSION);
+
+    /* An encode error: a v5 field asked of a request capped at v4. */
+    once enc = {0};
+    kp_ListGroupsRequest_init(&once_reqs[3]);
+    static kn_str types[1];
+    types[0] = kn_str_c("consumer");
+    once_reqs[3].types_filter.items = types;
+    once_reqs[3].types_filter.count = 1;
+    knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, 4, &once_reqs[3], 5000, once_cb, &enc);
+    wait_calls(&enc, 1);
+    assert_int_equal(enc.err, KN_ERR__INVALID_ARG);
+    assert_non_null(strstr(enc.errstr, "could not be encoded"));
+
+    /* Closing: a request pending at destroy fails _CLOSED, and the one
+     * its callback sends then is answered _CLOSED at once. */
+    atomic_store(&f->mode, FAKE_SILENT);
+    atomic_store(&f->mode_left, 1);
+    once second = {0};
+    once first = {.resend_on = c, .resend_to = &second};
+    kp_ListGroupsRequest_init(&once_reqs[4]);
+    knw_send(c, KNW_NODE_ANY, KP_API_LIST_GROUPS, -1, -1, &once_reqs[4], 60000, once_cb, &first);
+    usleep(100000);
+    assert_int_equal(atomic_load(&first.calls), 0);
+    knw_client_destroy(c);
+    assert_int_equal(atomic_load(&first.calls), 1);
+    assert_int_equal(first.err, KN_ERR__CLOSED);
+    assert_int_equal(atomic_load(&second.calls), 1);
+    assert_int_equal(second.err, KN_ERR__CLOSED);
+
+    /* Nothing completes twice later on. */
+    usleep(50000);
+    assert_int_equal(atomic_load(&bad.calls), 2);
+    assert_int_equal(atomic_load(&nover.calls), 1);
+    assert_int_equal(atomic_load(&enc.calls), 1);
+    assert_int_equal(atomic_load(&first.calls), 1);
+    assert_int_equal(atomic_load(&second.calls), 1);
+    fake_stop(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_happy_path_and_handshake),
@@ -671,6 +809,8 @@ int main(void) {
         cmocka_unit_test(test_unsupported_version),
         cmocka_unit_test(test_destroy_fails_pending),
         cmocka_unit_test(test_tickers),
+        cmocka_unit_test(test_send_completes_once),
     };
+    kn_set_allocator(&thread_failing); /* fails only where a test asks */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,11 +61,6 @@ static void kng_req_free(kng_req *r) {
     kn_free(r);
 }
 
-static bool kng_coord_error(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
-           err == KN_ERR_REQUEST_TIMED_OUT;
-}
 
 /* ---- JoinGroup ------------------------------------------------------------ */
 
@@ -339,8 +334,7 @@ static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     int64_t now = knw_now_ms();
     kn_log(NULL, KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
-    if (kng_coord_error(err)) {
-        c->coord_id = -1;
+    if (knc_coord_failed(c, -1, err)) {
         g->retry_at_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_UNKNOWN_MEMBER_ID) {
         kng_set_member_id(g, NULL, 0);
@@ -502,8 +496,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     if (!err)
         goto out;
     kn_log(NULL, KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
-    if (kng_coord_error(err)) {
-        c->coord_id = -1;
+    if (knc_coord_failed(c, r->node, err)) {
         g->next_hb_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS) {
         /* Only news to a member past its JoinGroup (as Java ignores it
@@ -561,17 +554,7 @@ static void kng_send_req(kn_consumer *c, knw_client *client, kng_req *r) {
     (void)c;
     knw_cb *cb = kng_cb_for(r->api);
     int16_t min = r->api == KP_API_LEAVE_GROUP ? 3 : -1;
-    int rc = knw_send(client, r->node, r->api, min, -1, &r->u, r->timeout_ms, cb, r);
-    if (rc == 0)
-        return;
-    knw_resp *resp = kn_calloc(1, sizeof(*resp));
-    if (!resp) {
-        kng_req_free(r);
-        return;
-    }
-    resp->err = rc;
-    kn_arena_init(&resp->arena, 64);
-    cb(client, resp, r);
+    knw_send(client, r->node, r->api, min, -1, &r->u, r->timeout_ms, cb, r);
 }
 
 /* ---- the tick ------------------------------------------------------------------ */

@@ -269,11 +269,6 @@ static void kng_hb_free(kng_hb *h) {
     kn_free(h);
 }
 
-static bool kng_coord_error(int err) {
-    return err == KN_ERR_NOT_COORDINATOR || err == KN_ERR_COORDINATOR_NOT_AVAILABLE ||
-           err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT || err == KN_ERR__ALL_BROKERS_DOWN ||
-           err == KN_ERR_REQUEST_TIMED_OUT;
-}
 
 static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
     kng_hb *h = opaque;
@@ -304,8 +299,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->next_hb_ms = 0;
         goto out;
     }
-    if (kng_coord_error(err)) {
-        c->coord_id = -1;
+    if (knc_coord_failed(c, h->node, err)) {
         g->next_hb_ms = now + c->retry_backoff_ms;
         goto out;
     }
@@ -413,18 +407,8 @@ void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
     kng_hb *h = plan;
     if (!h)
         return;
-    int rc = knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req,
-                      c->request_timeout_ms, kng_848_done, h);
-    if (rc == 0)
-        return;
-    knw_resp *resp = kn_calloc(1, sizeof(*resp));
-    if (!resp) {
-        kng_hb_free(h);
-        return;
-    }
-    resp->err = rc;
-    kn_arena_init(&resp->arena, 64);
-    kng_848_done(client, resp, h);
+    knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, c->request_timeout_ms,
+             kng_848_done, h);
 }
 
 void kng_848_leave(kn_consumer *c) {
