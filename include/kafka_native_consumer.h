@@ -178,6 +178,8 @@ int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms
  *    skipped: seek past it to go on);
  *  - KN_ERR_OFFSET_OUT_OF_RANGE under auto.offset.reset=none, or another
  *    partition-level Kafka error that retrying does not fix.
+ *  - KN_ERR__AUTHENTICATION: SASL authentication failed (errstr has the
+ *    broker's reason); fatal: every later poll says the same, close it.
  * A partition-level error is reported once; the partition then stays
  * stopped until it is seeked, while the other partitions keep flowing
  * on the next polls. KN_ERR__CLOSED after close. */
@@ -397,6 +399,9 @@ typedef struct kn_consumer_stats {
     int64_t partitions_lost;     /* partitions dropped as lost (fenced, expired) */
     int64_t join_latency_ms_last;  /* rejoin start -> assignment applied, last rebalance */
     int64_t join_latency_ms_total; /* ... summed over all rebalances */
+    int64_t connects;          /* broker connections established (TCP) */
+    int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
+    int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_consumer_stats;
 void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 

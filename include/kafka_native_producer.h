@@ -145,18 +145,30 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
  *                           max.block.ms
  *  KN_ERR__FATAL            the producer hit a fatal error (e.g. its
  *                           producer id was fenced): close it
+ *  KN_ERR__AUTHENTICATION   SASL authentication failed (wrong password,
+ *                           unknown user, mechanism not enabled): the
+ *                           broker's reason in errstr; fatal, close it
  *  KN_ERR__CLOSED           close has begun */
 int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size);
 
 /* Serves queued delivery reports (calls the callbacks), waiting up to
  * timeout_ms (0: never blocks, -1: forever) for the first one. Returns
- * the number of reports served. */
+ * the number of reports served, or, when none was and the producer
+ * failed authentication, KN_ERR__AUTHENTICATION (negative; the reason
+ * from kn_producer_fatal_error). */
 int kn_producer_poll(kn_producer *p, int timeout_ms);
 
 /* Sends every accepted record now (ignoring linger.ms) and serves
- * reports until none is outstanding. Returns 0, or KN_ERR__TIMED_OUT if
- * records were still outstanding after timeout_ms (-1: no limit). */
+ * reports until none is outstanding. Returns 0, KN_ERR__TIMED_OUT if
+ * records were still outstanding after timeout_ms (-1: no limit), or
+ * KN_ERR__AUTHENTICATION when authentication failed (the records then
+ * failed with it). */
 int kn_producer_flush(kn_producer *p, int timeout_ms);
+
+/* The error that ended the producer's connectivity (authentication
+ * failure: KN_ERR__AUTHENTICATION, with the broker's reason in errstr),
+ * or 0. */
+int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size);
 
 /* Number of accepted records whose report has not been served yet. */
 int64_t kn_producer_outstanding(kn_producer *p);
@@ -237,6 +249,9 @@ typedef struct kn_producer_stats {
     int64_t buffer_bytes;      /* buffer.memory in use now */
     int64_t request_latency_avg_us;
     int64_t request_latency_max_us;
+    int64_t connects;          /* broker connections established (TCP) */
+    int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
+    int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_producer_stats;
 void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
 

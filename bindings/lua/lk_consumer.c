@@ -885,6 +885,9 @@ static int lk_consumer_metrics(lua_State *L) {
     lk_set_int(L, "commit_errors", st.commit_errors);
     lk_set_int(L, "validations", st.validations);
     lk_set_int(L, "truncations", st.truncations);
+    lk_set_int(L, "connects", st.connects);
+    lk_set_int(L, "connect_failures", st.connect_failures);
+    lk_set_int(L, "reauthentications", st.reauthentications);
     lk_group_metrics(L, &st);
     return 1;
 }

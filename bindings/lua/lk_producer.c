@@ -580,10 +580,16 @@ static int lk_producer_poll(lua_State *L) {
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
     if (lp->p == NULL) /* a callback closed it */
         goto done;
-    kn_producer_poll(lp->p, served > 0 ? 0 : timeout_ms);
+    int prc = kn_producer_poll(lp->p, served > 0 ? 0 : timeout_ms);
     lk_log_deliver(L, lp->logq, 2);
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
+    if (prc < 0 && served == 0) {
+        /* Authentication failed: nothing will ever be delivered. */
+        char es[512];
+        kn_producer_fatal_error(lp->p, es, sizeof es);
+        return lk_push_error(L, prc, es);
+    }
 done:
     lua_pushinteger(L, served);
     return 1;
@@ -601,8 +607,13 @@ static int lk_producer_flush(lua_State *L) {
     lua_Integer served = 0;
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
-    if (rc)
+    if (rc == KN_ERR__TIMED_OUT)
         return lk_push_error(L, rc, "records still outstanding after the flush timeout");
+    if (rc) {
+        char es[512];
+        kn_producer_fatal_error(lp->p, es, sizeof es);
+        return lk_push_error(L, rc, es);
+    }
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -634,6 +645,9 @@ static int lk_producer_metrics(lua_State *L) {
     lk_set_int(L, "buffer_bytes", (lua_Integer)st.buffer_bytes);
     lk_set_int(L, "request_latency_avg_us", (lua_Integer)st.request_latency_avg_us);
     lk_set_int(L, "request_latency_max_us", (lua_Integer)st.request_latency_max_us);
+    lk_set_int(L, "connects", (lua_Integer)st.connects);
+    lk_set_int(L, "connect_failures", (lua_Integer)st.connect_failures);
+    lk_set_int(L, "reauthentications", (lua_Integer)st.reauthentications);
     lk_set_int(L, "outstanding", (lua_Integer)kn_producer_outstanding(lp->p));
     lua_Integer queued = 0;
     for (lk_report *r = lp->head; r; r = r->next)

@@ -343,6 +343,9 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             rc = KN_ERR__CLOSED;
             break;
         }
+        /* Authentication failed: fatal, as Java's poll throws it. */
+        if ((rc = knw_client_fatal(c->client, errstr, errstr_size)) != 0)
+            break;
         if (kng_app_pending(c)) {
             /* A rebalance step (listener included) runs here, on the
              * caller's thread, before any record is drained: records of
@@ -576,6 +579,11 @@ void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
         }
     }
     pthread_mutex_unlock(&c->lock);
+    knw_stats ws;
+    knw_get_stats(c->client, &ws);
+    out->connects = ws.connects;
+    out->connect_failures = ws.connect_failures;
+    out->reauthentications = ws.reauthentications;
 }
 
 void kn_consumer_wakeup(kn_consumer *c) {

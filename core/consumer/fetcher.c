@@ -859,7 +859,9 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     knw_metadata *md = knw_metadata_get(client);
 
     pthread_mutex_lock(&c->lock);
-    if (c->closed) {
+    if (c->closed || knw_client_fatal(client, NULL, 0)) {
+        /* Fatal (authentication failed): wake a waiting poll to say so. */
+        pthread_cond_broadcast(&c->cond);
         pthread_mutex_unlock(&c->lock);
         if (md)
             knw_metadata_release(md);

@@ -258,6 +258,9 @@ static int await_topic(kn_producer *p, const char *topic, int64_t deadline_ms, c
                                               (int)(left > 1000 ? 1000 : left), &err);
         if (nmd)
             knw_metadata_release(nmd);
+        int frc = knw_client_fatal(p->wire, errstr, n);
+        if (frc)
+            return frc; /* authentication failed: no metadata will come */
     }
 }
 
@@ -294,6 +297,9 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
         kn_errstr_set(errstr, errstr_size, "the producer is closed");
         return KN_ERR__CLOSED;
     }
+    int frc = knw_client_fatal(p->wire, errstr, errstr_size);
+    if (frc)
+        return frc; /* authentication failed: as Java's send throws */
     if (p->transactional) {
         int trc = knp_txn_check_send(p, errstr, errstr_size);
         if (trc)
@@ -485,7 +491,7 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
     knp_batch *b = take_done_locked(p);
     pthread_mutex_unlock(&p->acc.lock);
     if (!b)
-        return 0;
+        return knw_client_fatal(p->wire, NULL, 0); /* 0, or why nothing will come */
     int64_t served = serve(p, b);
     pthread_mutex_lock(&p->acc.lock);
     p->acc.outstanding -= served;
@@ -523,7 +529,15 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
     }
     p->acc.flushing--;
     pthread_mutex_unlock(&p->acc.lock);
+    if (!rc)
+        rc = knw_client_fatal(p->wire, NULL, 0); /* the records failed with it */
     return rc;
+}
+
+int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size) {
+    if (errstr && errstr_size)
+        errstr[0] = 0;
+    return p && p->wire ? knw_client_fatal(p->wire, errstr, errstr_size) : 0;
 }
 
 int64_t kn_producer_outstanding(kn_producer *p) {
@@ -590,6 +604,13 @@ void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out) {
     out->requests_sent = reqs;
     out->request_latency_avg_us = avg;
     out->request_latency_max_us = max;
+    if (p->wire) {
+        knw_stats ws;
+        knw_get_stats(p->wire, &ws);
+        out->connects = ws.connects;
+        out->connect_failures = ws.connect_failures;
+        out->reauthentications = ws.reauthentications;
+    }
 }
 
 const char *kn_delivery_topic(const kn_delivery *d) { return d->topic; }

@@ -230,7 +230,7 @@ static bool is_transport_err(int err) {
 }
 
 static bool is_fatal_err(int err) {
-    return err == KN_ERR_PRODUCER_FENCED || err == KN_ERR_CLUSTER_AUTHORIZATION_FAILED ||
+    return err == KN_ERR__AUTHENTICATION || err == KN_ERR_PRODUCER_FENCED || err == KN_ERR_CLUSTER_AUTHORIZATION_FAILED ||
            err == KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
 }
 
@@ -239,8 +239,11 @@ static void set_fatal(knp_sender *s, int err, const char *msg) {
     if (acc->fatal_err)
         return;
     acc->fatal_err = err;
-    kn_errstr_set(acc->fatal_errstr, sizeof acc->fatal_errstr, "fatal producer error %s: %s",
-             kn_err_name(err), msg ? msg : kn_err_message(err));
+    if (err == KN_ERR__AUTHENTICATION) /* the broker's reason, as is */
+        kn_errstr_set(acc->fatal_errstr, sizeof acc->fatal_errstr, "%s", msg ? msg : kn_err_message(err));
+    else
+        kn_errstr_set(acc->fatal_errstr, sizeof acc->fatal_errstr, "fatal producer error %s: %s",
+                      kn_err_name(err), msg ? msg : kn_err_message(err));
 }
 
 /* acc.lock held: fail every queued batch (fatal error or close). */
@@ -924,8 +927,15 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
     knw_metadata *md = knw_metadata_get(c), *old = NULL;
     int64_t next = now_ms + 1000;
     bool need_md = false, send_pid;
+    char fmsg[512];
+    int ferr = knw_client_fatal(c, fmsg, sizeof fmsg);
     pthread_mutex_lock(&acc->lock);
     acc->wake_pending = false;
+    if (ferr && !acc->fatal_err) {
+        /* Authentication failed: no record can be delivered any more. */
+        set_fatal(s, ferr, fmsg);
+        fail_all_queued(s, ferr, acc->fatal_errstr);
+    }
     if (md && md != s->md) {
         old = s->md;
         s->md = md;

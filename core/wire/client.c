@@ -69,7 +69,7 @@ void knw_client_apply_brokers(knw_client *c, const knw_metadata *md) {
                 if (!h)
                     continue;
                 if (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS ||
-                    conn->state == KNW_CS_CONNECTING)
+                    conn->state == KNW_CS_SASL || conn->state == KNW_CS_CONNECTING)
                     knw_conn_close(conn, 0, KN_ERR__TRANSPORT, "broker address changed", knw_now_ms());
                 if (conn->state == KNW_CS_RESOLVING) {
                     conn->resolve_id = 0; /* the answer is for the old name */
@@ -136,10 +136,15 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
         knw_conn *conn = c->conns[(i + c->rr) % c->conn_count];
         if (!candidate(c, conn))
             continue;
+        /* A connection whose session is due for re-authentication
+         * (KIP-368) starts it before taking this request, as Java's
+         * does before its next send; meanwhile it is busy, not gone. */
+        if (conn->state == KNW_CS_READY && now_ms >= knw_sasl_reauth_at(conn))
+            knw_sasl_begin(conn, true, now_ms);
         if (conn->state == KNW_CS_RESOLVING || conn->state == KNW_CS_CONNECTING ||
-            conn->state == KNW_CS_APIVERSIONS)
+            conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL || knw_sasl_reauth_active(conn))
             busy = true;
-        if (conn->state != KNW_CS_READY || knw_iftab_full(&conn->inflight))
+        if (conn->state != KNW_CS_READY || knw_iftab_full(&conn->inflight) || knw_sasl_reauth_active(conn))
             continue;
         if (!best || conn->inflight.count < best->inflight.count)
             best = conn;
@@ -160,7 +165,7 @@ static knw_conn *pick_any(knw_client *c, int64_t now_ms) {
         if (conn->state == KNW_CS_READY && !knw_iftab_full(&conn->inflight))
             return conn;
         if (conn->state == KNW_CS_RESOLVING || conn->state == KNW_CS_CONNECTING ||
-            conn->state == KNW_CS_APIVERSIONS)
+            conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL)
             return NULL;
     }
     return NULL;
@@ -417,6 +422,57 @@ void knw_wakeup(knw_client *c) {
     knw_loop_wake(&c->loop);
 }
 
+/* ---- fatal errors ---- */
+
+void knw_client_set_fatal(knw_client *c, int err, const char *msg) {
+    pthread_mutex_lock(&c->lock);
+    bool first = atomic_load(&c->fatal_err) == 0;
+    if (first) {
+        snprintf(c->fatal_errstr, sizeof c->fatal_errstr, "%s", msg);
+        atomic_store(&c->fatal_err, err);
+        pthread_cond_broadcast(&c->cond); /* knw_metadata_wait */
+        atomic_store(&c->woken, true);    /* every ticker sees it now */
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (first)
+        kn_log(&c->log, KN_LOG_ERROR, "%s: %s (the client will not connect again)", kn_err_name(err), msg);
+}
+
+int knw_client_fatal(knw_client *c, char *errstr, size_t errstr_size) {
+    if (!c || !atomic_load(&c->fatal_err))
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    int err = atomic_load(&c->fatal_err);
+    if (errstr && errstr_size)
+        snprintf(errstr, errstr_size, "%s", c->fatal_errstr);
+    pthread_mutex_unlock(&c->lock);
+    return err;
+}
+
+/* Network thread, once fatal: every waiting request fails with the
+ * fatal error and every connection closes (their in-flight requests
+ * fail too); knw_conn_connect refuses from now on. */
+static void fail_fatal(knw_client *c) {
+    int err = atomic_load(&c->fatal_err);
+    char msg[512];
+    pthread_mutex_lock(&c->lock);
+    snprintf(msg, sizeof msg, "%s", c->fatal_errstr);
+    pthread_mutex_unlock(&c->lock);
+    knw_req *r;
+    while ((r = knw_reqq_pop(&c->unrouted)))
+        knw_req_fail(c, r, err, "%s", msg);
+    int64_t now = knw_now_ms();
+    for (int i = 0; i < c->conn_count; i++) {
+        knw_conn *conn = c->conns[i];
+        while ((r = knw_reqq_pop(&conn->pending)))
+            knw_req_fail(c, r, err, "%s", msg);
+        if (conn->state != KNW_CS_DOWN && conn->state != KNW_CS_BACKOFF)
+            knw_conn_close(conn, 0, err, msg, now);
+        conn->resolve_id = 0; /* a late answer is only cached */
+        conn->state = KNW_CS_DOWN;
+    }
+}
+
 /* ---- the network thread ---- */
 
 static void drain_submit(knw_client *c) {
@@ -474,6 +530,8 @@ static void *net_main(void *arg) {
             break;
         int64_t now = knw_now_ms();
         drain_submit(c);
+        if (atomic_load(&c->fatal_err))
+            fail_fatal(c);
         collect_resolved(c, now);
         reap(c);
         int64_t next = knw_md_tick(c, now);
@@ -712,6 +770,7 @@ void knw_get_stats(knw_client *c, knw_stats *o) {
     o->rebootstraps = atomic_load(&s->rebootstraps);
     o->bytes_sent = atomic_load(&s->bytes_sent);
     o->bytes_received = atomic_load(&s->bytes_received);
+    o->reauthentications = atomic_load(&s->reauthentications);
 }
 
 void knw_set_log_handler(knw_client *c, kn_log_fn *fn, void *opaque) {

@@ -1,8 +1,8 @@
 /*
  * conn.c: one broker connection's state machine:
  *   DOWN -> (RESOLVING on the resolver thread) -> (every address in turn)
- *   CONNECTING -> APIVERSIONS -> READY -> (error, timeout, idle)
- *   BACKOFF/DOWN -> ...
+ *   CONNECTING -> APIVERSIONS -> [SASL (sasl/sasl.c)] -> READY -> (error,
+ *   timeout, idle) BACKOFF/DOWN -> ...
  * It owns the socket (through the transport vtable), the receive
  * framer, the send queue, the in-flight table and the requests queued
  * for this node. Network thread only.
@@ -36,14 +36,17 @@ knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const cha
     knw_transport_init(&conn->tp, c->set.tls ? &knw_transport_tls : &knw_transport_tcp);
     knw_txq_init(&conn->tx);
     /* Staging reads of 64 KiB: many small responses per recv(). */
+    /* With SASL the ring has one slot more than the in-flight limit: a
+     * re-authentication request may join a full pipeline (sasl.c). */
     if (!conn->host || knw_rx_init(&conn->rx, 65536, c->set.max_response_bytes) ||
-        knw_iftab_init(&conn->inflight, c->set.max_in_flight, 1)) {
+        knw_iftab_init(&conn->inflight, c->set.max_in_flight + (c->set.sasl ? 1 : 0), 1)) {
         kn_free(conn->host);
         knw_rx_destroy(&conn->rx);
         knw_iftab_destroy(&conn->inflight);
         kn_free(conn);
         return NULL;
     }
+    conn->inflight.limit = c->set.max_in_flight;
     for (int i = 0; i <= KP_API_KEY_MAX; i++)
         conn->vmin[i] = conn->vmax[i] = -1;
     kp_ApiVersionsRequest_init(&conn->hs_body);
@@ -83,6 +86,7 @@ static void teardown(knw_conn *conn) {
     atomic_store(&conn->ready, false);
     for (int i = 0; i <= KP_API_KEY_MAX; i++)
         conn->vmin[i] = conn->vmax[i] = -1;
+    knw_sasl_reset(conn);
 }
 
 void knw_conn_free(knw_conn *conn, int err, const char *why) {
@@ -95,6 +99,7 @@ void knw_conn_free(knw_conn *conn, int err, const char *why) {
     while ((r = knw_reqq_pop(&conn->pending)))
         knw_req_fail(conn->client, r, err, "%s: %s", nb, why);
     teardown(conn);
+    knw_sasl_free(conn);
     knw_txq_destroy(&conn->tx);
     knw_rx_destroy(&conn->rx);
     knw_iftab_destroy(&conn->inflight);
@@ -129,8 +134,11 @@ static void connect_failed(knw_conn *conn, int err, const char *errstr, int64_t 
            "connection to %s could not be established: %s", nb, errstr);
     knw_req *r;
     while ((r = knw_reqq_pop(&conn->pending)))
-        knw_req_fail(c, r, err == KN_ERR__RESOLVE || err == KN_ERR__SSL ? err : KN_ERR__TRANSPORT, "%s",
-                     conn->last_err);
+        knw_req_fail(c, r,
+                     err == KN_ERR__RESOLVE || err == KN_ERR__AUTHENTICATION || err == KN_ERR__SSL
+                         ? err
+                         : KN_ERR__TRANSPORT,
+                     "%s", conn->last_err);
     enter_backoff(conn, now_ms);
     /* A TLS failure will not cure itself by waiting: requests for any
      * broker fail with it now instead of at their timeout. */
@@ -173,6 +181,9 @@ static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err, int 
 
 void knw_conn_connect(knw_conn *conn, int64_t now_ms) {
     char err[200];
+    /* A client that failed authentication never connects again. */
+    if (atomic_load(&conn->client->fatal_err))
+        return;
     knw_addrs_free(&conn->addrs);
     /* Numeric and cached answers come back at once; anything else is
      * resolved on the resolver thread, never here (resolver.h). */
@@ -233,10 +244,11 @@ static void on_connected(knw_conn *conn, int64_t now_ms) {
 
 void knw_conn_close(knw_conn *conn, int first_err, int err, const char *why, int64_t now_ms) {
     knw_client *c = conn->client;
-    bool was_up = conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS;
+    bool was_up =
+        conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL;
     char nb[128];
     knw_conn_name(conn, nb, sizeof nb);
-    if (conn->state == KNW_CS_APIVERSIONS) {
+    if (conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL) {
         /* A broker that cannot finish the handshake is treated like one
          * that refuses connections: backoff grows, waiters fail. */
         KNW_STAT_ADD(c, disconnects, 1);
@@ -356,6 +368,24 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
     kn_arena_destroy(&arena);
     knw_body_free(frame);
     knw_req_free(r);
+    if (c->set.sasl) {
+        conn->state = KNW_CS_SASL;
+        knw_sasl_begin(conn, false, now_ms);
+        return;
+    }
+    knw_conn_ready(conn, now_ms);
+}
+
+void knw_conn_auth_failed(knw_conn *conn, int err, const char *why, int64_t now_ms) {
+    /* Closed (and counted in the stats) before the client turns fatal,
+     * so whoever sees the fatal error sees the failed connect too. */
+    knw_client *c = conn->client;
+    knw_conn_close(conn, 0, err, why, now_ms);
+    knw_client_set_fatal(c, err, why);
+}
+
+void knw_conn_ready(knw_conn *conn, int64_t now_ms) {
+    knw_client *c = conn->client;
     conn->state = KNW_CS_READY;
     conn->connect_failures = 0;
     conn->ready_since_ms = conn->last_active_ms = now_ms;
@@ -399,7 +429,9 @@ static int on_frame(void *ctx, uint8_t *frame, size_t len) {
     atomic_store(&conn->inflight_n, conn->inflight.count);
     if (r->handshake) {
         handle_apiversions(conn, r, frame, len, fc->now_ms);
-        return conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS ? 0 : 1;
+        return conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL
+                   ? 0
+                   : 1;
     }
     char err[256];
     int rc = knw_req_handle_response(c, conn, r, frame, len, err, sizeof err);
@@ -414,8 +446,8 @@ static int on_frame(void *ctx, uint8_t *frame, size_t len) {
         return 1;
     }
     /* The callback may have closed this connection (e.g. metadata moved
-     * the broker): stop reading from it. */
-    return conn->state == KNW_CS_READY ? 0 : 1;
+     * the broker, or SASL failed): stop reading from it. */
+    return conn->state == KNW_CS_READY || conn->state == KNW_CS_SASL ? 0 : 1;
 }
 
 static ssize_t conn_read(void *ctx, void *buf, size_t len) {
@@ -471,7 +503,7 @@ void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
         }
         return;
     }
-    if (conn->state != KNW_CS_READY && conn->state != KNW_CS_APIVERSIONS)
+    if (conn->state != KNW_CS_READY && conn->state != KNW_CS_APIVERSIONS && conn->state != KNW_CS_SASL)
         return;
     /* Bytes a TLS layer already decrypted are invisible to poll(2). */
     if ((revents & (POLLIN | POLLHUP | POLLERR)) || knw_transport_pending(&conn->tp)) {
@@ -512,7 +544,8 @@ void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
             return;
         }
     }
-    if ((revents & POLLOUT) && (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS))
+    if ((revents & POLLOUT) &&
+        (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL))
         flush(conn, now_ms);
 }
 
@@ -521,6 +554,7 @@ short knw_conn_events(knw_conn *conn) {
     case KNW_CS_CONNECTING:
         return conn->tp.ops->events(&conn->tp, false);
     case KNW_CS_APIVERSIONS:
+    case KNW_CS_SASL:
     case KNW_CS_READY:
         return conn->tp.ops->events(&conn->tp, !knw_txq_empty(&conn->tx));
     default:
@@ -531,7 +565,7 @@ short knw_conn_events(knw_conn *conn) {
 int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
     if (atomic_exchange(&conn->disconnect_requested, false) &&
-        (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS ||
+        (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL ||
          conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_RESOLVING)) {
         if (conn->state == KNW_CS_CONNECTING || conn->state == KNW_CS_RESOLVING) {
             teardown(conn);
@@ -577,7 +611,13 @@ int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
         break;
     }
     if (conn->state == KNW_CS_READY) {
-        while (conn->pending.count && !knw_iftab_full(&conn->inflight) && conn->state == KNW_CS_READY)
+        /* KIP-368: once the session nears its end, the next request
+         * waits for a re-authentication on this connection (as Java's
+         * client begins one before its next send). */
+        if (conn->pending.count && now_ms >= knw_sasl_reauth_at(conn))
+            knw_sasl_begin(conn, true, now_ms);
+        while (conn->pending.count && !knw_iftab_full(&conn->inflight) && conn->state == KNW_CS_READY &&
+               !knw_sasl_reauth_active(conn))
             knw_req_send(c, conn, knw_reqq_pop(&conn->pending), now_ms);
         if (conn->state == KNW_CS_READY)
             flush(conn, now_ms);

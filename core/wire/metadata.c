@@ -211,6 +211,12 @@ knw_metadata *knw_metadata_wait(knw_client *c, bool all_topics, int64_t min_fetc
             *err = KN_ERR__CLOSED;
             return NULL;
         }
+        if (atomic_load(&c->fatal_err)) {
+            /* No metadata will ever come (authentication failed). */
+            pthread_mutex_unlock(&c->lock);
+            *err = atomic_load(&c->fatal_err);
+            return NULL;
+        }
         if (snapshot_ok(c->md.current, all_topics, base, min_fetched_at_ms, gen)) {
             knw_metadata *md = c->md.current;
             knw_metadata_retain(md);
@@ -473,6 +479,8 @@ static bool all_brokers_down(knw_client *c) {
 
 int64_t knw_md_tick(knw_client *c, int64_t now_ms) {
     knw_md_state *m = &c->md;
+    if (atomic_load(&c->fatal_err))
+        return INT64_MAX; /* no broker will answer this client again */
     pthread_mutex_lock(&c->lock);
     bool want = m->want, want_all = m->want_all;
     bool have = m->current != NULL;

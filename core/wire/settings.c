@@ -48,6 +48,8 @@ void knw_settings_free(knw_settings *s) {
     s->bootstrap_count = 0;
     kn_free(s->client_id);
     s->client_id = NULL;
+    knw_sasl_conf_free(s->sasl);
+    s->sasl = NULL;
     knw_tls_ctx_free(s->tls_ctx);
     s->tls_ctx = NULL;
 }
@@ -56,7 +58,10 @@ int knw_settings_copy(knw_settings *dst, const knw_settings *src) {
     *dst = *src;
     dst->bootstrap = NULL;
     dst->client_id = NULL;
+    dst->sasl = NULL;
     knw_tls_ctx_ref(dst->tls_ctx); /* shared, not copied */
+    if (knw_sasl_conf_copy(&dst->sasl, src->sasl))
+        goto nomem;
     if (src->client_id && !(dst->client_id = kn_strdup(src->client_id)))
         goto nomem;
     if (src->bootstrap_count) {
@@ -101,14 +106,10 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     const char *sp = kn_conf_get_str(conf, "security.protocol");
     /* SASL_SSL is SASL over the TLS transport. */
     s->tls = sp && (!strcasecmp(sp, "SSL") || !strcasecmp(sp, "SASL_SSL"));
-    s->sasl = sp && (!strcasecmp(sp, "SASL_PLAINTEXT") || !strcasecmp(sp, "SASL_SSL"));
-    if (sp && !s->tls && !s->sasl && strcasecmp(sp, "PLAINTEXT")) {
+    bool sasl = sp && (!strcasecmp(sp, "SASL_PLAINTEXT") || !strcasecmp(sp, "SASL_SSL"));
+    if (sp && !s->tls && !sasl && strcasecmp(sp, "PLAINTEXT")) {
         kn_errstr_set(errstr, errstr_size,
                       "security.protocol: \"%s\" is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", sp);
-        return KN_ERR__CONFIG;
-    }
-    if (s->sasl) {
-        kn_errstr_set(errstr, errstr_size, "security.protocol %s: SASL is not implemented yet", sp);
         return KN_ERR__CONFIG;
     }
     /* The TLS context is loaded once per client: every connection shares
@@ -119,9 +120,13 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
             return trc;
     }
 
+    /* SASL (sasl/sasl.c): mechanism and sasl.jaas.config are checked
+     * now, so a bad credential config fails the constructor. */
     char **items = NULL;
     int count = 0;
-    int rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
+    int rc = knw_sasl_conf_from(conf, &s->sasl, errstr, errstr_size);
+    if (!rc)
+        rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
     if (rc)
         goto fail;
     size_t total = 1;

@@ -205,6 +205,13 @@ void knw_disconnect(knw_client *client, int32_t node_id);
 typedef void kn_log_fn(int level, const char *msg, void *opaque);
 void knw_set_log_handler(knw_client *client, kn_log_fn *fn, void *opaque);
 
+/* The client's fatal error, or 0: an authentication failure
+ * (KN_ERR__AUTHENTICATION) ends the client as in Java: from then on
+ * every request fails with it at once and no broker is contacted
+ * again. errstr (optional) gets the reason (the broker's message).
+ * Any thread. */
+int knw_client_fatal(knw_client *client, char *errstr, size_t errstr_size);
+
 /* Monotonic clock in ms / us used throughout the library. */
 int64_t knw_now_ms(void);
 int64_t knw_now_us(void);
@@ -222,6 +229,7 @@ typedef struct knw_stats {
     int64_t rebootstraps;
     int64_t bytes_sent;
     int64_t bytes_received;
+    int64_t reauthentications; /* completed SASL re-authentications (KIP-368) */
 } knw_stats;
 void knw_get_stats(knw_client *client, knw_stats *out);
 

@@ -28,6 +28,7 @@
 #include "wire/inflight.h"
 #include "wire/loop.h"
 #include "wire/resolver.h"
+#include "wire/sasl/sasl.h"
 #include "wire/transport.h"
 #include "wire/wire.h"
 
@@ -54,9 +55,9 @@ typedef struct knw_settings {
     kn_log_fn *log_fn;         /* kn_conf_set_log_cb; NULL: stderr */
     void *log_opaque;
     int log_level; /* -1: the process default */
-    /* security.protocol: the transport (TLS for SSL and SASL_SSL) and
-     * whether SASL runs on it. */
-    bool tls, sasl;
+    knw_sasl_conf *sasl; /* owned; NULL unless security.protocol is SASL_* */
+    /* security.protocol: the transport (TLS for SSL and SASL_SSL). */
+    bool tls;
     void *tls_ctx;        /* SSL_CTX (tls_ctx.h), one reference owned */
     bool tls_verify_host; /* ssl.endpoint.identification.algorithm=https */
     knw_resolve_fn *resolve_fn; /* NULL: getaddrinfo (tests inject one) */
@@ -139,6 +140,7 @@ typedef enum knw_conn_state {
     KNW_CS_RESOLVING,   /* waiting for the resolver thread's answer */
     KNW_CS_CONNECTING,  /* TCP connect in progress */
     KNW_CS_APIVERSIONS, /* connected, ApiVersions handshake in flight */
+    KNW_CS_SASL,        /* SASL handshake/authentication in flight (sasl/) */
     KNW_CS_READY,
     KNW_CS_BACKOFF, /* closed; may reconnect at backoff_until_ms */
 } knw_conn_state;
@@ -172,6 +174,7 @@ struct knw_conn {
     _Atomic bool disconnect_requested; /* knw_disconnect */
     _Atomic int inflight_n;            /* mirror of inflight.count for other threads */
     _Atomic bool ready;
+    knw_sasl_session *sasl; /* owned; NULL until SASL first runs */
 };
 
 knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const char *host, int port);
@@ -194,6 +197,11 @@ void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms);
 int64_t knw_conn_service(knw_conn *conn, int64_t now_ms);
 /* poll(2) events wanted (0: not in the set). */
 short knw_conn_events(knw_conn *conn);
+/* SASL done (or not needed): the connection is READY. */
+void knw_conn_ready(knw_conn *conn, int64_t now_ms);
+/* An authentication failure: the client becomes fatal with err and why
+ * (knw_client_set_fatal), the connection is closed. */
+void knw_conn_auth_failed(knw_conn *conn, int err, const char *why, int64_t now_ms);
 /* "broker 1 (127.0.0.1:9092)" / "broker -1 (host:port, bootstrap)". */
 const char *knw_conn_name(const knw_conn *conn, char *buf, size_t size);
 static inline bool knw_conn_has_slot(const knw_conn *conn) {
@@ -266,7 +274,8 @@ typedef struct knw_ticker {
 /* ---- the client (client.c) ---- */
 typedef struct knw_stats_atomic {
     _Atomic int64_t connects, connect_failures, disconnects, requests_sent, responses_received,
-        request_timeouts, metadata_refreshes, protocol_errors, rebootstraps, bytes_sent, bytes_received;
+        request_timeouts, metadata_refreshes, protocol_errors, rebootstraps, bytes_sent, bytes_received,
+        reauthentications;
 } knw_stats_atomic;
 
 struct knw_client {
@@ -303,6 +312,12 @@ struct knw_client {
     knw_coord_table coord; /* group and transaction coordinators */
     knw_stats_atomic stats;
     char last_connect_err[200]; /* network thread: latest connect failure */
+
+    /* A fatal error (authentication failure): set once under lock,
+     * fatal_err also read without it; every request then fails with it
+     * and no connection is made again (knw_client_fatal). */
+    _Atomic int fatal_err;
+    char fatal_errstr[512];
     /* Under lock: the latest failure that waiting will not cure
      * (KN_ERR__SSL), reported while no broker is ready
      * (knw_connect_error). */
@@ -310,6 +325,10 @@ struct knw_client {
     char fatal_connect_errstr[256];
     bool fatal_connect_set; /* network thread's view: clear it once a broker is ready */
 };
+
+/* Network thread: makes the client fatal (first error wins), logs it,
+ * wakes waiters; the loop then fails every request with it. */
+void knw_client_set_fatal(knw_client *c, int err, const char *msg);
 
 /* Network thread: finds the connection for a node id (not bootstrap). */
 knw_conn *knw_client_conn_by_node(knw_client *c, int32_t node_id);

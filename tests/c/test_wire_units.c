@@ -416,7 +416,8 @@ static void test_settings_from_conf(void **state) {
                                                           "SASL_PLAINTEXT", NULL});
     knw_client *c = knw_client_new(conf, "producer", err, sizeof err);
     assert_null(c);
-    assert_non_null(strstr(err, "security.protocol"));
+    /* SASL without usable credentials fails when the client is built. */
+    assert_non_null(strstr(err, "sasl."));
     kn_conf_destroy(conf);
 
     /* Canonical bootstrap names: localhost resolves and reverse-resolves. */
