@@ -27,6 +27,43 @@ local WAITED = 20 -- of which ?wait=1 (delivery offset in the answer)
 local bootstrap = os.getenv("KAFKA_BOOTSTRAP")
 assert(bootstrap and bootstrap ~= "", "KAFKA_BOOTSTRAP is not set: start a broker with tools/kafka/broker start")
 
+-- KN_NGINX_SECURITY=SASL_SSL: the workers' clients talk to the harness's
+-- SASL_SSL listener (SCRAM-SHA-512, the CA given inline as PEM so the
+-- worker user needs no access to the key folder); the test's own admin
+-- stays on PLAINTEXT.
+local security = os.getenv("KN_NGINX_SECURITY") or ""
+local client_bootstrap, client_config = bootstrap, {}
+if security == "SASL_SSL" then
+  client_bootstrap = assert(os.getenv("KAFKA_BOOTSTRAP_SASL_SSL"), "KAFKA_BOOTSTRAP_SASL_SSL is not set")
+  local tls_dir = assert(os.getenv("KN_TLS_DIR"), "KN_TLS_DIR is not set")
+  local f = assert(io.open(tls_dir .. "/ca.pem"))
+  local ca = f:read("*a")
+  f:close()
+  client_config = {
+    ["security.protocol"] = "SASL_SSL",
+    ["sasl.mechanism"] = "SCRAM-SHA-512",
+    ["sasl.jaas.config"] = string.format(
+      'org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";',
+      assert(os.getenv("KN_SASL_USER")), assert(os.getenv("KN_SASL_PASSWORD"))),
+    ["ssl.truststore.type"] = "PEM",
+    ["ssl.truststore.certificates"] = ca,
+  }
+elseif security ~= "" then
+  error("KN_NGINX_SECURITY: " .. security .. " is not one of SASL_SSL or empty")
+end
+
+-- A Lua table constructor for nginx.conf's init_by_lua_block.
+local function lua_table(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do
+    parts[#parts + 1] = string.format("[%q] = %q", k, t[k]):gsub("\\\n", "\\n")
+  end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
 local function sh(cmd)
   local ok = os.execute(cmd)
   return ok == true or ok == 0
@@ -132,7 +169,8 @@ local function run()
     PREFIX = prefix, PORT = tostring(port),
     LUA_PATH = root .. "/examples/lua/openresty/?.lua;;",
     LUA_CPATH = jit_dir .. "/?.so;;",
-    BOOTSTRAP = bootstrap, TOPIC = topic, PARTITIONS = "2",
+    BOOTSTRAP = client_bootstrap, TOPIC = topic, PARTITIONS = "2",
+    CLIENT_CONFIG = lua_table(client_config),
   }
   conf = conf:gsub("%${([%u_]+)}", function(k) return assert(fields[k], "no field " .. k) end)
   local f = assert(io.open(prefix .. "/nginx.conf", "w"))

@@ -40,9 +40,19 @@ local reporter_running = false
 
 -- cfg: bootstrap, topic, partitions (count), socket_dir (for the
 -- readiness socket; writable by the worker user), idle_check_ms (how
--- often an idle consumer looks at ngx.worker.exiting(); default 5000).
+-- often an idle consumer looks at ngx.worker.exiting(); default 5000),
+-- client_config (optional: more keys for both clients, such as
+-- security.protocol, sasl.* and ssl.* for a secured cluster).
 function M.configure(conf)
   cfg = conf
+end
+
+-- A client's configuration: its own keys plus cfg.client_config.
+local function client_conf(own)
+  for k, v in pairs(cfg.client_config or {}) do
+    if own[k] == nil then own[k] = v end
+  end
+  return own
 end
 
 local function stats()
@@ -93,10 +103,10 @@ end
 local function consume(premature)
   if premature then return end
   local id, count = ngx.worker.id(), ngx.worker.count()
-  local consumer, err = kafka.consumer({
+  local consumer, err = kafka.consumer(client_conf({
     ["bootstrap.servers"] = cfg.bootstrap,
     ["client.id"] = "nginx-worker-" .. id,
-  }, { log = log_to_nginx })
+  }), { log = log_to_nginx })
   if not consumer then
     ngx.log(ngx.ERR, "consumer: ", err)
     return
@@ -168,11 +178,11 @@ function M.init_worker()
   local ok, err = ngx.timer.at(0, function(premature)
     if premature then return end
     local perr
-    producer, perr = kafka.producer({
+    producer, perr = kafka.producer(client_conf({
       ["bootstrap.servers"] = cfg.bootstrap,
       ["max.block.ms"] = 0,  -- send never waits: the handler yields instead
       ["linger.ms"] = 1,
-    }, { on_delivery = on_delivery, log = log_to_nginx })
+    }), { on_delivery = on_delivery, log = log_to_nginx })
     if not producer then ngx.log(ngx.ERR, "producer: ", perr) end
     local cok, cerr = ngx.timer.at(0, consume)
     if not cok then ngx.log(ngx.ERR, "cannot start the consumer: ", cerr) end
