@@ -423,9 +423,19 @@ void kn_consumer_wakeup(kn_consumer *c);
 typedef void kn_consumer_ready_cb(kn_consumer *c, void *opaque);
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque);
 
-/* Stops fetching, drops buffered data and closes the network thread.
+/* Closes within timeout_ms (-1: 30 s, Java's default), like Java's
+ * close(Duration): under enable.auto.commit commits the positions
+ * (a subscribed member as part of its revoke), runs REVOKED and leaves
+ * the group, and waits for every queued and in-flight commit; then
+ * stops fetching, drops buffered data and closes the network thread.
+ * Commits still unanswered when the time is up complete with
+ * KN_ERR__CLOSED: every commit_async callback runs exactly once, at
+ * the latest here. With timeout 0 nothing waits on the network (no
+ * commit, no LeaveGroup: the coordinator expires the member).
  * Records handed out earlier stay valid until freed. Idempotent;
  * calls after it return KN_ERR__CLOSED. Returns KN_OK. */
+int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms);
+/* kn_consumer_close_timeout(c, -1). */
 int kn_consumer_close(kn_consumer *c);
 /* Closes if needed and frees the handle. NULL is a no-op. */
 void kn_consumer_destroy(kn_consumer *c);

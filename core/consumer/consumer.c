@@ -184,6 +184,7 @@ int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list) {
         knc_part *old = knc_find_part(c, topic, strlen(topic), partition);
         if (old) {
             parts[i] = old;
+            old->revoking = false; /* kept after all */
         } else {
             parts[i] = knc_part_new(topic, partition, ++c->next_part_id, c->reset,
                                     c->group_id != NULL);
@@ -366,7 +367,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         for (size_t k = 0; k < n && out->count < (size_t)c->max_poll_records; k++) {
             size_t i = (c->drain_next + k) % n;
             knc_part *p = c->parts[i];
-            if (!p->fetched || p->paused)
+            if (!p->fetched || p->paused || p->revoking)
                 continue;
             uint32_t slices = p->slices_drained;
             int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
@@ -462,7 +463,7 @@ static int knc_each(kn_consumer *c, const kn_topic_partition_list *list,
                 fn(c, p, arg);
         }
     }
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_wakeup(c->client);
     return KN_OK;
@@ -513,7 +514,7 @@ int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64
         knc_part_reset(p, KNC_RESET_LATEST);
     else
         knc_part_seek(p, offset, -1);
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_wakeup(c->client);
     return KN_OK;
@@ -579,11 +580,40 @@ void kn_consumer_wakeup(kn_consumer *c) {
         return;
     pthread_mutex_lock(&c->lock);
     c->wakeup = true;
-    pthread_cond_broadcast(&c->cond);
-    /* A loop waiting on the readiness hook's descriptor must wake too:
-     * its next poll returns KN_ERR__WAKEUP. */
-    knc_ready_notify(c);
+    /* A loop waiting on the readiness hook's descriptor wakes too: its
+     * next poll returns KN_ERR__WAKEUP. */
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
+}
+
+/* Partitions poll would return something for (c->lock held). */
+static bool knc_parts_ready(const kn_consumer *c) {
+    for (size_t i = 0; i < c->part_count; i++) {
+        const knc_part *p = c->parts[i];
+        if (p->err_pending || (p->fetched && !p->paused && !p->revoking))
+            return true;
+    }
+    return false;
+}
+
+bool knc_poll_ready(const kn_consumer *c) {
+    return c->wakeup || c->done_head || kng_app_pending(c) || knc_parts_ready(c);
+}
+
+void knc_signal(kn_consumer *c) {
+    pthread_cond_broadcast(&c->cond);
+    if (c->ready_fn && knc_poll_ready(c))
+        c->ready_fn(c, c->ready_opaque);
+}
+
+int knc_call_timeout(const kn_consumer *c, int want_ms) {
+    int64_t t = want_ms < 0 ? c->default_api_timeout_ms : want_ms;
+    if (c->close_deadline_ms) {
+        int64_t left = c->close_deadline_ms - knw_now_ms();
+        if (left < t)
+            t = left < 0 ? 0 : left;
+    }
+    return (int)t;
 }
 
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque) {
@@ -597,34 +627,49 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
     pthread_mutex_unlock(&c->lock);
 }
 
-int kn_consumer_close(kn_consumer *c) {
+/* Java's KafkaConsumer.close() default (DEFAULT_CLOSE_TIMEOUT_MS). */
+#define KNC_CLOSE_TIMEOUT_MS 30000
+
+int kn_consumer_close(kn_consumer *c) { return kn_consumer_close_timeout(c, -1); }
+
+int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    bool was_closed = c->closed;
-    bool final_commit = !was_closed && c->group_id && c->auto_commit;
+    bool was_closing = c->closing;
+    c->closing = true;
+    bool manual_commit = !was_closing && c->group_id && c->auto_commit && !kng_subscribed(c);
     pthread_mutex_unlock(&c->lock);
-    if (final_commit) {
-        /* Java commits the positions at close under auto-commit. */
-        int timeout = c->default_api_timeout_ms < 30000 ? c->default_api_timeout_ms : 30000;
-        kn_consumer_commit_sync(c, NULL, timeout);
-    }
-    if (!was_closed)
-        kng_close(c); /* REVOKED, then LeaveGroup for a dynamic member */
-    knc_serve_commit_callbacks(c);
+    if (was_closing)
+        return KN_OK;
+    if (timeout_ms < 0)
+        timeout_ms = KNC_CLOSE_TIMEOUT_MS;
+    c->close_deadline_ms = knw_now_ms() + timeout_ms;
+    if (c->close_deadline_ms == 0)
+        c->close_deadline_ms = 1;
+    /* Java commits the positions at close under auto-commit: a
+     * subscribed member's revoke below does it (one commit, not two);
+     * a manually assigned consumer's is done here. Nothing positioned:
+     * no commit at all. Both within the close timeout. */
+    if (manual_commit && timeout_ms > 0)
+        kn_consumer_commit_sync(c, NULL, knc_call_timeout(c, -1));
+    kng_close(c); /* REVOKED, then LeaveGroup for a dynamic member */
+    /* Commits queued or in flight finish within the close timeout (as
+     * Java's close waits for them); what is left fails with _CLOSED
+     * below, so every commit callback runs exactly once. */
+    knc_offsets_wait(c, c->close_deadline_ms);
     pthread_mutex_lock(&c->lock);
     c->closed = true;
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
-    if (was_closed)
-        return KN_OK;
     /* The ticker stops first; destroying the client then fails what is
-     * still in flight, whose callbacks see closed and only free. */
+     * still in flight, whose callbacks see closed. */
     knw_ticker_remove(c->client, c->ticker_id);
     if (c->grp_ticker_id >= 0)
         knw_ticker_remove(c->client, c->grp_ticker_id);
     knw_client_destroy(c->client);
     c->client = NULL;
+    knc_offsets_close(c);
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->part_count; i++)
         knc_part_free(c->parts[i]);

@@ -172,6 +172,10 @@ typedef struct knc_part {
     bool paused;
     bool fetch_inflight;
     bool reset_inflight; /* ListOffsets or OffsetFetch in flight */
+    /* Pending revocation (a commit before a revoke is in flight): not
+     * fetched, not returned, so the committed position stays the last
+     * returned one (Java's markPendingRevocation). */
+    bool revoking;
     int64_t retry_at_ms; /* backoff after a retriable error */
     knc_fetched *fetched; /* buffered data being drained, or NULL */
     /* Read-ahead: the answer to the Fetch sent while fetched was still
@@ -248,8 +252,8 @@ static inline int64_t knc_part_fetch_offset(const knc_part *p) {
  * flight, not awaiting validation, and room in its two-slot buffer
  * (a read-ahead needs a buffered slice that ends on a whole batch). */
 static inline bool knc_part_fetchable(const knc_part *p) {
-    if (p->state != KNC_POS_VALID || p->paused || p->fetch_inflight || p->needs_validation ||
-        p->ahead)
+    if (p->state != KNC_POS_VALID || p->paused || p->revoking || p->fetch_inflight ||
+        p->needs_validation || p->ahead)
         return false;
     return !p->fetched || p->fetched->end_offset > p->fetched->fetch_offset;
 }
@@ -408,6 +412,9 @@ struct kn_consumer {
     /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */
     kn_consumer_ready_cb *ready_fn;
     void *ready_opaque;
+    /* close: set while close runs (its deadline) / once it has begun */
+    int64_t close_deadline_ms; /* 0: not closing */
+    bool closing;
 };
 
 /* tplist.c: kn_topic_partition_list_add without the partition >= 0
@@ -440,12 +447,20 @@ int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
  * (KIP-848, like Java) rather than when it is queued (classic). */
 bool kng_commit_identity_at_send(const kn_consumer *c);
 
-/* Fires the readiness hook (c->lock held): poll may now return
- * something without waiting. */
-static inline void knc_ready_notify(kn_consumer *c) {
-    if (c->ready_fn)
-        c->ready_fn(c, c->ready_opaque);
-}
+/* The one way a state change is announced (c->lock held, called by
+ * every path that changes what poll would return: network callbacks
+ * and application calls alike): wakes a waiting poll, and fires the
+ * readiness hook when poll has something to do now (knc_poll_ready),
+ * so an event loop that only polls when woken never misses a change. */
+void knc_signal(kn_consumer *c);
+/* Whether poll(0) would make progress now (c->lock held): records on an
+ * unpaused, non-revoking partition, an unreported partition error, a
+ * due commit callback, a rebalance step, or a pending wakeup. */
+bool knc_poll_ready(const kn_consumer *c);
+/* The timeout a blocking request made on behalf of the consumer may
+ * use: want_ms (-1: default.api.timeout.ms), cut to what is left of the
+ * close timeout while close runs (0 when it is spent). */
+int knc_call_timeout(const kn_consumer *c, int want_ms);
 
 /* fetcher.c: the fetch-buffer budget (bytes of raw responses held by
  * buffered slices plus the max_bytes of Fetches in flight), derived
@@ -480,8 +495,24 @@ int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offse
                                   int timeout_ms);
 /* Queues an auto-commit of every position when due (c->lock held). */
 void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms);
+/* close, no lock: serves commit callbacks until every queued and
+ * in-flight commit finished or deadline_ms passes. Returns true when
+ * none is left. */
+bool knc_offsets_wait(kn_consumer *c, int64_t deadline_ms);
+/* close, after the network thread is gone, no lock: completes every
+ * commit still queued with KN_ERR__CLOSED and runs the callbacks, so
+ * each runs exactly once. */
+void knc_offsets_close(kn_consumer *c);
 /* Frees commits still queued at close (c->lock held). */
 void knc_offsets_destroy(kn_consumer *c);
+/* offsets.c, application side (c->lock held): queues the asynchronous
+ * commit of offsets (taken over) that the group waits for before it
+ * revokes (kng_pre_revoke_done runs when it finishes), with the
+ * deadline given. Returns 0 or an error (nothing queued). */
+int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms);
+/* group/rebalance.c (c->lock held): the commit before a revoke
+ * finished with err; the parked rebalance step may go on. */
+void kng_pre_revoke_done(kn_consumer *c, int err);
 
 /* Finds an assigned partition (c->lock held); NULL if not assigned. */
 knc_part *knc_find_part(const kn_consumer *c, const char *topic, size_t topic_len,

@@ -619,10 +619,8 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
     }
 done:;
-    if (buf || failed)
-        knc_ready_notify(c);
     bool closed = c->closed;
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     if (buf)
         knc_buf_release(buf);
@@ -681,7 +679,6 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                                   : rp->offset == -1 ? "latest"
                                                      : "by_duration",
                                   kn_err_name(pr->error_code));
-                    knc_ready_notify(c);
                 }
             }
         }
@@ -697,7 +694,7 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
         }
     }
     bool closed = c->closed;
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     if (refresh)

@@ -531,7 +531,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->next_hb_ms = now + c->retry_backoff_ms;
     }
 out:
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     kng_req_free(r);
@@ -756,10 +756,15 @@ void kng_classic_leave(kn_consumer *c, const char *reason) {
     kng_set_member_id(g, NULL, 0);
     g->generation = -1;
     pthread_mutex_unlock(&c->lock);
+    int timeout = knc_call_timeout(c, c->request_timeout_ms);
+    if (r && timeout <= 0) {
+        /* close with no time left: the coordinator expires the member */
+        kng_req_free(r);
+        return;
+    }
     if (!r)
         return;
-    knw_resp *resp =
-        knw_call(c->client, r->node, KP_API_LEAVE_GROUP, 3, -1, &r->u.leave, c->request_timeout_ms);
+    knw_resp *resp = knw_call(c->client, r->node, KP_API_LEAVE_GROUP, 3, -1, &r->u.leave, timeout);
     const kp_LeaveGroupResponse *lr = resp->body;
     int err = resp->err ? resp->err : !lr ? KN_ERR__PROTOCOL : lr->error_code;
     if (!err && lr->members.count > 0)

@@ -44,6 +44,14 @@ typedef enum kng_state {
     KNG_FATAL      /* stopped with an error poll reports */
 } kng_state;
 
+/* The auto-commit a revoking step waits for (Java's onJoinPrepare):
+ * started by the step, answered on the network thread. */
+typedef enum kng_revoke_commit {
+    KNG_RC_NONE,
+    KNG_RC_INFLIGHT, /* poll has nothing to do for the step until it answers */
+    KNG_RC_DONE      /* answered: the step (of revoke_commit_state) goes on */
+} kng_revoke_commit;
+
 typedef struct kng_group {
     bool consumer_protocol; /* group.protocol=consumer (KIP-848) */
     kng_state state;
@@ -109,6 +117,9 @@ typedef struct kng_group {
     bool want_all_topics; /* resolve unknown topic ids */
     /* join latency */
     int64_t join_started_ms;
+    /* the commit before a revoke, and the state whose step started it */
+    kng_revoke_commit revoke_commit;
+    kng_state revoke_commit_state;
 } kng_group;
 
 /* ---- subscription.c --------------------------------------------------- */

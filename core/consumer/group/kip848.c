@@ -339,7 +339,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
     }
 out:
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     kng_hb_free(h);
@@ -440,10 +440,16 @@ void kng_848_leave(kn_consumer *c) {
     kng_target_free(g->target);
     g->target = NULL;
     pthread_mutex_unlock(&c->lock);
+    int timeout = knc_call_timeout(c, c->request_timeout_ms);
+    if (h && timeout <= 0) {
+        /* close with no time left: the coordinator expires the member */
+        kng_hb_free(h);
+        return;
+    }
     if (!h)
         return;
     knw_resp *resp =
-        knw_call(c->client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, c->request_timeout_ms);
+        knw_call(c->client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, timeout);
     knw_resp_free(resp);
     kng_hb_free(h);
 }
