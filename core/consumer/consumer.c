@@ -148,7 +148,7 @@ int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
     bool subscribed = kng_subscribed(c);
     pthread_mutex_unlock(&c->lock);
     if (subscribed) {
-        kn_log(NULL, KN_LOG_WARN, "assign: the consumer is subscribed to a group; assign and "
+        kn_log(knc_logger(c), KN_LOG_WARN, "assign: the consumer is subscribed to a group; assign and "
                "subscribe are mutually exclusive (unsubscribe first)");
         return KN_ERR__STATE;
     }

@@ -447,6 +447,12 @@ int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
  * (KIP-848, like Java) rather than when it is queued (classic). */
 bool kng_commit_identity_at_send(const kn_consumer *c);
 
+/* The consumer's logger: its client's (NULL, stderr, once close has
+ * destroyed the client). */
+static inline struct kn_logger *knc_logger(const kn_consumer *c) {
+    return c->client ? knw_client_logger(c->client) : NULL;
+}
+
 /* The one way a state change is announced (c->lock held, called by
  * every path that changes what poll would return: network callbacks
  * and application calls alike): wakes a waiting poll, and fires the

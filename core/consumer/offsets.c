@@ -377,7 +377,7 @@ static bool knc_commit_stale_retry(kn_consumer *c, knc_commit *cm, int64_t now) 
     int32_t epoch = kng_commit_identity(c, &member, &instance);
     if (epoch < 0)
         return false; /* fenced or left: no epoch to retry with */
-    kn_log(NULL, KN_LOG_DEBUG,
+    kn_log(knc_logger(c), KN_LOG_DEBUG,
            "group %s: OffsetCommit with member epoch %d got STALE_MEMBER_EPOCH; "
            "retrying with the newest epoch (now %d)",
            c->group_id, (int)cm->req.generation_id_or_member_epoch, (int)epoch);
@@ -615,7 +615,7 @@ static void knc_coord_check_metadata(kn_consumer *c) {
     knw_metadata_release(md);
     if (!gone)
         return;
-    kn_log(NULL, KN_LOG_DEBUG,
+    kn_log(knc_logger(c), KN_LOG_DEBUG,
            "group %s: coordinator %d is no longer in the cluster metadata; finding the coordinator again",
            c->group_id, (int)c->coord_id);
     c->coord_id = -1;

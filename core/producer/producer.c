@@ -384,7 +384,7 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
         kn_record_out out = cur;
         int irc = ic->on_send(p, &cur, &out, ic->opaque);
         if (irc) {
-            kn_log(NULL, KN_LOG_WARN, "producer: interceptor %zu on_send failed (%d): record kept as it was",
+            kn_log(knw_client_logger(p->wire), KN_LOG_WARN, "interceptor %zu on_send failed (%d): record kept as it was",
                    i, irc);
             continue;
         }

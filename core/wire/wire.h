@@ -66,6 +66,12 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
  * connections, frees everything. */
 void knw_client_destroy(knw_client *client);
 
+/* The client's logger (prefix e.g. "consumer-3", the handler given by
+ * kn_conf_set_log_cb): every module logs through its client's, so the
+ * application's log handler sees every line. Valid until
+ * knw_client_destroy. */
+struct kn_logger *knw_client_logger(knw_client *client);
+
 /* Queues a request. req is a kp_<Api>Request struct; it is encoded on
  * the network thread once the destination's API versions are known, at
  * the highest version both sides support that is <= max_version (-1 =

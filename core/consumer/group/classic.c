@@ -337,7 +337,7 @@ static void kng_send_req(kn_consumer *c, knw_client *client, kng_req *r);
 static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     kng_group *g = c->grp;
     int64_t now = knw_now_ms();
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
     if (kng_coord_error(err)) {
         c->coord_id = -1;
@@ -369,7 +369,7 @@ static void kng_sync_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     g->inflight = false;
     int err = resp->err ? resp->err : !sr ? KN_ERR__PROTOCOL : sr->error_code;
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->group_id,
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->group_id,
            (int)r->u.sync.generation_id, err ? kn_err_name(err) : "ok");
     if (c->closed || g->state != KNG_SYNCING || r->u.sync.generation_id != g->generation)
         goto out;
@@ -473,7 +473,7 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
             goto out;
         }
     }
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->group_id,
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->group_id,
            (int)g->generation, leader ? "leader" : "follower", (int)jr->members.count,
            g->protocol_name ? g->protocol_name : "-");
     sync->timeout_ms = g->rebalance_timeout_ms + 5000;
@@ -501,7 +501,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     int err = resp->err ? resp->err : !hr ? KN_ERR__PROTOCOL : hr->error_code;
     if (!err)
         goto out;
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
     if (kng_coord_error(err)) {
         c->coord_id = -1;
         g->next_hb_ms = now + c->retry_backoff_ms;
@@ -769,7 +769,7 @@ void kng_classic_leave(kn_consumer *c, const char *reason) {
     int err = resp->err ? resp->err : !lr ? KN_ERR__PROTOCOL : lr->error_code;
     if (!err && lr->members.count > 0)
         err = lr->members.items[0].error_code;
-    kn_log(NULL, err ? KN_LOG_INFO : KN_LOG_DEBUG, "group %s: LeaveGroup: %s", c->group_id,
+    kn_log(knc_logger(c), err ? KN_LOG_INFO : KN_LOG_DEBUG, "group %s: LeaveGroup: %s", c->group_id,
            err ? kn_err_name(err) : "ok");
     knw_resp_free(resp);
     kng_req_free(r);

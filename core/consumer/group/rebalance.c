@@ -39,7 +39,7 @@ static const char *const kng_state_names[] = {"IDLE",   "UNJOINED",  "PREPARE", 
 
 void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s)
-        kn_log(NULL, KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->group_id,
+        kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->group_id,
                c->grp->member_id ? c->grp->member_id : "", (int)c->grp->generation,
                kng_state_names[c->grp->state], kng_state_names[s], c->grp->reason[0] ? ": " : "",
                c->grp->reason);
@@ -342,7 +342,7 @@ static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list 
     int64_t deadline = knw_now_ms() + g->rebalance_timeout_ms;
     int err = knc_commit_before_revoke(c, l, deadline);
     if (err) {
-        kn_log(NULL, KN_LOG_WARN, "group %s: the auto-commit before revoking could not be queued: %s",
+        kn_log(knc_logger(c), KN_LOG_WARN, "group %s: the auto-commit before revoking could not be queued: %s",
                c->group_id, kn_err_name(err));
         return false;
     }
@@ -359,7 +359,7 @@ void kng_pre_revoke_done(kn_consumer *c, int err) {
     if (!g || g->revoke_commit != KNG_RC_INFLIGHT)
         return;
     if (err)
-        kn_log(NULL, err == KN_ERR__TIMED_OUT ? KN_LOG_ERROR : KN_LOG_WARN,
+        kn_log(knc_logger(c), err == KN_ERR__TIMED_OUT ? KN_LOG_ERROR : KN_LOG_WARN,
                "group %s: the auto-commit before revoking partitions failed (%s); "
                "going on with the rebalance", c->group_id, kn_err_name(err));
     g->revoke_commit = KNG_RC_DONE;
@@ -573,13 +573,13 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
 
 static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque, bool *was_idle) {
     if (!c->grp) {
-        kn_log(NULL, KN_LOG_WARN, "subscribe needs group.id");
+        kn_log(knc_logger(c), KN_LOG_WARN, "subscribe needs group.id");
         return KN_ERR__STATE;
     }
     if (c->closed)
         return KN_ERR__CLOSED;
     if (c->grp->state == KNG_IDLE && c->part_count > 0) {
-        kn_log(NULL, KN_LOG_WARN,
+        kn_log(knc_logger(c), KN_LOG_WARN,
                "subscribe: partitions are assigned manually; assign and subscribe are "
                "mutually exclusive (unassign first)");
         return KN_ERR__STATE;
@@ -666,7 +666,7 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
     int rc = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
     kn_free(anchored);
     if (rc != 0) {
-        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex", regex);
+        kn_log(knc_logger(c), KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex", regex);
         return KN_ERR__INVALID_ARG;
     }
     pthread_mutex_lock(&c->lock);
