@@ -325,6 +325,10 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     if (!c || !recs)
         return KN_ERR__INVALID_ARG;
     *recs = NULL;
+    if (c->cb_depth > 0) {
+        kn_errstr_set(errstr, errstr_size, "poll called from a callback of the same consumer");
+        return KN_ERR__STATE;
+    }
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     kn_records *out = knc_records_new((size_t)c->max_poll_records);
     if (!out)
@@ -635,6 +639,12 @@ int kn_consumer_close(kn_consumer *c) { return kn_consumer_close_timeout(c, -1);
 int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
     if (!c)
         return KN_ERR__INVALID_ARG;
+    if (c->cb_depth > 0) {
+        kn_log(knc_logger(c), KN_LOG_ERROR,
+               "close called from a callback of the same consumer: refused (KN_ERR__STATE); "
+               "close it after the call that runs the callback returns");
+        return KN_ERR__STATE;
+    }
     pthread_mutex_lock(&c->lock);
     bool was_closing = c->closing;
     c->closing = true;
@@ -684,6 +694,12 @@ int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
 void kn_consumer_destroy(kn_consumer *c) {
     if (!c)
         return;
+    if (c->cb_depth > 0) {
+        kn_log(knc_logger(c), KN_LOG_ERROR,
+               "destroy called from a callback of the same consumer: ignored (it would free the "
+               "consumer under the call that runs the callback)");
+        return;
+    }
     kn_consumer_close(c);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);

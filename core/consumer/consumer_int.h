@@ -415,6 +415,13 @@ struct kn_consumer {
     /* close: set while close runs (its deadline) / once it has begun */
     int64_t close_deadline_ms; /* 0: not closing */
     bool closing;
+    /* Re-entrancy (application thread only): user callbacks running now
+     * (rebalance listener, commit callbacks, custom assignor). poll,
+     * close, unsubscribe and destroy from inside one return
+     * KN_ERR__STATE (destroy: logged, nothing freed) instead of
+     * recursing into the step that runs it or freeing the consumer
+     * under it. */
+    int cb_depth;
 };
 
 /* tplist.c: kn_topic_partition_list_add without the partition >= 0
@@ -452,6 +459,10 @@ bool kng_commit_identity_at_send(const kn_consumer *c);
 static inline struct kn_logger *knc_logger(const kn_consumer *c) {
     return c->client ? knw_client_logger(c->client) : NULL;
 }
+
+/* Brackets a user callback (application thread). */
+static inline void knc_cb_enter(kn_consumer *c) { c->cb_depth++; }
+static inline void knc_cb_leave(kn_consumer *c) { c->cb_depth--; }
 
 /* The one way a state change is announced (c->lock held, called by
  * every path that changes what poll would return: network callbacks

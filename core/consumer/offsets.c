@@ -270,8 +270,11 @@ void knc_serve_commit_callbacks(kn_consumer *c) {
         pthread_mutex_unlock(&c->lock);
         if (!cm)
             return;
-        if (cm->cb)
+        if (cm->cb) {
+            knc_cb_enter(c);
             cm->cb(c, cm->err, cm->offsets, cm->opaque);
+            knc_cb_leave(c);
+        }
         knc_commit_free(cm);
     }
 }

@@ -69,7 +69,8 @@ void knw_client_destroy(knw_client *client);
 /* The client's logger (prefix e.g. "consumer-3", the handler given by
  * kn_conf_set_log_cb): every module logs through its client's, so the
  * application's log handler sees every line. Valid until
- * knw_client_destroy. */
+ * knw_client_destroy; NULL for a NULL client (kn_log then writes to
+ * stderr). */
 struct kn_logger *knw_client_logger(knw_client *client);
 
 /* Queues a request. req is a kp_<Api>Request struct; it is encoded on

@@ -295,7 +295,10 @@ static int kng_call(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partit
     kng_group *g = c->grp;
     if (!g->cb)
         return 0;
-    return g->cb(c, ev, parts, g->opaque);
+    knc_cb_enter(c);
+    int rc = g->cb(c, ev, parts, g->opaque);
+    knc_cb_leave(c);
+    return rc;
 }
 
 /* The positions of the listed owned partitions (c->lock held). NULL on
@@ -733,6 +736,8 @@ static int kng_leave(kn_consumer *c, const char *reason) {
 int kn_consumer_unsubscribe(kn_consumer *c) {
     if (!c)
         return KN_ERR__INVALID_ARG;
+    if (c->cb_depth > 0)
+        return KN_ERR__STATE; /* from a listener: it would revoke under the running step */
     if (!c->grp)
         return KN_OK;
     int rc = kng_leave(c, "the consumer unsubscribed from all topics");
