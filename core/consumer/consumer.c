@@ -334,7 +334,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     if (!out)
         return KN_ERR__NOMEM;
     int rc = KN_OK;
-    bool kicked = false, drained_dry = false;
+    bool kicked = false, drained_dry = false, nomem = false;
     if (errstr && errstr_size)
         errstr[0] = '\0';
     knc_serve_commit_callbacks(c);
@@ -376,8 +376,14 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             uint32_t slices = p->slices_drained;
             int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
             if (got < 0) {
-                kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
-                rc = got;
+                /* Nothing is lost: the drain takes up what it could not
+                 * add next time, and the records already in out (whose
+                 * positions moved) are returned. */
+                if (out->count == 0) {
+                    kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
+                    rc = got;
+                }
+                nomem = true;
                 break;
             }
             if (p->slices_drained != slices) {
@@ -388,7 +394,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
                 c->drain_next = i;
             }
         }
-        if (rc != 0 || out->count > 0)
+        if (rc != 0 || out->count > 0 || nomem)
             break;
         if (c->done_head) {
             /* commit callbacks are due: serve them before waiting */

@@ -124,6 +124,12 @@ typedef struct knc_fetched {
     kn_rb batch;
     bool in_batch;
     knc_buf *batch_buf;
+    /* Out of memory mid-drain loses nothing: a batch read but not yet
+     * opened (batch_ready), or a record read but not yet added
+     * (pending), is taken up again by the next drain. */
+    bool batch_ready;
+    bool has_pending;
+    kn_record pending;
 } knc_fetched;
 
 /* Takes a reference on buf; copies aborted (count may be 0; the
@@ -305,7 +311,10 @@ typedef struct knc_drain_opts {
  * that does not decode fails the partition (knc_part_fail,
  * KN_ERR__BAD_BATCH, naming topic, partition and offset) after the
  * records before it were added; the read-ahead slice is dropped.
- * Returns the number of records added, or KN_ERR__NOMEM. */
+ * Returns the number of records added, or KN_ERR__NOMEM: then the
+ * records added by this call stay in out (their positions moved: the
+ * caller must hand them out) and the batch or record that could not be
+ * taken is taken up again by the next call, so nothing is skipped. */
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts);
 
 /* ---- incremental fetch sessions (session.c) ------------------------------ */
