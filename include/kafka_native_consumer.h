@@ -342,7 +342,8 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
                              kn_consumer_commit_cb *cb, void *opaque);
 /* Reads the committed offsets of the listed partitions into the list:
  * offset (KN_OFFSET_INVALID when none), leader epoch, metadata, and
- * per-entry error. Returns KN_OK, KN_ERR__TIMED_OUT, KN_ERR__STATE (no
+ * per-entry error. Returns KN_OK, KN_ERR__TIMED_OUT, KN_ERR__WAKEUP
+ * (kn_consumer_wakeup during a retry backoff), KN_ERR__STATE (no
  * group.id) or a Kafka error. */
 int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 

@@ -616,6 +616,28 @@ void knc_signal(kn_consumer *c) {
         c->ready_fn(c, c->ready_opaque);
 }
 
+int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms) {
+    int64_t until = knw_now_ms() + c->retry_backoff_ms;
+    if (until > deadline_ms)
+        until = deadline_ms;
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        if (c->wakeup) {
+            c->wakeup = false;
+            rc = KN_ERR__WAKEUP;
+            break;
+        }
+        if (knw_now_ms() >= until)
+            break;
+        struct timespec ts;
+        knc_abs_time(&ts, until);
+        pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
 int knc_call_timeout(const kn_consumer *c, int want_ms) {
     int64_t t = want_ms < 0 ? c->default_api_timeout_ms : want_ms;
     if (c->close_deadline_ms) {

@@ -469,6 +469,13 @@ static inline struct kn_logger *knc_logger(const kn_consumer *c) {
     return c->client ? knw_client_logger(c->client) : NULL;
 }
 
+/* The backoff between two attempts of a blocking call (application
+ * thread, no lock): waits retry.backoff.ms, cut to deadline_ms, and
+ * returns early with KN_ERR__WAKEUP (consuming it) when
+ * kn_consumer_wakeup is called, as Java's blocking calls throw
+ * WakeupException. Returns 0 after the wait. */
+int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms);
+
 /* Brackets a user callback (application thread). */
 static inline void knc_cb_enter(kn_consumer *c) { c->cb_depth++; }
 static inline void knc_cb_leave(kn_consumer *c) { c->cb_depth--; }

@@ -849,8 +849,8 @@ static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node)
         knw_resp_free(resp);
         if (err && !knc_retry_error(err))
             return err;
-        if (err)
-            usleep((useconds_t)c->retry_backoff_ms * 1000);
+        if (err && (err = knc_backoff_wait(c, deadline)) != 0)
+            return err;
     }
 }
 
@@ -942,7 +942,8 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
             c->coord_id = -1;
             pthread_mutex_unlock(&c->lock);
         }
-        usleep((useconds_t)c->retry_backoff_ms * 1000);
+        if ((err = knc_backoff_wait(c, deadline)) != 0)
+            break;
     }
     kn_arena_destroy(&arena);
     return err;

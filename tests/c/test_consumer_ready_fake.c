@@ -8,6 +8,11 @@
  * committed offset under auto.offset.reset=none, resume over buffered
  * records) are in it_consumer.c.
  *
+ * Also the backoff of the blocking calls (issue #14 item 10): with the
+ * coordinator answering COORDINATOR_NOT_AVAILABLE, committed() retries
+ * after retry.backoff.ms; that wait ends at the call's deadline and at
+ * kn_consumer_wakeup (it was a usleep that did neither).
+ *
  * The fake serves ApiVersions, Metadata (topic "t", 1 partition, leader
  * node 1 at a leader epoch the test may raise), FindCoordinator,
  * OffsetFetch (per case: offset 5 at leader epoch 0, or an error),
@@ -37,6 +42,7 @@ typedef struct fake {
     int16_t fetch_error; /* OffsetFetch: top-level error, or 0 */
     int64_t committed;   /* OffsetFetch: the committed offset (-1: none) */
     int32_t leader_epoch; /* Metadata */
+    bool coord_unavailable; /* FindCoordinator: COORDINATOR_NOT_AVAILABLE */
 } fake;
 
 static const kn_uuid topic_id = {{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6}};
@@ -125,7 +131,11 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
         answer_metadata(f, body, &a);
     } else if (key == KP_API_FIND_COORDINATOR) {
         kp_FindCoordinatorResponse *r = body;
-        r->node_id = 1;
+        pthread_mutex_lock(&f->mu);
+        if (f->coord_unavailable)
+            r->error_code = KN_ERR_COORDINATOR_NOT_AVAILABLE;
+        pthread_mutex_unlock(&f->mu);
+        r->node_id = r->error_code ? -1 : 1;
         r->host = kn_str_c("127.0.0.1");
         r->port = f->port;
     } else if (key == KP_API_OFFSET_FETCH) {
@@ -200,7 +210,14 @@ typedef struct env {
     kn_consumer *c;
 } env;
 
+static void start_with(env *e, int16_t fetch_error, int64_t committed, const char *reset,
+                       const char *backoff, bool assign);
 static void start(env *e, int16_t fetch_error, int64_t committed, const char *reset) {
+    start_with(e, fetch_error, committed, reset, "20", true);
+}
+
+static void start_with(env *e, int16_t fetch_error, int64_t committed, const char *reset,
+                       const char *backoff, bool assign) {
     e->f = kn_calloc(1, sizeof *e->f);
     pthread_mutex_init(&e->f->mu, NULL);
     e->f->fetch_error = fetch_error;
@@ -215,13 +232,16 @@ static void start(env *e, int16_t fetch_error, int64_t committed, const char *re
     kn_test_conf_set(conf, "group.id", "g-ready");
     kn_test_conf_set(conf, "enable.auto.commit", "false");
     kn_test_conf_set(conf, "auto.offset.reset", reset);
-    kn_test_conf_set(conf, "retry.backoff.ms", "20");
+    kn_test_conf_set(conf, "retry.backoff.ms", backoff);
+    kn_test_conf_set(conf, "retry.backoff.max.ms", backoff);
     kn_test_conf_set(conf, "metadata.max.age.ms", "200");
     e->c = kn_consumer_new(conf, es, sizeof es);
     kn_conf_destroy(conf);
     if (!e->c)
         fail_msg("kn_consumer_new: %s", es);
     kn_consumer_set_ready_cb(e->c, on_ready, &e->lp);
+    if (!assign)
+        return;
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     kn_topic_partition_list_add(l, "t", 0);
     assert_int_equal(kn_consumer_assign(e->c, l), KN_OK);
@@ -286,11 +306,49 @@ static void test_truncation_wakes(void **state) {
     stop(&e);
 }
 
+static void *wake_later(void *arg) {
+    usleep(300 * 1000);
+    kn_consumer_wakeup(arg);
+    return NULL;
+}
+
+static void test_backoff_honours_deadline_and_wakeup(void **state) {
+    (void)state;
+    env e;
+    e.f = NULL;
+    start_with(&e, 0, 5, "earliest", "5000", false);
+    pthread_mutex_lock(&e.f->mu);
+    e.f->coord_unavailable = true;
+    pthread_mutex_unlock(&e.f->mu);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, "t", 0);
+    /* the deadline (500 ms) ends the 5 s backoff */
+    int64_t t0 = kn_test_now_ms();
+    int rc = kn_consumer_committed(e.c, l, 500);
+    int64_t took = kn_test_now_ms() - t0;
+    print_message("committed(500 ms) with a 5 s backoff: %s after %lld ms\n", kn_err_name(rc), (long long)took);
+    assert_int_equal(rc, KN_ERR__TIMED_OUT);
+    assert_true(took < 3000); /* generous; the backoff alone was 5 s */
+    /* wakeup() ends it too */
+    pthread_t th;
+    pthread_create(&th, NULL, wake_later, e.c);
+    t0 = kn_test_now_ms();
+    rc = kn_consumer_committed(e.c, l, 20000);
+    took = kn_test_now_ms() - t0;
+    pthread_join(th, NULL);
+    print_message("committed(20 s) woken after 300 ms: %s after %lld ms\n", kn_err_name(rc), (long long)took);
+    assert_int_equal(rc, KN_ERR__WAKEUP);
+    assert_true(took < 4000);
+    kn_topic_partition_list_destroy(l);
+    stop(&e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_committed_offset_wakes),
         cmocka_unit_test(test_offset_fetch_error_wakes),
         cmocka_unit_test(test_truncation_wakes),
+        cmocka_unit_test(test_backoff_honours_deadline_and_wakeup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
