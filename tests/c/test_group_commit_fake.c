@@ -426,6 +426,32 @@ static void test_commit_finds_coordinator_that_moved(void **state) {
     fake_stop(f);
 }
 
+/* Issue #14 item 10: close under enable.auto.commit commits once (the
+ * revoke's), not a commit_sync of the positions and then the revoke's
+ * commit again. */
+static void test_close_commits_once(void **state) {
+    (void)state;
+    fake *f = fake_start();
+    listener l = {.f = f};
+    const char *extra[] = {"enable.auto.commit", "true", "auto.commit.interval.ms", "600000", NULL};
+    kn_consumer *c = fake_member(f, "g-close", extra, &l);
+    poll_until_flag(c, &l.revoked); /* settled: owns t-0 */
+    pthread_mutex_lock(&f->mu);
+    int before = f->commits;
+    pthread_mutex_unlock(&f->mu);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    pthread_mutex_lock(&f->mu);
+    int at_close = f->commits - before;
+    int last = f->commits - 1;
+    pthread_mutex_unlock(&f->mu);
+    print_message("OffsetCommit requests sent by close: %d\n", at_close);
+    assert_int_equal(at_close, 1);
+    assert_int_equal(f->commit_parts[last], 1 << 0);
+    assert_int_equal(f->commit_offset[last], 5);
+    kn_consumer_destroy(c);
+    fake_stop(f);
+}
+
 static void *release_later(void *arg) {
     fake *f = arg;
     usleep(4000 * 1000);
@@ -495,6 +521,7 @@ int main(void) {
         cmocka_unit_test(test_revoke_commit_retries_stale_epoch),
         cmocka_unit_test(test_commit_finds_coordinator_that_moved),
         cmocka_unit_test(test_revoke_commit_does_not_block_poll),
+        cmocka_unit_test(test_close_commits_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
