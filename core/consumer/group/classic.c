@@ -422,7 +422,10 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     int err = resp->err ? resp->err : !jr ? KN_ERR__PROTOCOL : jr->error_code;
     if (err == KN_ERR_MEMBER_ID_REQUIRED) {
         /* KIP-394: join again right away with the id the coordinator gave. */
-        kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len);
+        if (kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len) != 0) {
+            kng_join_failed(c, KN_ERR__NOMEM, "JoinGroup");
+            goto out;
+        }
         g->retry_at_ms = 0;
         kng_set_state(c, KNG_UNJOINED);
         goto out;
@@ -431,7 +434,10 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
         kng_join_failed(c, err, "JoinGroup");
         goto out;
     }
-    kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len);
+    if (kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len) != 0) {
+        kng_join_failed(c, KN_ERR__NOMEM, "JoinGroup");
+        goto out;
+    }
     g->generation = jr->generation_id;
     kn_free(g->protocol_name);
     g->protocol_name =

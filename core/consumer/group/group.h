@@ -169,8 +169,9 @@ void kng_custom_destroy(kng_group *g);
 
 /* Moves to state s and wakes poll when s needs the application. */
 void kng_set_state(kn_consumer *c, kng_state s);
-/* Sets member id (NULL: ""). */
-void kng_set_member_id(kng_group *g, const char *id, int32_t len);
+/* Sets the member id (NULL or len <= 0: "", which never fails).
+ * Returns 0 or KN_ERR__NOMEM (the old id kept). */
+int kng_set_member_id(kng_group *g, const char *id, int32_t len);
 /* Stops the group with an error poll reports. */
 void kng_fail(kn_consumer *c, int err, const char *fmt, ...)
 #if defined(__GNUC__)

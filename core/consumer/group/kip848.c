@@ -320,8 +320,10 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         kng_fail(c, err, "ConsumerGroupHeartbeat failed: %s%s", kn_err_name(err), msg);
         goto out;
     }
-    if (r->member_id.len > 0)
-        kng_set_member_id(g, r->member_id.ptr, r->member_id.len);
+    if (r->member_id.len > 0 && kng_set_member_id(g, r->member_id.ptr, r->member_id.len) != 0) {
+        kng_fail(c, KN_ERR__NOMEM, "ConsumerGroupHeartbeat: out of memory storing the member id");
+        goto out;
+    }
     g->generation = r->member_epoch;
     g->joined = true;
     if (r->heartbeat_interval_ms > 0)
@@ -352,7 +354,8 @@ void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *
     if (!g->member_id || !g->member_id[0]) {
         char id[23];
         kng_new_member_id(id);
-        kng_set_member_id(g, id, 22);
+        if (kng_set_member_id(g, id, 22) != 0)
+            return NULL; /* no id, no heartbeat: the next tick tries again */
         g->generation = 0;
     }
     if (g->has_pattern && md && md->all_topics && kng_match_pattern(g, md))

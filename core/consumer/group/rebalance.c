@@ -50,12 +50,19 @@ void kng_set_state(kn_consumer *c, kng_state s) {
         knc_signal(c); /* poll has a rebalance step to run */
 }
 
-void kng_set_member_id(kng_group *g, const char *id, int32_t len) {
-    char *m = kn_strndup(id && len > 0 ? id : "", id && len > 0 ? (size_t)len : 0);
+int kng_set_member_id(kng_group *g, const char *id, int32_t len) {
+    if (!id || len <= 0) {
+        /* Forgetting the id never fails: a fenced id must not stay. */
+        if (g->member_id)
+            g->member_id[0] = '\0';
+        return 0;
+    }
+    char *m = kn_strndup(id, (size_t)len);
     if (!m)
-        return;
+        return KN_ERR__NOMEM;
     kn_free(g->member_id);
     g->member_id = m;
+    return 0;
 }
 
 void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
@@ -414,11 +421,12 @@ static int kng_revoke(kn_consumer *c, const kn_topic_partition_list *parts, bool
         c->stats.partitions_revoked += (int64_t)kn_topic_partition_list_count(parts);
     pthread_mutex_unlock(&c->lock);
     kn_topic_partition_list *keep = kng_minus(owned, parts);
-    if (keep)
-        knc_set_assignment(c, keep);
+    int set = keep ? knc_set_assignment(c, keep) : KN_ERR__NOMEM;
     kn_topic_partition_list_destroy(keep);
     kn_topic_partition_list_destroy(owned);
-    return rc;
+    /* The listener's error first; else the partitions still owned are
+     * an error poll reports (never a silent half-revoke). */
+    return rc ? rc : set;
 }
 
 static int kng_step_prepare(kn_consumer *c) {
@@ -479,9 +487,22 @@ static int kng_step_assign(kn_consumer *c) {
     pthread_mutex_lock(&c->lock);
     bool abandon = g->consumer_protocol && (g->state != KNG_ASSIGNING || g->pending);
     pthread_mutex_unlock(&c->lock);
+    int set = 0;
+    if (!abandon && target && (set = knc_set_assignment(c, target)) != 0) {
+        /* Not applied (out of memory): the target stays parked and the
+         * step runs again from the next poll; ASSIGNED is not called
+         * for partitions that are not assigned. */
+        pthread_mutex_lock(&c->lock);
+        if (!g->pending) {
+            g->pending = target;
+            target = NULL;
+        }
+        pthread_mutex_unlock(&c->lock);
+        abandon = true;
+        if (!rc)
+            rc = set;
+    }
     if (!abandon) {
-        if (target)
-            knc_set_assignment(c, target);
         int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
         if (!rc)
             rc = rc2;
@@ -489,7 +510,7 @@ static int kng_step_assign(kn_consumer *c) {
     pthread_mutex_lock(&c->lock);
     /* Moved on only if the network thread did not replace the target
      * (KIP-848) or fence the member meanwhile. */
-    if (g->state == KNG_ASSIGNING && !g->pending) {
+    if (g->state == KNG_ASSIGNING && !g->pending && !set) {
         int64_t now = knw_now_ms();
         c->stats.rebalances++;
         if (g->join_started_ms) {
