@@ -51,13 +51,18 @@ const char *kn_log_level_name(int level) {
 
 void kn_logger_init(kn_logger *lg, const char *prefix) {
     pthread_mutex_init(&lg->lock, NULL);
+    pthread_cond_init(&lg->idle, NULL);
+    lg->calls = 0;
     lg->fn = NULL;
     lg->opaque = NULL;
     lg->level = kn_log_default_level();
     snprintf(lg->prefix, sizeof lg->prefix, "%s", prefix ? prefix : "");
 }
 
-void kn_logger_destroy(kn_logger *lg) { pthread_mutex_destroy(&lg->lock); }
+void kn_logger_destroy(kn_logger *lg) {
+    pthread_cond_destroy(&lg->idle);
+    pthread_mutex_destroy(&lg->lock);
+}
 
 void kn_logger_set_level(kn_logger *lg, int level) {
     if (level >= KN_LOG_ERROR && level <= KN_LOG_DEBUG)
@@ -68,6 +73,10 @@ void kn_logger_set_handler(kn_logger *lg, kn_log_fn *fn, void *opaque) {
     pthread_mutex_lock(&lg->lock);
     lg->fn = fn;
     lg->opaque = opaque;
+    /* A call of the old handler may be running on another thread (the
+     * network thread): wait for it, so the caller may free its opaque. */
+    while (lg->calls > 0)
+        pthread_cond_wait(&lg->idle, &lg->lock);
     pthread_mutex_unlock(&lg->lock);
 }
 
@@ -80,6 +89,8 @@ void kn_log(kn_logger *lg, int level, const char *fmt, ...) {
         pthread_mutex_lock(&lg->lock);
         fn = lg->fn;
         opaque = lg->opaque;
+        if (fn)
+            lg->calls++; /* kn_logger_set_handler waits for it */
         pthread_mutex_unlock(&lg->lock);
     }
     /* A handler's line says which client logged, as stderr lines do. */
@@ -96,6 +107,10 @@ void kn_log(kn_logger *lg, int level, const char *fmt, ...) {
     va_end(ap);
     if (fn) {
         fn(level, line, opaque);
+        pthread_mutex_lock(&lg->lock);
+        if (--lg->calls == 0)
+            pthread_cond_broadcast(&lg->idle);
+        pthread_mutex_unlock(&lg->lock);
         return;
     }
     struct timespec ts;

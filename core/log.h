@@ -25,9 +25,11 @@
 typedef kn_log_cb kn_log_fn;
 
 typedef struct kn_logger {
-    pthread_mutex_t lock; /* guards fn/opaque against a concurrent set */
+    pthread_mutex_t lock; /* guards fn/opaque/calls against a concurrent set */
+    pthread_cond_t idle;  /* signalled when calls drops to 0 */
     kn_log_fn *fn;
     void *opaque;
+    int calls; /* handler calls in progress (any thread) */
     int level;       /* records above this level are dropped */
     char prefix[64]; /* e.g. "producer-1": prepended to stderr and handler lines */
 } kn_logger;
@@ -35,7 +37,9 @@ typedef struct kn_logger {
 /* Initialises with no handler and the process default level. */
 void kn_logger_init(kn_logger *lg, const char *prefix);
 void kn_logger_destroy(kn_logger *lg);
-/* Sets (or clears with fn NULL) the handler; thread-safe. */
+/* Sets (or clears with fn NULL) the handler; thread-safe. Once it
+ * returns, no call of the old handler is running or will start, so its
+ * opaque may be freed. Must not be called from inside the handler. */
 void kn_logger_set_handler(kn_logger *lg, kn_log_fn *fn, void *opaque);
 /* The process default threshold (KN_LOG_LEVEL, else warn). */
 int kn_log_default_level(void);

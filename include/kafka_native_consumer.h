@@ -232,9 +232,12 @@ typedef enum kn_rebalance_event {
 /* The rebalance listener. Runs on the application thread inside poll
  * (and close / unsubscribe), never concurrently with another consumer
  * call; it may call back into the consumer (commit_sync inside REVOKED,
- * position / seek / committed inside ASSIGNED). parts is valid only
- * during the call. Returns 0, or an error that the call that ran it
- * returns once the rebalance step is complete. */
+ * position / seek / committed inside ASSIGNED), but poll, close and
+ * unsubscribe return KN_ERR__STATE there (and destroy does nothing), as
+ * from any callback of the consumer (commit callbacks, custom assignors
+ * too). parts is valid only during the call. Returns 0, or an error
+ * that the call that ran it returns once the rebalance step is
+ * complete. */
 typedef int kn_rebalance_cb(kn_consumer *c, kn_rebalance_event ev,
                             const kn_topic_partition_list *parts, void *opaque);
 
@@ -256,8 +259,8 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
                                   void *opaque);
 /* Leaves the group: runs REVOKED (or LOST) for the owned partitions,
  * commits first under enable.auto.commit, sends LeaveGroup for a
- * dynamic member, and clears the subscription. Returns KN_OK or the
- * listener's error. */
+ * dynamic member, and clears the subscription. Returns KN_OK, the
+ * listener's error, or KN_ERR__STATE from a callback of the consumer. */
 int kn_consumer_unsubscribe(kn_consumer *c);
 /* The subscribed topics (for a pattern: the topics it matches now), each
  * with partition -1.
@@ -341,7 +344,8 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
                              kn_consumer_commit_cb *cb, void *opaque);
 /* Reads the committed offsets of the listed partitions into the list:
  * offset (KN_OFFSET_INVALID when none), leader epoch, metadata, and
- * per-entry error. Returns KN_OK, KN_ERR__TIMED_OUT, KN_ERR__STATE (no
+ * per-entry error. Returns KN_OK, KN_ERR__TIMED_OUT, KN_ERR__WAKEUP
+ * (kn_consumer_wakeup during a retry backoff), KN_ERR__STATE (no
  * group.id) or a Kafka error. */
 int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 
@@ -428,11 +432,23 @@ void kn_consumer_wakeup(kn_consumer *c);
 typedef void kn_consumer_ready_cb(kn_consumer *c, void *opaque);
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque);
 
-/* Stops fetching, drops buffered data and closes the network thread.
+/* Closes within timeout_ms (-1: 30 s, Java's default), like Java's
+ * close(Duration): under enable.auto.commit commits the positions
+ * (a subscribed member as part of its revoke), runs REVOKED and leaves
+ * the group, and waits for every queued and in-flight commit; then
+ * stops fetching, drops buffered data and closes the network thread.
+ * Commits still unanswered when the time is up complete with
+ * KN_ERR__CLOSED: every commit_async callback runs exactly once, at
+ * the latest here. With timeout 0 nothing waits on the network (no
+ * commit, no LeaveGroup: the coordinator expires the member). From a
+ * callback of the same consumer: KN_ERR__STATE, nothing done.
  * Records handed out earlier stay valid until freed. Idempotent;
  * calls after it return KN_ERR__CLOSED. Returns KN_OK. */
+int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms);
+/* kn_consumer_close_timeout(c, -1). */
 int kn_consumer_close(kn_consumer *c);
-/* Closes if needed and frees the handle. NULL is a no-op. */
+/* Closes if needed and frees the handle. NULL is a no-op; so is a call
+ * from a callback of the same consumer (logged). */
 void kn_consumer_destroy(kn_consumer *c);
 
 #ifdef __cplusplus

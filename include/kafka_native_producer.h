@@ -37,7 +37,9 @@ typedef struct kn_delivery kn_delivery;
  * that runs kn_producer_poll/flush/close. d and everything read through
  * it are only valid during the call. opaque is the producer-wide opaque
  * given at creation (kn_producer_conf_dr); the record's own opaque is
- * kn_delivery_opaque(d). */
+ * kn_delivery_opaque(d). It may call kn_producer_send; kn_producer_poll,
+ * _flush and _close on the same producer return KN_ERR__STATE there
+ * (doing nothing): close it once the serving call has returned. */
 typedef void kn_delivery_cb(kn_producer *p, const kn_delivery *d, void *opaque);
 
 /* Partition value meaning "let the partitioner choose". */
@@ -87,8 +89,8 @@ kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_o
  * once at creation (kn_producer_new_with_hooks). All of them run on the
  * application thread, inside the kn_producer_* call named, never on a
  * library thread and never under a library lock: they may call
- * kn_producer_outstanding or kn_producer_get_stats, but not send, poll,
- * flush or close on the same producer. */
+ * kn_producer_outstanding or kn_producer_get_stats; send, poll, flush
+ * and close on the same producer return KN_ERR__STATE from them. */
 
 /* Chooses the partition of a record sent with KN_PARTITION_ANY (an
  * explicit partition is kept, as in Java): called inside
@@ -153,16 +155,18 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
 
 /* Serves queued delivery reports (calls the callbacks), waiting up to
  * timeout_ms (0: never blocks, -1: forever) for the first one. Returns
- * the number of reports served, or, when none was and the producer
- * failed authentication, KN_ERR__AUTHENTICATION (negative; the reason
- * from kn_producer_fatal_error). */
+ * the number of reports served, or a negative error: KN_ERR__STATE when
+ * called from a callback of the same producer, or, when no report was
+ * served and the producer failed authentication, KN_ERR__AUTHENTICATION
+ * (the reason from kn_producer_fatal_error). */
 int kn_producer_poll(kn_producer *p, int timeout_ms);
 
 /* Sends every accepted record now (ignoring linger.ms) and serves
  * reports until none is outstanding. Returns 0, KN_ERR__TIMED_OUT if
  * records were still outstanding after timeout_ms (-1: no limit), or
  * KN_ERR__AUTHENTICATION when authentication failed (the records then
- * failed with it). */
+ * failed with it), or KN_ERR__STATE from a callback of the same producer
+ * (e.g. a delivery callback run by close). */
 int kn_producer_flush(kn_producer *p, int timeout_ms);
 
 /* The error that ended the producer's connectivity (authentication
@@ -181,7 +185,8 @@ int kn_producer_fd(kn_producer *p);
 /* Flushes for up to timeout_ms (-1: no limit), then fails what is left
  * with KN_ERR__CLOSED (reports served here), stops the network thread
  * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
- * be failed. NULL is a no-op. */
+ * be failed. NULL is a no-op. From a callback of the same producer it
+ * frees nothing and returns KN_ERR__STATE (logged). */
 int kn_producer_close(kn_producer *p, int timeout_ms);
 
 /* ---- transactions (transactional.id set) --------------------------------

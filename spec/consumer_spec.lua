@@ -255,6 +255,22 @@ describe("kafka_native.consumer", function()
     loner:close()
   end)
 
+  it("waits in close() for a commit_async and runs its callback exactly once", function()
+    local group = helper.topic("group-close")
+    local consumer = new_consumer({ ["group.id"] = group, ["enable.auto.commit"] = false })
+    assert(consumer:assign({ { topic = small, partition = 0 } }))
+    local calls = {}
+    assert(consumer:commit_async({ { topic = small, partition = 0, offset = 6 } },
+      function(offsets, err) calls[#calls + 1] = { offset = offsets[1].offset, err = err } end))
+    assert(consumer:close())
+    assert.are.equal(1, #calls)
+    assert.is_nil(calls[1].err)
+    assert.are.equal(6, calls[1].offset)
+    local again = new_consumer({ ["group.id"] = group, ["enable.auto.commit"] = false })
+    assert.are.equal(6, assert(again:committed({ { topic = small, partition = 0 } }))[1].offset)
+    again:close()
+  end)
+
   it("returns an error raised in a commit callback from poll, losing no record and no callback", function()
     local group = helper.topic("group-cb")
     local consumer = new_consumer({ ["group.id"] = group, ["enable.auto.commit"] = false })

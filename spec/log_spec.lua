@@ -46,6 +46,48 @@ describe("kafka_native log option", function()
     assert(producer:close(0))
   end)
 
+  it("sees the group's and the producer's own lines, not just the wire's (issue #14 item 5)", function()
+    -- group transitions are logged by the group module (debug)
+    local got, log = collector()
+    local consumer = assert(kafka.consumer({ ["bootstrap.servers"] = dead, ["client.id"] = "spec-log-g",
+      ["group.id"] = "spec-log-group" }, { log = log, log_level = "debug" }))
+    assert(consumer:subscribe({ "kn-spec-log" }))
+    assert.is_table(assert(consumer:poll(100)))
+    local seen = false
+    for _, r in ipairs(got) do
+      if r.message:find("spec-log-g: group spec-log-group", 1, true) and r.message:find("-> UNJOINED", 1, true) then
+        seen = true
+      end
+    end
+    assert.is_true(seen, "the group's transition did not reach the log function")
+    assert(consumer:close(0))
+
+    -- a producer's retry warnings (records for partition 2 of a topic
+    -- deleted under it: UNKNOWN_TOPIC_OR_PARTITION, retried)
+    local admin = assert(kafka.admin({ ["bootstrap.servers"] = helper.bootstrap() }))
+    local stuck = helper.topic("log-stuck")
+    assert(admin:create_topics({ { name = stuck, partitions = 3 } }, { timeout_ms = 30000 }))
+    assert(admin:wait_for_topics({ stuck }, 30000))
+    local pgot, plog = collector()
+    local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap(), ["client.id"] = "spec-log-r",
+      ["delivery.timeout.ms"] = 30000, ["request.timeout.ms"] = 10000 }, { log = plog, log_level = "warn" }))
+    assert(producer:send(stuck, "first", { partition = 2 }))
+    assert(producer:flush(30000))
+    assert(admin:delete_topics({ stuck }))
+    assert(producer:send(stuck, "again", { partition = 2 }))
+    local retried = false
+    for _ = 1, 50 do
+      producer:poll(200)
+      for _, r in ipairs(pgot) do
+        if r.message:find("^spec%-log%-r: retrying a batch") then retried = true end
+      end
+      if retried then break end
+    end
+    assert.is_true(retried, "no retry warning reached the log function in 10 s")
+    producer:close(0)
+    admin:close()
+  end)
+
   it("hands an admin client's records over after each call", function()
     local got, log = collector()
     local admin = assert(kafka.admin({ ["bootstrap.servers"] = dead, ["client.id"] = "spec-log-a" },

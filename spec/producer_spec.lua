@@ -240,6 +240,35 @@ describe("kafka_native.producer", function()
     assert.is_false(called)
   end)
 
+  it("is collected without waiting on the network: undeliverable records fail at once", function()
+    -- Records for partition 2 of a topic deleted after the producer
+    -- learned of it: the broker answers UNKNOWN_TOPIC_OR_PARTITION
+    -- (retriable; a topic auto-created again has one partition), so
+    -- they stay outstanding until delivery.timeout.ms.
+    local stuck = helper.topic("producer-stuck")
+    local res = assert(admin:create_topics({ { name = stuck, partitions = 3 } }, { timeout_ms = 30000 }))
+    assert.is_nil(res[stuck].error, res[stuck].message)
+    assert(admin:wait_for_topics({ stuck }, 30000))
+    do
+      local producer = assert(kafka.producer({ ["bootstrap.servers"] = helper.bootstrap(),
+        ["delivery.timeout.ms"] = 30000, ["request.timeout.ms"] = 10000 }, { log_level = "error" }))
+      assert(producer:send(stuck, "first", { partition = 2 }))
+      assert(producer:flush(30000))
+      assert(admin:delete_topics({ stuck }))
+      for i = 1, 10 do assert(producer:send(stuck, "r" .. i, { partition = 2 })) end
+      local ok, _, code = producer:flush(500)
+      assert.is_nil(ok)
+      assert.are.equal("_TIMED_OUT", code)
+    end
+    local t0 = os.time()
+    collectgarbage()
+    collectgarbage()
+    -- generous: a finalizer never waits on the network (it used to
+    -- flush for up to delivery.timeout.ms, 30 s here)
+    assert.is_true(os.time() - t0 <= 5)
+    admin:delete_topics({ stuck })
+  end)
+
   if helper.abi == "5.4" then
     it("is closed at the end of a <close> scope, serving its reports", function()
       local chunk = assert(load([[

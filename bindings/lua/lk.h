@@ -195,6 +195,14 @@ int lk_log_setup(lua_State *L, int opts, int uv, kn_conf *conf, kn_log_queue **q
 /* Runs uv.log(level, message) for the records queued now (q may be
  * NULL); keeps the stack as it was. */
 void lk_log_deliver(lua_State *L, kn_log_queue *q, int uv);
+/* __gc of a client never closed: writes the records still queued for
+ * the log function to stderr (no Lua may run), then the printf-style
+ * message ("... collected without close() ..."). q may be NULL. */
+void lk_log_collected(kn_log_queue *q, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- lk_group.c: consumer groups and the rebalance listener ---- */
 

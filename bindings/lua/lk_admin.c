@@ -32,10 +32,13 @@ lk_admin *lk_admin_check(lua_State *L) {
 /* The one close path; run_lua: hand the last log records to the log
  * function (never from __gc). */
 static void lk_admin_close_ud(lua_State *L, lk_admin *la, int run_lua) {
+    int collected = !run_lua && la->admin;
     if (la->admin) {
-        kn_admin_destroy(la->admin);
+        kn_admin_destroy(la->admin); /* joins its thread: no request waits */
         la->admin = NULL;
     }
+    if (collected)
+        lk_log_collected(la->logq, "admin client collected without close()");
     if (la->logq && run_lua) {
         lua_getuservalue(L, 1);
         lk_log_deliver(L, la->logq, lua_gettop(L));

@@ -175,19 +175,29 @@ kn_consumer *lk_consumer_group_check(lua_State *L, lk_group **gp) {
 /* The one close path; run_lua: run the rebalance listener and the
  * queued commit callbacks (never from __gc). Returns the values pushed
  * (0 without run_lua). */
-static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
+static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int timeout_ms, int run_lua) {
     int group_err = 0;
+    int collected = !run_lua && lc->c;
     if (lc->c && run_lua)
         group_err = lk_group_close(L, &lc->group, lc->c);
     if (lc->c) {
         kn_consumer *c = lc->c;
         lc->c = NULL;
         lk_ready_close(&lc->ready, c);
-        kn_consumer_close(c); /* may queue commit events (final auto-commit) */
+        /* queues every commit event still due (_CLOSED when unanswered) */
+        kn_consumer_close_timeout(c, timeout_ms);
         kn_consumer_destroy(c);
     }
     if (!run_lua) {
+        size_t dropped = 0;
+        for (lk_commit_ev *ev = lc->head; ev; ev = ev->next)
+            dropped++;
         lk_consumer_discard(lc);
+        if (collected)
+            lk_log_collected(lc->logq,
+                             "consumer collected without close(): closed at once (no commit, no "
+                             "LeaveGroup); %zu commit callback(s) not run",
+                             dropped);
         kn_log_queue_destroy(lc->logq);
         lc->logq = NULL;
         return 0;
@@ -217,14 +227,17 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int run_lua) {
     return 1;
 }
 
-/* consumer:close() -> true, or nil, message, "_CALLBACK". */
+/* consumer:close([timeout_ms]) -> true, or nil, message, "_CALLBACK".
+ * timeout_ms (default 30 s, as Java's) bounds the final commit, the
+ * LeaveGroup and the wait for unanswered commits. */
 static int lk_consumer_close(lua_State *L) {
     lk_consumer *lc = (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT);
     int busy = lk_group_busy(L, &lc->group, "close");
     if (busy)
         return busy;
+    int timeout_ms = lk_timeout_arg(L, 2, -1);
     lua_settop(L, 1);
-    return lk_consumer_shutdown(L, lc, 1);
+    return lk_consumer_shutdown(L, lc, timeout_ms, 1);
 }
 
 #if LUA_VERSION_NUM >= 504
@@ -233,13 +246,15 @@ static int lk_consumer_close_scope(lua_State *L) {
     if (lc->group.in_listener)
         return 0; /* its poll is still running: __gc closes it later */
     lua_settop(L, 1);
-    lk_consumer_shutdown(L, lc, 1);
+    lk_consumer_shutdown(L, lc, -1, 1);
     return 0;
 }
 #endif
 
+/* Never waits on the network (a finalizer runs at any allocation):
+ * close with timeout 0. */
 static int lk_consumer_gc(lua_State *L) {
-    lk_consumer_shutdown(L, (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT), 0);
+    lk_consumer_shutdown(L, (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT), 0, 0);
     return 0;
 }
 

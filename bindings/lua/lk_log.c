@@ -18,11 +18,13 @@
  * Without a log function, records go to stderr (the library's default);
  * log_level alone sets that threshold.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "lk.h"
+#include "log.h"
 
 #define LK_LOG_QUEUE 1000
 
@@ -107,4 +109,19 @@ void lk_log_deliver(lua_State *L, kn_log_queue *q, int uv) {
         lk_log_call(L, fn, "WARN", buf);
     }
     lua_settop(L, top);
+}
+
+void lk_log_collected(kn_log_queue *q, const char *fmt, ...) {
+    char buf[KN_LOG_MESSAGE_MAX];
+    int level;
+    /* No Lua may run in a finalizer: stderr, the log that needs none,
+     * gets what the log function would have (the close just made
+     * included), then the line that says why. */
+    while (q && kn_log_queue_pop(q, &level, buf, sizeof buf))
+        kn_log(NULL, level, "%s", buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    kn_log(NULL, KN_LOG_WARN, "%s", buf);
 }

@@ -177,13 +177,21 @@ static void lk_producer_discard(lk_producer *lp) {
  * 3 (nil, message, code). */
 static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, int run_lua) {
     int rc = KN_OK;
+    int64_t left = 0;
+    int collected = !run_lua && lp->p;
     if (lp->p) {
         kn_producer *p = lp->p;
         lp->p = NULL;
+        left = kn_producer_outstanding(p);
         rc = kn_producer_close(p, timeout_ms);
     }
     if (!run_lua) {
         lk_producer_discard(lp);
+        if (collected)
+            lk_log_collected(lp->logq,
+                             "producer collected without close(): closed at once; %lld undelivered "
+                             "record(s) failed with _CLOSED, their callbacks not run",
+                             (long long)left);
         kn_log_queue_destroy(lp->logq);
         lp->logq = NULL;
         return 0;
@@ -234,9 +242,11 @@ static int lk_producer_close_scope(lua_State *L) {
 }
 #endif
 
+/* A finalizer runs at any allocation (in nginx: in whichever request
+ * allocates), so it never waits on the network: close with timeout 0. */
 static int lk_producer_gc(lua_State *L) {
     lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
-    lk_producer_shutdown(L, lp, -1, 0);
+    lk_producer_shutdown(L, lp, 0, 0);
     return 0;
 }
 

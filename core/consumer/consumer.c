@@ -148,7 +148,7 @@ int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
     bool subscribed = kng_subscribed(c);
     pthread_mutex_unlock(&c->lock);
     if (subscribed) {
-        kn_log(NULL, KN_LOG_WARN, "assign: the consumer is subscribed to a group; assign and "
+        kn_log(knc_logger(c), KN_LOG_WARN, "assign: the consumer is subscribed to a group; assign and "
                "subscribe are mutually exclusive (unsubscribe first)");
         return KN_ERR__STATE;
     }
@@ -184,6 +184,7 @@ int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list) {
         knc_part *old = knc_find_part(c, topic, strlen(topic), partition);
         if (old) {
             parts[i] = old;
+            old->revoking = false; /* kept after all */
         } else {
             parts[i] = knc_part_new(topic, partition, ++c->next_part_id, c->reset,
                                     c->group_id != NULL);
@@ -324,12 +325,16 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     if (!c || !recs)
         return KN_ERR__INVALID_ARG;
     *recs = NULL;
+    if (c->cb_depth > 0) {
+        kn_errstr_set(errstr, errstr_size, "poll called from a callback of the same consumer");
+        return KN_ERR__STATE;
+    }
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     kn_records *out = knc_records_new((size_t)c->max_poll_records);
     if (!out)
         return KN_ERR__NOMEM;
     int rc = KN_OK;
-    bool kicked = false, drained_dry = false;
+    bool kicked = false, drained_dry = false, nomem = false;
     if (errstr && errstr_size)
         errstr[0] = '\0';
     knc_serve_commit_callbacks(c);
@@ -369,13 +374,19 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         for (size_t k = 0; k < n && out->count < (size_t)c->max_poll_records; k++) {
             size_t i = (c->drain_next + k) % n;
             knc_part *p = c->parts[i];
-            if (!p->fetched || p->paused)
+            if (!p->fetched || p->paused || p->revoking)
                 continue;
             uint32_t slices = p->slices_drained;
             int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
             if (got < 0) {
-                kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
-                rc = got;
+                /* Nothing is lost: the drain takes up what it could not
+                 * add next time, and the records already in out (whose
+                 * positions moved) are returned. */
+                if (out->count == 0) {
+                    kn_errstr_set(errstr, errstr_size, "out of memory decoding records");
+                    rc = got;
+                }
+                nomem = true;
                 break;
             }
             if (p->slices_drained != slices) {
@@ -386,7 +397,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
                 c->drain_next = i;
             }
         }
-        if (rc != 0 || out->count > 0)
+        if (rc != 0 || out->count > 0 || nomem)
             break;
         if (c->done_head) {
             /* commit callbacks are due: serve them before waiting */
@@ -469,7 +480,7 @@ static int knc_each(kn_consumer *c, const kn_topic_partition_list *list,
                 fn(c, p, arg);
         }
     }
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_wakeup(c->client);
     return KN_OK;
@@ -520,7 +531,7 @@ int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64
         knc_part_reset(p, KNC_RESET_LATEST);
     else
         knc_part_seek(p, offset, -1);
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_wakeup(c->client);
     return KN_OK;
@@ -591,11 +602,62 @@ void kn_consumer_wakeup(kn_consumer *c) {
         return;
     pthread_mutex_lock(&c->lock);
     c->wakeup = true;
-    pthread_cond_broadcast(&c->cond);
-    /* A loop waiting on the readiness hook's descriptor must wake too:
-     * its next poll returns KN_ERR__WAKEUP. */
-    knc_ready_notify(c);
+    /* A loop waiting on the readiness hook's descriptor wakes too: its
+     * next poll returns KN_ERR__WAKEUP. */
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
+}
+
+/* Partitions poll would return something for (c->lock held). */
+static bool knc_parts_ready(const kn_consumer *c) {
+    for (size_t i = 0; i < c->part_count; i++) {
+        const knc_part *p = c->parts[i];
+        if (p->err_pending || (p->fetched && !p->paused && !p->revoking))
+            return true;
+    }
+    return false;
+}
+
+bool knc_poll_ready(const kn_consumer *c) {
+    return c->wakeup || c->done_head || kng_app_pending(c) || knc_parts_ready(c);
+}
+
+void knc_signal(kn_consumer *c) {
+    pthread_cond_broadcast(&c->cond);
+    if (c->ready_fn && knc_poll_ready(c))
+        c->ready_fn(c, c->ready_opaque);
+}
+
+int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms) {
+    int64_t until = knw_now_ms() + c->retry_backoff_ms;
+    if (until > deadline_ms)
+        until = deadline_ms;
+    int rc = 0;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        if (c->wakeup) {
+            c->wakeup = false;
+            rc = KN_ERR__WAKEUP;
+            break;
+        }
+        if (knw_now_ms() >= until)
+            break;
+        struct timespec ts;
+        knc_abs_time(&ts, until);
+        pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+int knc_call_timeout(const kn_consumer *c, int want_ms) {
+    int64_t t = want_ms < 0 ? c->default_api_timeout_ms : want_ms;
+    if (c->close_deadline_ms) {
+        int64_t left = c->close_deadline_ms - knw_now_ms();
+        if (left < t)
+            t = left < 0 ? 0 : left;
+    }
+    return (int)t;
 }
 
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque) {
@@ -609,34 +671,55 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
     pthread_mutex_unlock(&c->lock);
 }
 
-int kn_consumer_close(kn_consumer *c) {
+/* Java's KafkaConsumer.close() default (DEFAULT_CLOSE_TIMEOUT_MS). */
+#define KNC_CLOSE_TIMEOUT_MS 30000
+
+int kn_consumer_close(kn_consumer *c) { return kn_consumer_close_timeout(c, -1); }
+
+int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
     if (!c)
         return KN_ERR__INVALID_ARG;
-    pthread_mutex_lock(&c->lock);
-    bool was_closed = c->closed;
-    bool final_commit = !was_closed && c->group_id && c->auto_commit;
-    pthread_mutex_unlock(&c->lock);
-    if (final_commit) {
-        /* Java commits the positions at close under auto-commit. */
-        int timeout = c->default_api_timeout_ms < 30000 ? c->default_api_timeout_ms : 30000;
-        kn_consumer_commit_sync(c, NULL, timeout);
+    if (c->cb_depth > 0) {
+        kn_log(knc_logger(c), KN_LOG_ERROR,
+               "close called from a callback of the same consumer: refused (KN_ERR__STATE); "
+               "close it after the call that runs the callback returns");
+        return KN_ERR__STATE;
     }
-    if (!was_closed)
-        kng_close(c); /* REVOKED, then LeaveGroup for a dynamic member */
-    knc_serve_commit_callbacks(c);
+    pthread_mutex_lock(&c->lock);
+    bool was_closing = c->closing;
+    c->closing = true;
+    bool manual_commit = !was_closing && c->group_id && c->auto_commit && !kng_subscribed(c);
+    pthread_mutex_unlock(&c->lock);
+    if (was_closing)
+        return KN_OK;
+    if (timeout_ms < 0)
+        timeout_ms = KNC_CLOSE_TIMEOUT_MS;
+    c->close_deadline_ms = knw_now_ms() + timeout_ms;
+    if (c->close_deadline_ms == 0)
+        c->close_deadline_ms = 1;
+    /* Java commits the positions at close under auto-commit: a
+     * subscribed member's revoke below does it (one commit, not two);
+     * a manually assigned consumer's is done here. Nothing positioned:
+     * no commit at all. Both within the close timeout. */
+    if (manual_commit && timeout_ms > 0)
+        kn_consumer_commit_sync(c, NULL, knc_call_timeout(c, -1));
+    kng_close(c); /* REVOKED, then LeaveGroup for a dynamic member */
+    /* Commits queued or in flight finish within the close timeout (as
+     * Java's close waits for them); what is left fails with _CLOSED
+     * below, so every commit callback runs exactly once. */
+    knc_offsets_wait(c, c->close_deadline_ms);
     pthread_mutex_lock(&c->lock);
     c->closed = true;
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
-    if (was_closed)
-        return KN_OK;
     /* The ticker stops first; destroying the client then fails what is
-     * still in flight, whose callbacks see closed and only free. */
+     * still in flight, whose callbacks see closed. */
     knw_ticker_remove(c->client, c->ticker_id);
     if (c->grp_ticker_id >= 0)
         knw_ticker_remove(c->client, c->grp_ticker_id);
     knw_client_destroy(c->client);
     c->client = NULL;
+    knc_offsets_close(c);
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->part_count; i++)
         knc_part_free(c->parts[i]);
@@ -651,6 +734,12 @@ int kn_consumer_close(kn_consumer *c) {
 void kn_consumer_destroy(kn_consumer *c) {
     if (!c)
         return;
+    if (c->cb_depth > 0) {
+        kn_log(knc_logger(c), KN_LOG_ERROR,
+               "destroy called from a callback of the same consumer: ignored (it would free the "
+               "consumer under the call that runs the callback)");
+        return;
+    }
     kn_consumer_close(c);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);

@@ -124,6 +124,12 @@ typedef struct knc_fetched {
     kn_rb batch;
     bool in_batch;
     knc_buf *batch_buf;
+    /* Out of memory mid-drain loses nothing: a batch read but not yet
+     * opened (batch_ready), or a record read but not yet added
+     * (pending), is taken up again by the next drain. */
+    bool batch_ready;
+    bool has_pending;
+    kn_record pending;
 } knc_fetched;
 
 /* Takes a reference on buf; copies aborted (count may be 0; the
@@ -172,6 +178,10 @@ typedef struct knc_part {
     bool paused;
     bool fetch_inflight;
     bool reset_inflight; /* ListOffsets or OffsetFetch in flight */
+    /* Pending revocation (a commit before a revoke is in flight): not
+     * fetched, not returned, so the committed position stays the last
+     * returned one (Java's markPendingRevocation). */
+    bool revoking;
     int64_t retry_at_ms; /* backoff after a retriable error */
     knc_fetched *fetched; /* buffered data being drained, or NULL */
     /* Read-ahead: the answer to the Fetch sent while fetched was still
@@ -248,8 +258,8 @@ static inline int64_t knc_part_fetch_offset(const knc_part *p) {
  * flight, not awaiting validation, and room in its two-slot buffer
  * (a read-ahead needs a buffered slice that ends on a whole batch). */
 static inline bool knc_part_fetchable(const knc_part *p) {
-    if (p->state != KNC_POS_VALID || p->paused || p->fetch_inflight || p->needs_validation ||
-        p->ahead)
+    if (p->state != KNC_POS_VALID || p->paused || p->revoking || p->fetch_inflight ||
+        p->needs_validation || p->ahead)
         return false;
     return !p->fetched || p->fetched->end_offset > p->fetched->fetch_offset;
 }
@@ -301,7 +311,10 @@ typedef struct knc_drain_opts {
  * that does not decode fails the partition (knc_part_fail,
  * KN_ERR__BAD_BATCH, naming topic, partition and offset) after the
  * records before it were added; the read-ahead slice is dropped.
- * Returns the number of records added, or KN_ERR__NOMEM. */
+ * Returns the number of records added, or KN_ERR__NOMEM: then the
+ * records added by this call stay in out (their positions moved: the
+ * caller must hand them out) and the batch or record that could not be
+ * taken is taken up again by the next call, so nothing is skipped. */
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts);
 
 /* ---- incremental fetch sessions (session.c) ------------------------------ */
@@ -405,6 +418,16 @@ struct kn_consumer {
     /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */
     kn_consumer_ready_cb *ready_fn;
     void *ready_opaque;
+    /* close: set while close runs (its deadline) / once it has begun */
+    int64_t close_deadline_ms; /* 0: not closing */
+    bool closing;
+    /* Re-entrancy (application thread only): user callbacks running now
+     * (rebalance listener, commit callbacks, custom assignor). poll,
+     * close, unsubscribe and destroy from inside one return
+     * KN_ERR__STATE (destroy: logged, nothing freed) instead of
+     * recursing into the step that runs it or freeing the consumer
+     * under it. */
+    int cb_depth;
 };
 
 /* tplist.c: kn_topic_partition_list_add without the partition >= 0
@@ -437,12 +460,37 @@ int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
  * (KIP-848, like Java) rather than when it is queued (classic). */
 bool kng_commit_identity_at_send(const kn_consumer *c);
 
-/* Fires the readiness hook (c->lock held): poll may now return
- * something without waiting. */
-static inline void knc_ready_notify(kn_consumer *c) {
-    if (c->ready_fn)
-        c->ready_fn(c, c->ready_opaque);
+/* The consumer's logger: its client's (NULL, stderr, once close has
+ * destroyed the client). */
+static inline struct kn_logger *knc_logger(const kn_consumer *c) {
+    return c->client ? knw_client_logger(c->client) : NULL;
 }
+
+/* The backoff between two attempts of a blocking call (application
+ * thread, no lock): waits retry.backoff.ms, cut to deadline_ms, and
+ * returns early with KN_ERR__WAKEUP (consuming it) when
+ * kn_consumer_wakeup is called, as Java's blocking calls throw
+ * WakeupException. Returns 0 after the wait. */
+int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms);
+
+/* Brackets a user callback (application thread). */
+static inline void knc_cb_enter(kn_consumer *c) { c->cb_depth++; }
+static inline void knc_cb_leave(kn_consumer *c) { c->cb_depth--; }
+
+/* The one way a state change is announced (c->lock held, called by
+ * every path that changes what poll would return: network callbacks
+ * and application calls alike): wakes a waiting poll, and fires the
+ * readiness hook when poll has something to do now (knc_poll_ready),
+ * so an event loop that only polls when woken never misses a change. */
+void knc_signal(kn_consumer *c);
+/* Whether poll(0) would make progress now (c->lock held): records on an
+ * unpaused, non-revoking partition, an unreported partition error, a
+ * due commit callback, a rebalance step, or a pending wakeup. */
+bool knc_poll_ready(const kn_consumer *c);
+/* The timeout a blocking request made on behalf of the consumer may
+ * use: want_ms (-1: default.api.timeout.ms), cut to what is left of the
+ * close timeout while close runs (0 when it is spent). */
+int knc_call_timeout(const kn_consumer *c, int want_ms);
 
 /* fetcher.c: the fetch-buffer budget (bytes of raw responses held by
  * buffered slices plus the max_bytes of Fetches in flight), derived
@@ -481,8 +529,24 @@ int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offse
                                   int timeout_ms);
 /* Queues an auto-commit of every position when due (c->lock held). */
 void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms);
+/* close, no lock: serves commit callbacks until every queued and
+ * in-flight commit finished or deadline_ms passes. Returns true when
+ * none is left. */
+bool knc_offsets_wait(kn_consumer *c, int64_t deadline_ms);
+/* close, after the network thread is gone, no lock: completes every
+ * commit still queued with KN_ERR__CLOSED and runs the callbacks, so
+ * each runs exactly once. */
+void knc_offsets_close(kn_consumer *c);
 /* Frees commits still queued at close (c->lock held). */
 void knc_offsets_destroy(kn_consumer *c);
+/* offsets.c, application side (c->lock held): queues the asynchronous
+ * commit of offsets (taken over) that the group waits for before it
+ * revokes (kng_pre_revoke_done runs when it finishes), with the
+ * deadline given. Returns 0 or an error (nothing queued). */
+int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms);
+/* group/rebalance.c (c->lock held): the commit before a revoke
+ * finished with err; the parked rebalance step may go on. */
+void kng_pre_revoke_done(kn_consumer *c, int err);
 
 /* Finds an assigned partition (c->lock held); NULL if not assigned. */
 knc_part *knc_find_part(const kn_consumer *c, const char *topic, size_t topic_len,

@@ -242,30 +242,44 @@ int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts)
     int ts_type;
     while (n < max) {
         if (!f->in_batch) {
-            int rc = kn_records_next(&f->it, &f->batch, flags, es, sizeof(es));
-            if (rc == 0)
-                goto dry;
-            if (rc < 0) {
-                knc_part_fail(p, rc == KN_ERR__UNSUPPORTED ? KN_ERR__UNSUPPORTED : KN_ERR__BAD_BATCH,
-                              "%s [%d] at offset %lld: %s", p->topic, (int)p->partition,
-                              (long long)p->position, es);
-                goto dry;
+            if (!f->batch_ready) {
+                int rc = kn_records_next(&f->it, &f->batch, flags, es, sizeof(es));
+                if (rc == 0)
+                    goto dry;
+                if (rc < 0) {
+                    knc_part_fail(p, rc == KN_ERR__UNSUPPORTED ? KN_ERR__UNSUPPORTED : KN_ERR__BAD_BATCH,
+                                  "%s [%d] at offset %lld: %s", p->topic, (int)p->partition,
+                                  (long long)p->position, es);
+                    goto dry;
+                }
+                f->batch_ready = true;
             }
-            rc = knc_batch_filter(p, f, opts);
+            /* filter and open are safe to repeat after NOMEM (the
+             * aborted-producer set only grows idempotently) */
+            int rc = knc_batch_filter(p, f, opts);
             if (rc < 0)
                 return rc;
             if (rc == 0) {
+                f->batch_ready = false;
                 knc_batch_done(p, f);
                 continue;
             }
             rc = knc_batch_open(p, f, opts);
             if (rc == KN_ERR__NOMEM)
                 return rc;
+            f->batch_ready = false;
             if (rc != 0)
                 goto dry;
         }
         kn_record rec;
-        int rc = kn_rb_next(&f->batch, &rec, es, sizeof(es));
+        int rc;
+        if (f->has_pending) {
+            rec = f->pending;
+            f->has_pending = false;
+            rc = 1;
+        } else {
+            rc = kn_rb_next(&f->batch, &rec, es, sizeof(es));
+        }
         if (rc == 0) {
             knc_batch_done(p, f);
             continue;
@@ -280,8 +294,11 @@ int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts)
         ts_type = (f->batch.h.attributes & KN_RB_ATTR_LOG_APPEND_TIME) ? KN_TIMESTAMP_LOG_APPEND_TIME
                                                                        : KN_TIMESTAMP_CREATE_TIME;
         if (knc_records_add(out, p->topic, p->partition, f->batch.h.partition_leader_epoch,
-                            ts_type, &rec, f->batch_buf) != 0)
+                            ts_type, &rec, f->batch_buf) != 0) {
+            f->pending = rec; /* its slices live in f->batch_buf, still held */
+            f->has_pending = true;
             return KN_ERR__NOMEM;
+        }
         p->position = rec.offset + 1;
         if (f->batch.h.partition_leader_epoch >= 0)
             p->position_epoch = f->batch.h.partition_leader_epoch;

@@ -460,15 +460,15 @@ static bool knc_read_replica_answer(kn_consumer *c, knc_part *p, int32_t node,
     if (p->read_replica >= 0 && p->read_replica == node) {
         if (act == KNC_ACT_OK)
             return false;
-        kn_log(NULL, KN_LOG_INFO,
-               "consumer: %s [%d]: read replica %d answered %s; fetching from the leader again",
+        kn_log(knc_logger(c), KN_LOG_INFO,
+               "%s [%d]: read replica %d answered %s; fetching from the leader again",
                p->topic, (int)p->partition, (int)node, kn_err_name(pd->error_code));
         p->read_replica = -1;
         return true;
     }
     if (pd->preferred_read_replica >= 0 && pd->preferred_read_replica != node) {
         if (p->read_replica != pd->preferred_read_replica)
-            kn_log(NULL, KN_LOG_DEBUG, "consumer: %s [%d]: leader %d names read replica %d (client.rack %s)",
+            kn_log(knc_logger(c), KN_LOG_DEBUG, "%s [%d]: leader %d names read replica %d (client.rack %s)",
                    p->topic, (int)p->partition, (int)node, (int)pd->preferred_read_replica,
                    c->rack ? c->rack : "");
         p->read_replica = pd->preferred_read_replica;
@@ -619,10 +619,8 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
     }
 done:;
-    if (buf || failed)
-        knc_ready_notify(c);
     bool closed = c->closed;
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     if (buf)
         knc_buf_release(buf);
@@ -681,7 +679,6 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                                   : rp->offset == -1 ? "latest"
                                                      : "by_duration",
                                   kn_err_name(pr->error_code));
-                    knc_ready_notify(c);
                 }
             }
         }
@@ -697,7 +694,7 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
         }
     }
     bool closed = c->closed;
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     if (refresh)
@@ -811,8 +808,8 @@ static void knc_safety_checks(kn_consumer *c, const knw_metadata *md, int64_t no
         int64_t waited = now_ms - node->sent_ms;
         if (node->fetch_inflight && !node->overdue_warned && waited > (int64_t)c->fetch_max_wait_ms + 10000) {
             node->overdue_warned = true;
-            kn_log(NULL, KN_LOG_WARN,
-                   "consumer: Fetch to broker %d unanswered for %lld ms (fetch.max.wait.ms %d); "
+            kn_log(knc_logger(c), KN_LOG_WARN,
+                   "Fetch to broker %d unanswered for %lld ms (fetch.max.wait.ms %d); "
                    "request.timeout.ms (%d) will fail and retry it",
                    (int)node->node_id, (long long)waited, c->fetch_max_wait_ms, c->request_timeout_ms);
         }
@@ -835,8 +832,8 @@ static void knc_safety_checks(kn_consumer *c, const knw_metadata *md, int64_t no
         for (const knc_req *r = sent; r && !skipped; r = r->next)
             skipped = r->api_key == KP_API_FETCH && r->node_id == leader;
         if (skipped && ++p->skipped_fetches == 3)
-            kn_log(NULL, KN_LOG_WARN,
-                   "consumer: %s [%d] left out of 3 Fetches to its broker %d while fetchable at "
+            kn_log(knc_logger(c), KN_LOG_WARN,
+                   "%s [%d] left out of 3 Fetches to its broker %d while fetchable at "
                    "offset %lld with the log end at %lld",
                    p->topic, (int)p->partition, (int)leader, (long long)knc_part_fetch_offset(p),
                    (long long)p->high_watermark);
@@ -861,7 +858,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     pthread_mutex_lock(&c->lock);
     if (c->closed || knw_client_fatal(client, NULL, 0)) {
         /* Fatal (authentication failed): wake a waiting poll to say so. */
-        pthread_cond_broadcast(&c->cond);
+        knc_signal(c);
         pthread_mutex_unlock(&c->lock);
         if (md)
             knw_metadata_release(md);

@@ -48,6 +48,8 @@ typedef struct knc_commit {
     bool finished;    /* sync: the answer is in */
     bool abandoned;   /* sync: the waiter timed out; whoever finishes frees */
     bool retry_stale; /* the commit before a revoke: STALE_MEMBER_EPOCH is retried */
+    bool auto_commit; /* queued by auto-commit (not by the application) */
+    bool pre_revoke;  /* the group waits for it before revoking (kng_pre_revoke_done) */
     int err;
     int64_t deadline_ms;
     int32_t node_id;
@@ -155,6 +157,8 @@ static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
     return 0;
 }
 
+static void knc_commit_complete(kn_consumer *c, knc_commit *cm, int err);
+
 /* Every positioned partition's position (lock held). NULL on NOMEM. */
 static kn_topic_partition_list *knc_positions(kn_consumer *c) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
@@ -195,6 +199,13 @@ static knc_commit *knc_commit_enqueue(kn_consumer *c, kn_topic_partition_list *o
         knc_commit_free(cm);
         return NULL;
     }
+    if (kn_topic_partition_list_count(offsets) == 0) {
+        /* Nothing to commit: no request (Java's sendOffsetCommitRequest
+         * answers an empty map with success at once); an async commit's
+         * callback still runs, from the next poll. */
+        knc_commit_complete(c, cm, 0);
+        return cm;
+    }
     if (c->commit_tail)
         c->commit_tail->next = cm;
     else
@@ -203,14 +214,13 @@ static knc_commit *knc_commit_enqueue(kn_consumer *c, kn_topic_partition_list *o
     return cm;
 }
 
-/* Takes the head off the queue with its final error (lock held). */
-static void knc_commit_finish(kn_consumer *c, int err) {
-    knc_commit *cm = c->commit_head;
-    c->commit_head = cm->next;
-    if (!c->commit_head)
-        c->commit_tail = NULL;
+/* cm (off the queue) finished with err (lock held): a sync commit's
+ * waiter sees it, an async one goes on the done list for poll. */
+static void knc_commit_complete(kn_consumer *c, knc_commit *cm, int err) {
     cm->next = NULL;
     cm->err = err;
+    if (cm->pre_revoke)
+        kng_pre_revoke_done(c, err);
     if (err)
         c->stats.commit_errors++;
     else
@@ -226,7 +236,16 @@ static void knc_commit_finish(kn_consumer *c, int err) {
     else
         c->done_head = cm;
     c->done_tail = cm;
-    knc_ready_notify(c); /* its callback is due at the next poll */
+    knc_signal(c); /* its callback is due at the next poll */
+}
+
+/* Takes the head off the queue with its final error (lock held). */
+static void knc_commit_finish(kn_consumer *c, int err) {
+    knc_commit *cm = c->commit_head;
+    c->commit_head = cm->next;
+    if (!c->commit_head)
+        c->commit_tail = NULL;
+    knc_commit_complete(c, cm, err);
 }
 
 void knc_serve_commit_callbacks(kn_consumer *c) {
@@ -241,8 +260,11 @@ void knc_serve_commit_callbacks(kn_consumer *c) {
         pthread_mutex_unlock(&c->lock);
         if (!cm)
             return;
-        if (cm->cb)
+        if (cm->cb) {
+            knc_cb_enter(c);
             cm->cb(c, cm->err, cm->offsets, cm->opaque);
+            knc_cb_leave(c);
+        }
         knc_commit_free(cm);
     }
 }
@@ -253,7 +275,7 @@ void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms) {
     c->next_auto_commit_ms = now_ms + c->auto_commit_interval_ms;
     /* Best effort, like Java's: one auto-commit queued at a time. */
     for (knc_commit *cm = c->commit_head; cm; cm = cm->next)
-        if (!cm->sync && !cm->cb && !cm->opaque)
+        if (cm->auto_commit)
             return;
     kn_topic_partition_list *l = knc_positions(c);
     if (!l || kn_topic_partition_list_count(l) == 0) {
@@ -261,7 +283,39 @@ void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms) {
         return;
     }
     int err;
-    knc_commit_enqueue(c, l, NULL, NULL, false, -1, &err);
+    knc_commit *cm = knc_commit_enqueue(c, l, NULL, NULL, false, -1, &err);
+    if (cm)
+        cm->auto_commit = true;
+}
+
+bool knc_offsets_wait(kn_consumer *c, int64_t deadline_ms) {
+    for (;;) {
+        knc_serve_commit_callbacks(c);
+        pthread_mutex_lock(&c->lock);
+        bool idle = !c->commit_head && !c->done_head;
+        int64_t now = knw_now_ms();
+        if (idle || now >= deadline_ms) {
+            pthread_mutex_unlock(&c->lock);
+            return idle;
+        }
+        if (!c->done_head) {
+            struct timespec ts;
+            int64_t at = deadline_ms < now + 50 ? deadline_ms : now + 50;
+            ts.tv_sec = (time_t)(at / 1000);
+            ts.tv_nsec = (long)(at % 1000) * 1000000L;
+            pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+}
+
+void knc_offsets_close(kn_consumer *c) {
+    pthread_mutex_lock(&c->lock);
+    while (c->commit_head)
+        knc_commit_finish(c, KN_ERR__CLOSED);
+    c->commit_inflight = false;
+    pthread_mutex_unlock(&c->lock);
+    knc_serve_commit_callbacks(c);
 }
 
 void knc_offsets_destroy(kn_consumer *c) {
@@ -304,7 +358,7 @@ static bool knc_commit_stale_retry(kn_consumer *c, knc_commit *cm, int64_t now) 
     int32_t epoch = kng_commit_identity(c, &member, &instance);
     if (epoch < 0)
         return false; /* fenced or left: no epoch to retry with */
-    kn_log(NULL, KN_LOG_DEBUG,
+    kn_log(knc_logger(c), KN_LOG_DEBUG,
            "group %s: OffsetCommit with member epoch %d got STALE_MEMBER_EPOCH; "
            "retrying with the newest epoch (now %d)",
            c->group_id, (int)cm->req.generation_id_or_member_epoch, (int)epoch);
@@ -319,6 +373,8 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     c->commit_inflight = false;
     int err = resp->err;
+    if (err && c->closed)
+        err = KN_ERR__CLOSED; /* failed by the client's shutdown (close timed out) */
     bool stale_retry = false;
     if (!err && !r)
         err = KN_ERR__PROTOCOL;
@@ -363,7 +419,7 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     } else {
         knc_commit_finish(c, err);
     }
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     knw_wakeup(client);
@@ -458,7 +514,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 p->retry_at_ms = now + c->retry_backoff_ms;
             }
         }
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     knc_ofetch_free(fr);
@@ -680,6 +736,24 @@ int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, in
     return knc_commit_sync(c, offsets, timeout_ms, false);
 }
 
+int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms) {
+    if (c->closed || c->closing) {
+        kn_topic_partition_list_destroy(offsets);
+        return KN_ERR__CLOSED;
+    }
+    int64_t left = deadline_ms - knw_now_ms();
+    int err;
+    knc_commit *cm = knc_commit_enqueue(c, offsets, NULL, NULL, false,
+                                        left < 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left, &err);
+    if (!cm)
+        return err;
+    /* As the sync commit before a revoke: the member epoch may move
+     * while it waits (KIP-848), and the partitions are still owned. */
+    cm->retry_stale = true;
+    cm->pre_revoke = true;
+    return 0;
+}
+
 int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms) {
     return knc_commit_sync(c, offsets, timeout_ms, true);
 }
@@ -781,7 +855,8 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
         pthread_mutex_lock(&c->lock);
         knc_coord_failed(c, node, err);
         pthread_mutex_unlock(&c->lock);
-        usleep((useconds_t)c->retry_backoff_ms * 1000);
+        if ((err = knc_backoff_wait(c, deadline)) != 0)
+            break;
     }
     kn_arena_destroy(&arena);
     return err;

@@ -146,7 +146,8 @@ static int knc_list_offsets(kn_consumer *c, kn_topic_partition_list *list,
         }
         if (left > 0 && !progress) {
             knw_metadata_request_refresh(c->client, false, "consumer offset query");
-            usleep((useconds_t)c->retry_backoff_ms * 1000);
+            if ((err = knc_backoff_wait(c, deadline)) != 0)
+                break;
         }
     }
 out:

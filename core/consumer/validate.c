@@ -128,7 +128,7 @@ static void knc_validate_done(knw_client *client, knw_resp *resp, void *opaque) 
                 refresh = true;
             }
         }
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     knc_vreq_free(v);

@@ -271,8 +271,10 @@ static int custom_partition(kn_producer *p, const kn_record_out *rec, int32_t *p
     knp_topic *t = knp_acc_topic(&p->acc, rec->topic, false);
     int32_t count = t ? t->partition_count : 0;
     pthread_mutex_unlock(&p->acc.lock);
+    p->cb_depth++, p->hook_depth++;
     int32_t r = p->partitioner(rec->topic, rec->key, rec->key_len, rec->value, rec->value_len, count,
                                p->partitioner_opaque);
+    p->cb_depth--, p->hook_depth--;
     if (r < 0 || r >= count) {
         kn_errstr_set(errstr, n,
                       "the custom partitioner returned partition %d for topic %s, which has "
@@ -383,7 +385,21 @@ out:
     return rc;
 }
 
+/* Runs an interceptor's on_acknowledgement for every interceptor. */
+static void ack_all(kn_producer *p, const kn_delivery *d) {
+    p->cb_depth++, p->hook_depth++;
+    for (size_t i = 0; i < p->ninterceptors; i++)
+        if (p->interceptors[i].on_acknowledgement)
+            p->interceptors[i].on_acknowledgement(p, d, p->interceptors[i].opaque);
+    p->cb_depth--, p->hook_depth--;
+}
+
 int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
+    if (p && p->hook_depth > 0) {
+        kn_errstr_set(errstr, errstr_size,
+                      "kn_producer_send called from an interceptor or partitioner of the same producer");
+        return KN_ERR__STATE;
+    }
     if (!p || !p->ninterceptors || !rec) {
         int32_t part;
         return send_one(p, rec, &part, errstr, errstr_size);
@@ -396,9 +412,11 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
         if (!ic->on_send)
             continue;
         kn_record_out out = cur;
+        p->cb_depth++, p->hook_depth++;
         int irc = ic->on_send(p, &cur, &out, ic->opaque);
+        p->cb_depth--, p->hook_depth--;
         if (irc) {
-            kn_log(NULL, KN_LOG_WARN, "producer: interceptor %zu on_send failed (%d): record kept as it was",
+            kn_log(knw_client_logger(p->wire), KN_LOG_WARN, "interceptor %zu on_send failed (%d): record kept as it was",
                    i, irc);
             continue;
         }
@@ -417,9 +435,7 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
         d.err = rc;
         d.errstr = errstr && errstr_size ? errstr : "";
         d.opaque = cur.opaque;
-        for (size_t i = 0; i < p->ninterceptors; i++)
-            if (p->interceptors[i].on_acknowledgement)
-                p->interceptors[i].on_acknowledgement(p, &d, p->interceptors[i].opaque);
+        ack_all(p, &d);
     }
     return rc;
 }
@@ -446,11 +462,12 @@ static int64_t serve(kn_producer *p, knp_batch *b) {
             d.timestamp = b->log_append_time > 0 ? b->log_append_time : m->timestamp;
             d.opaque = m->opaque;
             /* Java: interceptors' onAcknowledgement before the callback. */
-            for (size_t k = 0; k < p->ninterceptors; k++)
-                if (p->interceptors[k].on_acknowledgement)
-                    p->interceptors[k].on_acknowledgement(p, &d, p->interceptors[k].opaque);
-            if (cb)
+            ack_all(p, &d);
+            if (cb) {
+                p->cb_depth++;
                 cb(p, &d, p->dr_opaque);
+                p->cb_depth--;
+            }
         }
         served += b->count;
         knp_batch_free(b);
@@ -478,6 +495,8 @@ static void deadline_ts(int64_t deadline_ms, struct timespec *ts) {
 int kn_producer_poll(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    if (p->cb_depth > 0)
+        return KN_ERR__STATE; /* from a callback that poll, flush or close runs */
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     pthread_mutex_lock(&p->acc.lock);
     while (!p->acc.done_head && timeout_ms != 0) {
@@ -502,6 +521,8 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
 int kn_producer_flush(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    if (p->cb_depth > 0)
+        return KN_ERR__STATE; /* e.g. a flush from a callback that close runs */
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     int rc = 0;
     pthread_mutex_lock(&p->acc.lock);
@@ -554,6 +575,14 @@ int kn_producer_fd(kn_producer *p) { return p ? p->efd : -1; }
 int kn_producer_close(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    if (p->cb_depth > 0) {
+        /* Freeing p here would pull it from under the poll / flush /
+         * close that runs this callback. */
+        kn_log(knw_client_logger(p->wire), KN_LOG_ERROR,
+               "kn_producer_close called from a callback of the same producer: refused "
+               "(KN_ERR__STATE); close it after the call that runs the callback returns");
+        return KN_ERR__STATE;
+    }
     int rc = kn_producer_flush(p, timeout_ms);
     pthread_mutex_lock(&p->acc.lock);
     p->acc.closing = true;

@@ -92,6 +92,13 @@ struct kn_producer {
     int efd;                   /* readiness eventfd, -1 if none */
     int64_t max_block_ms;
     bool closed;
+    /* Re-entrancy (application thread only): user callbacks running now
+     * (delivery callbacks and hooks), and hooks among them. poll, flush
+     * and close inside any callback, and send inside a hook, return
+     * KN_ERR__STATE instead of recursing or freeing the producer under
+     * the call that runs the callback. */
+    int cb_depth;
+    int hook_depth;
     /* hooks (kn_producer_new_with_hooks), fixed at creation */
     kn_partitioner_cb *partitioner;
     void *partitioner_opaque;

@@ -330,8 +330,8 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     }
     if (retriable && !acc->closing && b->attempts <= s->conf.retries && now_ms < b->deadline_ms) {
         b->retry_at_ms = now_ms + backoff_ms(s, b->attempts);
-        kn_log(NULL, KN_LOG_WARN,
-               "producer: retrying a batch of %d record(s) (sequence %d, attempt %d): %s",
+        kn_log(knw_client_logger(s->wire), KN_LOG_WARN,
+               "retrying a batch of %d record(s) (sequence %d, attempt %d): %s",
                (int)b->count, (int)b->base_seq, (int)b->attempts, buf);
         knp_acc_requeue(acc, b);
         return;
@@ -347,7 +347,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
     }
     if (s->conf.idempotent && b->base_seq >= 0)
         request_bump(s, pq); /* a sequence gap: later batches need a new epoch */
-    kn_log(NULL, KN_LOG_WARN, "producer: %d record(s) failed: %s", (int)b->count, buf);
+    kn_log(knw_client_logger(s->wire), KN_LOG_WARN, "%d record(s) failed: %s", (int)b->count, buf);
     if (s->conf.txn && !s->conf.txn->abortable_err) {
         /* A lost record makes the transaction abortable (Java). */
         s->conf.txn->abortable_err = err;
@@ -905,8 +905,8 @@ static void expire(knp_sender *s, int64_t now_ms, int64_t *next_ms) {
             if (s->conf.idempotent && b->base_seq >= 0)
                 request_bump(s, pq);
             knp_node *nd = pq->leader >= 0 ? sender_node(s, pq->leader) : NULL;
-            kn_log(NULL, KN_LOG_WARN,
-                   "producer: %s (queue depth %d, in flight %d on node %d, leader %d, "
+            kn_log(knw_client_logger(s->wire), KN_LOG_WARN,
+                   "%s (queue depth %d, in flight %d on node %d, leader %d, "
                    "stale since %lld, metadata at %lld, node requests %d, requests %d, "
                    "pid state %d, epoch bump %d, attempts %d, sequence %d)",
                    msg, (int)pq->depth, (int)pq->inflight, (int)pq->inflight_node,
@@ -954,7 +954,7 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
         s->epoch++;
         s->pid_gen++;
         s->need_bump = false;
-        kn_log(NULL, KN_LOG_WARN, "producer: sequence gap: producer %lld bumps its epoch to %d",
+        kn_log(knw_client_logger(s->wire), KN_LOG_WARN, "sequence gap: producer %lld bumps its epoch to %d",
                (long long)s->producer_id, (int)s->epoch);
     }
     send_pid = pid_needed(s, now_ms);

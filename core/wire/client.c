@@ -664,6 +664,8 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
     return c;
 }
 
+struct kn_logger *knw_client_logger(knw_client *c) { return c ? &c->log : NULL; }
+
 void knw_client_destroy(knw_client *c) {
     if (!c)
         return;

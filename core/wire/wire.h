@@ -67,6 +67,13 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
  * connections, frees everything. */
 void knw_client_destroy(knw_client *client);
 
+/* The client's logger (prefix e.g. "consumer-3", the handler given by
+ * kn_conf_set_log_cb): every module logs through its client's, so the
+ * application's log handler sees every line. Valid until
+ * knw_client_destroy; NULL for a NULL client (kn_log then writes to
+ * stderr). */
+struct kn_logger *knw_client_logger(knw_client *client);
+
 /* Sends a request. Every call completes EXACTLY ONCE, through cb (or,
  * with cb NULL, frees its response itself); there is no error return.
  * req is a kp_<Api>Request struct; it is encoded on the network thread

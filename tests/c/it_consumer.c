@@ -9,8 +9,10 @@
  */
 #include "kn_test.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,6 +646,111 @@ static void test_commit_async_order(void **state) {
     close_consumer(c);
 }
 
+/* Issue #14 item 1: a commit_async followed at once by close is not
+ * lost. close waits for it (within its timeout, as Java's does): the
+ * callback runs exactly once, inside close, and the offset is
+ * committed. */
+static void test_commit_async_then_close(void **state) {
+    char group[256];
+    snprintf(group, sizeof group, "%s", kn_test_topic("group"));
+    kn_consumer *c =
+        new_consumer("auto.offset.reset", "earliest", "group.id", group, "enable.auto.commit", "false", NULL);
+    assign_all(c, known_topic, 1);
+    order_rec o = {0};
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    kn_topic_partition_list_set_offset(l, 0, 42);
+    assert_int_equal(kn_consumer_commit_async(c, l, on_commit, &o), KN_OK);
+    kn_topic_partition_list_destroy(l);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(o.calls, 1);
+    assert_int_equal(o.errs[0], 0);
+    assert_int_equal(o.offsets[0], 42);
+    kn_consumer_destroy(c);
+    c = new_consumer("group.id", group, "enable.auto.commit", "false", NULL);
+    assert_int_equal(committed_of(c, known_topic, 0), 42);
+    close_consumer(c);
+}
+
+static void ready_byte(kn_consumer *c, void *opaque) {
+    (void)c;
+    char b = 1;
+    ssize_t w = write(*(int *)opaque, &b, 1);
+    (void)w;
+}
+
+/* Whether the readiness pipe fires within ms; empties it. */
+static bool ready_within(int fd, int ms) {
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    bool fired = poll(&pfd, 1, ms) > 0;
+    char buf[256];
+    while (poll(&pfd, 1, 0) > 0 && read(fd, buf, sizeof buf) > 0)
+        ;
+    return fired;
+}
+
+/* Issue #14 item 2: an event loop that polls only when the readiness
+ * hook fires learns of every change poll would report. Here the
+ * application-side ones on a real broker: resume() over records
+ * buffered while paused (no network event follows), and a partition
+ * with no committed offset under auto.offset.reset=none. The
+ * network-side failures a broker does not show on demand are in
+ * test_consumer_ready_fake.c. */
+static void test_ready_hook_resume(void **state) {
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", NULL);
+    kn_consumer_set_ready_cb(c, ready_byte, &fds[1]);
+    assign_all(c, known_topic, 1);
+    kn_consumer_stats st;
+    int64_t end = kn_test_now_ms() + 20000;
+    do {
+        usleep(20 * 1000);
+        kn_consumer_get_stats(c, &st);
+    } while (st.buffered_partitions == 0 && kn_test_now_ms() < end);
+    assert_true(st.buffered_partitions > 0);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, known_topic, 0);
+    assert_int_equal(kn_consumer_pause(c, l), KN_OK);
+    char es[256];
+    kn_records *r = NULL;
+    assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_OK);
+    assert_int_equal(kn_records_count(r), 0);
+    kn_records_free(r);
+    usleep(500 * 1000); /* fetches in flight land */
+    ready_within(fds[0], 0);
+    assert_int_equal(kn_consumer_resume(c, l), KN_OK);
+    assert_true(ready_within(fds[0], 5000));
+    assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_OK);
+    assert_true(kn_records_count(r) > 0);
+    kn_records_free(r);
+    kn_topic_partition_list_destroy(l);
+    kn_consumer_set_ready_cb(c, NULL, NULL);
+    close_consumer(c);
+
+    /* reset=none, nothing committed for the group: the failure wakes */
+    char group[256];
+    snprintf(group, sizeof group, "%s", kn_test_topic("group"));
+    c = new_consumer("auto.offset.reset", "none", "group.id", group, "enable.auto.commit", "false", NULL);
+    kn_consumer_set_ready_cb(c, ready_byte, &fds[1]);
+    ready_within(fds[0], 0);
+    assign_all(c, known_topic, 1);
+    int rc = KN_OK;
+    end = kn_test_now_ms() + 10000;
+    while (rc == KN_OK && kn_test_now_ms() < end) {
+        if (!ready_within(fds[0], (int)(end - kn_test_now_ms())))
+            break;
+        rc = kn_consumer_poll(c, 0, &r, es, sizeof es);
+        kn_records_free(r);
+        r = NULL;
+    }
+    assert_int_equal(rc, KN_ERR__NO_OFFSET);
+    kn_consumer_set_ready_cb(c, NULL, NULL);
+    close_consumer(c);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void test_auto_commit(void **state) {
     char group[256];
     snprintf(group, sizeof group, "%s", kn_test_topic("group"));
@@ -689,6 +796,8 @@ int main(void) {
         cmocka_unit_test(test_wakeup),
         cmocka_unit_test(test_commit_sync_roundtrip),
         cmocka_unit_test(test_commit_async_order),
+        cmocka_unit_test(test_commit_async_then_close),
+        cmocka_unit_test(test_ready_hook_resume),
         cmocka_unit_test(test_auto_commit),
         cmocka_unit_test(test_read_committed),
         cmocka_unit_test(test_offset_queries),

@@ -433,6 +433,58 @@ static void drain_all(int codec, int max) {
     assert_int_equal(off, 148);
 }
 
+static int drain_countdown = -1;
+static void *drain_fail_malloc(size_t n) { return drain_countdown-- == 0 ? NULL : malloc(n); }
+static void *drain_fail_realloc(void *q, size_t n) { return drain_countdown-- == 0 ? NULL : realloc(q, n); }
+
+/* Issue #14 item 10: out of memory in the middle of a drain loses no
+ * record. Every allocation of one drain fails in turn (the allocator
+ * hook); what that drain added is kept (as poll returns it), and the
+ * next drains go on from the record or batch that failed: every offset
+ * comes exactly once, in order. */
+static void test_drain_nomem_loses_nothing(void **state) {
+    (void)state;
+    kn_allocator a = {drain_fail_malloc, drain_fail_realloc, free};
+    int saw_nomem = 0;
+    for (int codec = 0; codec < 2; codec++) {
+        for (int fail_at = 0; fail_at < 40; fail_at++) {
+            knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
+            knc_part_seek(p, 100, -1);
+            kn_wr blob;
+            kn_wr_init(&blob, 0, 0);
+            add_batch(&blob, 100, 7, codec ? KN_CODEC_LZ4 : KN_CODEC_NONE, 0, false);
+            add_batch(&blob, 107, 5, codec ? KN_CODEC_LZ4 : KN_CODEC_NONE, 0, false);
+            buffer_blob(p, &blob, NULL, 0);
+            kn_wr_free(&blob);
+            int64_t next = 100;
+            bool failed_once = false;
+            for (int round = 0; round < 40 && p->fetched; round++) {
+                kn_records *r = knc_records_new(3);
+                assert_non_null(r);
+                if (!failed_once) {
+                    drain_countdown = fail_at;
+                    kn_set_allocator(&a);
+                }
+                int n = knc_drain(p, r, 3, &opts_plain);
+                kn_set_allocator(NULL);
+                drain_countdown = -1;
+                if (n == KN_ERR__NOMEM)
+                    saw_nomem++;
+                failed_once = true;
+                assert_true(n >= 0 || n == KN_ERR__NOMEM);
+                for (size_t i = 0; i < kn_records_count(r); i++)
+                    assert_int_equal(kn_records_offset(r, i), next++);
+                assert_int_equal(p->position, next);
+                kn_records_free(r);
+            }
+            assert_int_equal(next, 112);
+            assert_int_equal(p->state, KNC_POS_VALID);
+            knc_part_free(p);
+        }
+    }
+    assert_true(saw_nomem > 0);
+}
+
 static void test_drain_codecs(void **state) {
     for (int codec = 0; codec < KN_CODEC_COUNT; codec++) {
         drain_all(codec, 1);
@@ -640,6 +692,7 @@ int main(void) {
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_error_policy),
         cmocka_unit_test(test_drain_codecs),
+        cmocka_unit_test(test_drain_nomem_loses_nothing),
         cmocka_unit_test(test_drain_position_and_partial),
         cmocka_unit_test(test_read_ahead),
         cmocka_unit_test(test_drain_transactions),

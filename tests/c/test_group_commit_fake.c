@@ -29,6 +29,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_broker.h"
 #include "kn_alloc.h"
@@ -61,6 +62,11 @@ typedef struct fake {
     int port2;
     bool moved;
     int md_after_move; /* Metadata answers (without node 1) since the move */
+    /* a stalled coordinator: OffsetCommit answers wait while hold is set
+     * (the connection, heartbeats included, stalls with them) */
+    bool hold;
+    int commits_arrived;
+    pthread_cond_t cv;
 } fake;
 
 static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
@@ -214,6 +220,9 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
         pthread_mutex_unlock(&f->mu);
     } else if (key == KP_API_OFFSET_COMMIT) {
         pthread_mutex_lock(&f->mu);
+        f->commits_arrived++;
+        while (f->hold)
+            pthread_cond_wait(&f->cv, &f->mu);
         answer_commit(f, kn_fake_decode_request(&a, rq), body, &a);
         pthread_mutex_unlock(&f->mu);
     } else if (key == KP_API_OFFSET_FETCH) {
@@ -259,6 +268,7 @@ static bool serve_one(int fd, void *opaque) {
 static fake *fake_start(void) {
     fake *f = kn_calloc(1, sizeof *f);
     pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
     f->fb = kn_fake_broker_start(serve_one, f);
     f->port = kn_fake_broker_port(f->fb);
     return f;
@@ -269,6 +279,7 @@ static void fake_stop(fake *f) {
         kn_fake_broker_stop(f->fb);
     if (f->fb2)
         kn_fake_broker_stop(f->fb2);
+    pthread_cond_destroy(&f->cv);
     pthread_mutex_destroy(&f->mu);
     kn_free(f);
 }
@@ -431,10 +442,102 @@ static void test_commit_finds_coordinator_that_moved(void **state) {
     fake_stop(f);
 }
 
+/* Issue #14 item 10: close under enable.auto.commit commits once (the
+ * revoke's), not a commit_sync of the positions and then the revoke's
+ * commit again. */
+static void test_close_commits_once(void **state) {
+    (void)state;
+    fake *f = fake_start();
+    listener l = {.f = f};
+    const char *extra[] = {"enable.auto.commit", "true", "auto.commit.interval.ms", "600000", NULL};
+    kn_consumer *c = fake_member(f, "g-close", extra, &l);
+    poll_until_flag(c, &l.revoked); /* settled: owns t-0 */
+    pthread_mutex_lock(&f->mu);
+    int before = f->commits;
+    pthread_mutex_unlock(&f->mu);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    pthread_mutex_lock(&f->mu);
+    int at_close = f->commits - before;
+    int last = f->commits - 1;
+    pthread_mutex_unlock(&f->mu);
+    print_message("OffsetCommit requests sent by close: %d\n", at_close);
+    assert_int_equal(at_close, 1);
+    assert_int_equal(f->commit_parts[last], 1 << 0);
+    assert_int_equal(f->commit_offset[last], 5);
+    kn_consumer_destroy(c);
+    fake_stop(f);
+}
+
+static void *release_later(void *arg) {
+    fake *f = arg;
+    usleep(4000 * 1000);
+    pthread_mutex_lock(&f->mu);
+    f->hold = false;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/* Issue #14 item 3: the auto-commit before a revoke does not block
+ * poll. The coordinator stalls (OffsetCommit unanswered for 4 s, the
+ * connection with it); poll(0) keeps returning at once meanwhile, the
+ * revoke waits, and once the commit is answered a later poll runs
+ * REVOKED after it. */
+static void test_revoke_commit_does_not_block_poll(void **state) {
+    (void)state;
+    fake *f = fake_start();
+    f->hold = true;
+    listener l = {.f = f};
+    const char *extra[] = {"enable.auto.commit", "true", "auto.commit.interval.ms", "600000",
+                           "default.api.timeout.ms", "20000", NULL};
+    kn_consumer *c = fake_member(f, "g-stall", extra, &l);
+    pthread_t th;
+    pthread_create(&th, NULL, release_later, f);
+    char es[512];
+    int64_t end = kn_test_now_ms() + 20000, worst = 0, stalled_polls = 0;
+    for (;;) {
+        pthread_mutex_lock(&f->mu);
+        bool held = f->hold, arrived = f->commits_arrived > 0;
+        pthread_mutex_unlock(&f->mu);
+        if (!held || kn_test_now_ms() > end)
+            break;
+        int64_t t0 = kn_test_now_ms();
+        kn_records *recs = NULL;
+        int rc = kn_consumer_poll(c, 0, &recs, es, sizeof es);
+        int64_t took = kn_test_now_ms() - t0;
+        if (rc != KN_OK)
+            fail_msg("poll: %s: %s", kn_err_name(rc), es);
+        kn_records_free(recs);
+        if (took > worst)
+            worst = took;
+        stalled_polls += arrived;
+        usleep(10 * 1000);
+    }
+    pthread_join(th, NULL);
+    print_message("poll(0) while the commit before the revoke was unanswered: %lld polls, the slowest %lld ms\n",
+                  (long long)stalled_polls, (long long)worst);
+    assert_true(stalled_polls > 0);
+    assert_true(worst < 1000); /* generous: poll(0) never waits on the network */
+    assert_int_equal(l.revoked, 0); /* the revoke waited for the commit */
+    poll_until_flag(c, &l.revoked);
+    assert_int_equal(l.revoked, 1);
+    pthread_mutex_lock(&f->mu);
+    assert_true(f->commits >= 1);
+    assert_int_equal(l.commits_at_revoke, f->commits); /* committed before REVOKED */
+    assert_int_equal(f->commit_parts[0], 1 << 1);
+    assert_int_equal(f->commit_offset[0], 5);
+    pthread_mutex_unlock(&f->mu);
+    kn_consumer_close(c);
+    kn_consumer_destroy(c);
+    fake_stop(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_revoke_commit_retries_stale_epoch),
         cmocka_unit_test(test_commit_finds_coordinator_that_moved),
+        cmocka_unit_test(test_revoke_commit_does_not_block_poll),
+        cmocka_unit_test(test_close_commits_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

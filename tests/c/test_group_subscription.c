@@ -5,6 +5,9 @@
  * Java's matches(), internal topics under exclude.internal.topics, only
  * all-topics snapshots re-matched, partition count change detection
  * (a missing topic counts as 0 partitions), and metadata readiness.
+ * Also kng_set_member_id's contract under allocation failure (issue #14
+ * item 10): a new id that cannot be stored is an error the caller sees,
+ * and forgetting the id never fails.
  */
 #include "kn_test.h"
 
@@ -147,11 +150,36 @@ static void test_metadata_ready(void **state) {
     group_free(g);
 }
 
+static int fail_next;
+static void *fail_malloc(size_t n) { return fail_next ? NULL : malloc(n); }
+static void *fail_realloc(void *q, size_t n) { return fail_next ? NULL : realloc(q, n); }
+
+static void test_member_id_nomem(void **state) {
+    (void)state;
+    kng_group *g = group_new(NULL);
+    assert_int_equal(kng_set_member_id(g, "old-id", 6), 0);
+    kn_allocator a = {fail_malloc, fail_realloc, free};
+    fail_next = 1;
+    kn_set_allocator(&a);
+    int rc_set = kng_set_member_id(g, "new-member-id", 13);
+    int rc_clear_kept = strcmp(g->member_id, "old-id");
+    int rc_clear = kng_set_member_id(g, NULL, 0); /* a fenced member forgets */
+    kn_set_allocator(NULL);
+    fail_next = 0;
+    assert_int_equal(rc_set, KN_ERR__NOMEM);
+    assert_int_equal(rc_clear_kept, 0);
+    assert_int_equal(rc_clear, 0);
+    assert_string_equal(g->member_id, "");
+    kn_free(g->member_id);
+    group_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topics_sorted_dedup), cmocka_unit_test(test_pattern_whole_name),
         cmocka_unit_test(test_pattern_internal),    cmocka_unit_test(test_counts_changed),
         cmocka_unit_test(test_metadata_ready),
+        cmocka_unit_test(test_member_id_nomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

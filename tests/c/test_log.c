@@ -4,16 +4,22 @@
  * truncation, argument checks, concurrent pushers, and a real client's
  * network-thread records reaching a handler (an admin client pointed at
  * a closed loopback port logs its failed connects) with the client id
- * in front, copied through kn_conf_dup.
+ * in front, copied through kn_conf_dup. And the handler swap: once
+ * kn_logger_set_handler returns, the old handler is not running (so its
+ * opaque may be freed), while another thread keeps logging.
  */
 #include "kn_test.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "kafka_native.h"
+#include "log.h"
+
+#include <stdatomic.h>
 
 static void test_queue_fifo_bound_and_drops(void **state) {
     (void)state;
@@ -139,6 +145,64 @@ static void test_client_logs_reach_the_handler(void **state) {
     kn_log_queue_destroy(q);
 }
 
+typedef struct swap_ctx {
+    atomic_int valid; /* cleared as the opaque is "freed" */
+    atomic_int bad;   /* calls that saw it freed */
+    atomic_int calls;
+} swap_ctx;
+
+typedef struct swap_thread {
+    kn_logger *lg;
+    atomic_int stop;
+} swap_thread;
+
+static void slow_handler(int level, const char *msg, void *opaque) {
+    (void)level;
+    (void)msg;
+    swap_ctx *x = opaque;
+    atomic_fetch_add(&x->calls, 1);
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* a handler busy when the swap comes */
+    if (!atomic_load(&x->valid))
+        atomic_fetch_add(&x->bad, 1);
+}
+
+static void *keep_logging(void *arg) {
+    swap_thread *t = arg;
+    while (!atomic_load(&t->stop))
+        kn_log(t->lg, KN_LOG_ERROR, "swap test line");
+    return NULL;
+}
+
+/* Issue #14 item 10: the swap is synchronised with calls in progress. */
+static void test_handler_swap_waits_for_running_calls(void **state) {
+    (void)state;
+    kn_logger lg;
+    kn_logger_init(&lg, "swap");
+    int bad = 0, calls = 0;
+    for (int round = 0; round < 10; round++) {
+        swap_ctx x;
+        atomic_init(&x.valid, 1);
+        atomic_init(&x.bad, 0);
+        atomic_init(&x.calls, 0);
+        kn_logger_set_handler(&lg, slow_handler, &x);
+        swap_thread t = {&lg, 0};
+        pthread_t th;
+        pthread_create(&th, NULL, keep_logging, &t);
+        while (atomic_load(&x.calls) < 2)
+            sched_yield();
+        kn_logger_set_handler(&lg, NULL, NULL);
+        atomic_store(&x.valid, 0); /* the caller frees the opaque now */
+        atomic_store(&t.stop, 1);
+        pthread_join(th, NULL);
+        bad += atomic_load(&x.bad);
+        calls += atomic_load(&x.calls);
+    }
+    kn_logger_destroy(&lg);
+    print_message("%d handler calls, %d ran after the swap returned\n", calls, bad);
+    assert_int_equal(bad, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_fifo_bound_and_drops),
@@ -146,6 +210,7 @@ int main(void) {
         cmocka_unit_test(test_queue_concurrent),
         cmocka_unit_test(test_set_log_cb_arguments),
         cmocka_unit_test(test_client_logs_reach_the_handler),
+        cmocka_unit_test(test_handler_swap_waits_for_running_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -332,7 +332,7 @@ static void kng_send_req(kn_consumer *c, knw_client *client, kng_req *r);
 static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     kng_group *g = c->grp;
     int64_t now = knw_now_ms();
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
     if (knc_coord_failed(c, -1, err)) {
         g->retry_at_ms = now + c->retry_backoff_ms;
@@ -363,7 +363,7 @@ static void kng_sync_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     g->inflight = false;
     int err = resp->err ? resp->err : !sr ? KN_ERR__PROTOCOL : sr->error_code;
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->group_id,
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->group_id,
            (int)r->u.sync.generation_id, err ? kn_err_name(err) : "ok");
     if (c->closed || g->state != KNG_SYNCING || r->u.sync.generation_id != g->generation)
         goto out;
@@ -416,7 +416,10 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     int err = resp->err ? resp->err : !jr ? KN_ERR__PROTOCOL : jr->error_code;
     if (err == KN_ERR_MEMBER_ID_REQUIRED) {
         /* KIP-394: join again right away with the id the coordinator gave. */
-        kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len);
+        if (kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len) != 0) {
+            kng_join_failed(c, KN_ERR__NOMEM, "JoinGroup");
+            goto out;
+        }
         g->retry_at_ms = 0;
         kng_set_state(c, KNG_UNJOINED);
         goto out;
@@ -425,7 +428,10 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
         kng_join_failed(c, err, "JoinGroup");
         goto out;
     }
-    kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len);
+    if (kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len) != 0) {
+        kng_join_failed(c, KN_ERR__NOMEM, "JoinGroup");
+        goto out;
+    }
     g->generation = jr->generation_id;
     kn_free(g->protocol_name);
     g->protocol_name =
@@ -467,7 +473,7 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
             goto out;
         }
     }
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->group_id,
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->group_id,
            (int)g->generation, leader ? "leader" : "follower", (int)jr->members.count,
            g->protocol_name ? g->protocol_name : "-");
     sync->timeout_ms = g->rebalance_timeout_ms + 5000;
@@ -495,7 +501,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     int err = resp->err ? resp->err : !hr ? KN_ERR__PROTOCOL : hr->error_code;
     if (!err)
         goto out;
-    kn_log(NULL, KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
     if (knc_coord_failed(c, r->node, err)) {
         g->next_hb_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS) {
@@ -524,7 +530,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->next_hb_ms = now + c->retry_backoff_ms;
     }
 out:
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     kng_req_free(r);
@@ -739,15 +745,20 @@ void kng_classic_leave(kn_consumer *c, const char *reason) {
     kng_set_member_id(g, NULL, 0);
     g->generation = -1;
     pthread_mutex_unlock(&c->lock);
+    int timeout = knc_call_timeout(c, c->request_timeout_ms);
+    if (r && timeout <= 0) {
+        /* close with no time left: the coordinator expires the member */
+        kng_req_free(r);
+        return;
+    }
     if (!r)
         return;
-    knw_resp *resp =
-        knw_call(c->client, r->node, KP_API_LEAVE_GROUP, 3, -1, &r->u.leave, c->request_timeout_ms);
+    knw_resp *resp = knw_call(c->client, r->node, KP_API_LEAVE_GROUP, 3, -1, &r->u.leave, timeout);
     const kp_LeaveGroupResponse *lr = resp->body;
     int err = resp->err ? resp->err : !lr ? KN_ERR__PROTOCOL : lr->error_code;
     if (!err && lr->members.count > 0)
         err = lr->members.items[0].error_code;
-    kn_log(NULL, err ? KN_LOG_INFO : KN_LOG_DEBUG, "group %s: LeaveGroup: %s", c->group_id,
+    kn_log(knc_logger(c), err ? KN_LOG_INFO : KN_LOG_DEBUG, "group %s: LeaveGroup: %s", c->group_id,
            err ? kn_err_name(err) : "ok");
     knw_resp_free(resp);
     kng_req_free(r);

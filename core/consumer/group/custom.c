@@ -77,7 +77,9 @@ static int kng_custom_assign(const kn_assignor *asg, const kn_asg_input *in, kn_
                              size_t n) {
     kng_custom *cu = asg->opaque;
     kn_assignor_ctx ctx = {in, out};
+    knc_cb_enter(cu->c);
     int rc = cu->cb(cu->c, &ctx, cu->opaque);
+    knc_cb_leave(cu->c);
     if (rc)
         kn_errstr_set(errstr, n, "custom assignor \"%s\" returned %s", asg->name, kn_err_name(rc));
     return rc;

@@ -44,6 +44,14 @@ typedef enum kng_state {
     KNG_FATAL      /* stopped with an error poll reports */
 } kng_state;
 
+/* The auto-commit a revoking step waits for (Java's onJoinPrepare):
+ * started by the step, answered on the network thread. */
+typedef enum kng_revoke_commit {
+    KNG_RC_NONE,
+    KNG_RC_INFLIGHT, /* poll has nothing to do for the step until it answers */
+    KNG_RC_DONE      /* answered: the step (of revoke_commit_state) goes on */
+} kng_revoke_commit;
+
 typedef struct kng_group {
     bool consumer_protocol; /* group.protocol=consumer (KIP-848) */
     kng_state state;
@@ -109,6 +117,9 @@ typedef struct kng_group {
     bool want_all_topics; /* resolve unknown topic ids */
     /* join latency */
     int64_t join_started_ms;
+    /* the commit before a revoke, and the state whose step started it */
+    kng_revoke_commit revoke_commit;
+    kng_state revoke_commit_state;
 } kng_group;
 
 /* ---- subscription.c --------------------------------------------------- */
@@ -158,8 +169,9 @@ void kng_custom_destroy(kng_group *g);
 
 /* Moves to state s and wakes poll when s needs the application. */
 void kng_set_state(kn_consumer *c, kng_state s);
-/* Sets member id (NULL: ""). */
-void kng_set_member_id(kng_group *g, const char *id, int32_t len);
+/* Sets the member id (NULL or len <= 0: "", which never fails).
+ * Returns 0 or KN_ERR__NOMEM (the old id kept). */
+int kng_set_member_id(kng_group *g, const char *id, int32_t len);
 /* Stops the group with an error poll reports. */
 void kng_fail(kn_consumer *c, int err, const char *fmt, ...)
 #if defined(__GNUC__)

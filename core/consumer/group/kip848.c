@@ -314,8 +314,10 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         kng_fail(c, err, "ConsumerGroupHeartbeat failed: %s%s", kn_err_name(err), msg);
         goto out;
     }
-    if (r->member_id.len > 0)
-        kng_set_member_id(g, r->member_id.ptr, r->member_id.len);
+    if (r->member_id.len > 0 && kng_set_member_id(g, r->member_id.ptr, r->member_id.len) != 0) {
+        kng_fail(c, KN_ERR__NOMEM, "ConsumerGroupHeartbeat: out of memory storing the member id");
+        goto out;
+    }
     g->generation = r->member_epoch;
     g->joined = true;
     if (r->heartbeat_interval_ms > 0)
@@ -333,7 +335,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
     }
 out:
-    pthread_cond_broadcast(&c->cond);
+    knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);
     kng_hb_free(h);
@@ -346,7 +348,8 @@ void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *
     if (!g->member_id || !g->member_id[0]) {
         char id[23];
         kng_new_member_id(id);
-        kng_set_member_id(g, id, 22);
+        if (kng_set_member_id(g, id, 22) != 0)
+            return NULL; /* no id, no heartbeat: the next tick tries again */
         g->generation = 0;
     }
     if (g->has_pattern && md && md->all_topics && kng_match_pattern(g, md))
@@ -424,10 +427,16 @@ void kng_848_leave(kn_consumer *c) {
     kng_target_free(g->target);
     g->target = NULL;
     pthread_mutex_unlock(&c->lock);
+    int timeout = knc_call_timeout(c, c->request_timeout_ms);
+    if (h && timeout <= 0) {
+        /* close with no time left: the coordinator expires the member */
+        kng_hb_free(h);
+        return;
+    }
     if (!h)
         return;
     knw_resp *resp =
-        knw_call(c->client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, c->request_timeout_ms);
+        knw_call(c->client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, timeout);
     knw_resp_free(resp);
     kng_hb_free(h);
 }

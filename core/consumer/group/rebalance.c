@@ -39,25 +39,30 @@ static const char *const kng_state_names[] = {"IDLE",   "UNJOINED",  "PREPARE", 
 
 void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s)
-        kn_log(NULL, KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->group_id,
+        kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->group_id,
                c->grp->member_id ? c->grp->member_id : "", (int)c->grp->generation,
                kng_state_names[c->grp->state], kng_state_names[s], c->grp->reason[0] ? ": " : "",
                c->grp->reason);
+    if (c->grp->state != s && c->grp->revoke_commit == KNG_RC_DONE)
+        c->grp->revoke_commit = KNG_RC_NONE; /* answered for a step that is over */
     c->grp->state = s;
-    if (kng_needs_app(s)) {
-        pthread_cond_broadcast(&c->cond);
-        /* An event loop waiting on the readiness hook (no poll blocked)
-         * must learn that poll has a rebalance step to run. */
-        knc_ready_notify(c);
-    }
+    if (kng_needs_app(s))
+        knc_signal(c); /* poll has a rebalance step to run */
 }
 
-void kng_set_member_id(kng_group *g, const char *id, int32_t len) {
-    char *m = kn_strndup(id && len > 0 ? id : "", id && len > 0 ? (size_t)len : 0);
+int kng_set_member_id(kng_group *g, const char *id, int32_t len) {
+    if (!id || len <= 0) {
+        /* Forgetting the id never fails: a fenced id must not stay. */
+        if (g->member_id)
+            g->member_id[0] = '\0';
+        return 0;
+    }
+    char *m = kn_strndup(id, (size_t)len);
     if (!m)
-        return;
+        return KN_ERR__NOMEM;
     kn_free(g->member_id);
     g->member_id = m;
+    return 0;
 }
 
 void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
@@ -70,7 +75,11 @@ void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
     kng_set_state(c, KNG_FATAL);
 }
 
-bool kng_app_pending(const kn_consumer *c) { return c->grp && kng_needs_app(c->grp->state); }
+bool kng_app_pending(const kn_consumer *c) {
+    /* A step waiting for its commit before a revoke has nothing for
+     * poll to do until the commit answers (kng_pre_revoke_done). */
+    return c->grp && kng_needs_app(c->grp->state) && c->grp->revoke_commit != KNG_RC_INFLIGHT;
+}
 
 bool kng_subscribed(const kn_consumer *c) { return c->grp && c->grp->state != KNG_IDLE; }
 
@@ -293,13 +302,88 @@ static int kng_call(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partit
     kng_group *g = c->grp;
     if (!g->cb)
         return 0;
-    return g->cb(c, ev, parts, g->opaque);
+    knc_cb_enter(c);
+    int rc = g->cb(c, ev, parts, g->opaque);
+    knc_cb_leave(c);
+    return rc;
 }
 
-/* Commits the current positions of parts (auto-commit before a revoke). */
+/* The positions of the listed owned partitions (c->lock held). NULL on
+ * allocation failure. */
+static kn_topic_partition_list *kng_positions_of(kn_consumer *c, const kn_topic_partition_list *parts) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (size_t i = 0; l && i < c->part_count; i++) {
+        const knc_part *p = c->parts[i];
+        if (p->state != KNC_POS_VALID || kn_topic_partition_list_find(parts, p->topic, p->partition) < 0)
+            continue;
+        int at = kn_topic_partition_list_add(l, p->topic, p->partition);
+        if (at < 0) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+        kn_topic_partition_list_set_offset(l, (size_t)at, p->position);
+        kn_topic_partition_list_set_leader_epoch(l, (size_t)at, p->position_epoch);
+    }
+    return l;
+}
+
+/* A parked step that revokes (c->lock held): under auto-commit, first
+ * commit the positions of commit_parts asynchronously, as Java's
+ * onJoinPrepare does, so poll never blocks on it. Returns true when the
+ * step must wait: the revoke_parts stop being fetched and returned
+ * (pending revocation) and poll runs the step again once the commit
+ * answered (kng_pre_revoke_done), or gave up after max.poll.interval.ms
+ * (Java's joinPrepareTimer is the rebalance timeout). Returns false
+ * when the step goes on now: commit answered, or nothing to commit. */
+static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list *commit_parts,
+                                  const kn_topic_partition_list *revoke_parts) {
+    kng_group *g = c->grp;
+    if (g->revoke_commit == KNG_RC_DONE && g->revoke_commit_state == g->state) {
+        g->revoke_commit = KNG_RC_NONE;
+        return false;
+    }
+    if (!c->auto_commit || !commit_parts || kn_topic_partition_list_count(commit_parts) == 0)
+        return false;
+    kn_topic_partition_list *l = kng_positions_of(c, commit_parts);
+    if (!l || kn_topic_partition_list_count(l) == 0) {
+        kn_topic_partition_list_destroy(l);
+        return false;
+    }
+    int64_t deadline = knw_now_ms() + g->rebalance_timeout_ms;
+    int err = knc_commit_before_revoke(c, l, deadline);
+    if (err) {
+        kn_log(knc_logger(c), KN_LOG_WARN, "group %s: the auto-commit before revoking could not be queued: %s",
+               c->group_id, kn_err_name(err));
+        return false;
+    }
+    for (size_t i = 0; revoke_parts && i < c->part_count; i++)
+        if (kn_topic_partition_list_find(revoke_parts, c->parts[i]->topic, c->parts[i]->partition) >= 0)
+            c->parts[i]->revoking = true;
+    g->revoke_commit = KNG_RC_INFLIGHT;
+    g->revoke_commit_state = g->state;
+    return true;
+}
+
+void kng_pre_revoke_done(kn_consumer *c, int err) {
+    kng_group *g = c->grp;
+    if (!g || g->revoke_commit != KNG_RC_INFLIGHT)
+        return;
+    if (err)
+        kn_log(knc_logger(c), err == KN_ERR__TIMED_OUT ? KN_LOG_ERROR : KN_LOG_WARN,
+               "group %s: the auto-commit before revoking partitions failed (%s); "
+               "going on with the rebalance", c->group_id, kn_err_name(err));
+    g->revoke_commit = KNG_RC_DONE;
+    knc_signal(c); /* the parked step can run again */
+}
+
+/* Commits the current positions of parts synchronously (auto-commit
+ * before the revoke of unsubscribe / close), within the close timeout. */
 static void kng_commit_positions(kn_consumer *c, const kn_topic_partition_list *parts) {
     if (!c->auto_commit || !parts || kn_topic_partition_list_count(parts) == 0)
         return;
+    int timeout = knc_call_timeout(c, -1);
+    if (timeout <= 0)
+        return; /* close with no time left (a collected Lua consumer) */
     kn_topic_partition_list *all = kn_consumer_assignment(c);
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     for (size_t i = 0; all && l && i < kn_topic_partition_list_count(all); i++) {
@@ -316,16 +400,17 @@ static void kng_commit_positions(kn_consumer *c, const kn_topic_partition_list *
         }
     }
     if (l && kn_topic_partition_list_count(l) > 0)
-        knc_commit_sync_before_revoke(c, l, c->default_api_timeout_ms);
+        knc_commit_sync_before_revoke(c, l, timeout);
     kn_topic_partition_list_destroy(l);
     kn_topic_partition_list_destroy(all);
 }
 
-/* Revokes parts (REVOKED after an auto-commit), keeping the rest. */
-static int kng_revoke(kn_consumer *c, const kn_topic_partition_list *parts, bool lost) {
+/* Revokes parts (REVOKED, after a synchronous auto-commit when commit),
+ * keeping the rest. */
+static int kng_revoke(kn_consumer *c, const kn_topic_partition_list *parts, bool lost, bool commit) {
     if (!parts || kn_topic_partition_list_count(parts) == 0)
         return 0;
-    if (!lost)
+    if (!lost && commit)
         kng_commit_positions(c, parts);
     int rc = kng_call(c, lost ? KN_REBALANCE_LOST : KN_REBALANCE_REVOKED, parts);
     pthread_mutex_lock(&c->lock);
@@ -336,11 +421,12 @@ static int kng_revoke(kn_consumer *c, const kn_topic_partition_list *parts, bool
         c->stats.partitions_revoked += (int64_t)kn_topic_partition_list_count(parts);
     pthread_mutex_unlock(&c->lock);
     kn_topic_partition_list *keep = kng_minus(owned, parts);
-    if (keep)
-        knc_set_assignment(c, keep);
+    int set = keep ? knc_set_assignment(c, keep) : KN_ERR__NOMEM;
     kn_topic_partition_list_destroy(keep);
     kn_topic_partition_list_destroy(owned);
-    return rc;
+    /* The listener's error first; else the partitions still owned are
+     * an error poll reports (never a silent half-revoke). */
+    return rc ? rc : set;
 }
 
 static int kng_step_prepare(kn_consumer *c) {
@@ -357,12 +443,16 @@ static int kng_step_prepare(kn_consumer *c) {
                 kn_topic_partition_list_add(revoke, kn_topic_partition_list_topic(owned, i),
                                             kn_topic_partition_list_partition(owned, i));
     }
-    pthread_mutex_unlock(&c->lock);
-    /* Java commits every consumed position before rejoining. */
-    if (c->auto_commit && owned)
-        kng_commit_positions(c, owned);
-    int rc = kng_revoke(c, revoke, false);
+    /* Java commits every consumed position before rejoining, without
+     * blocking poll: the step waits for the commit's answer. */
+    bool wait = kng_pre_revoke_commit(c, g->cooperative ? owned : revoke, revoke);
     kn_topic_partition_list_destroy(owned);
+    if (wait) {
+        kn_topic_partition_list_destroy(revoke);
+        return 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    int rc = kng_revoke(c, revoke, false, false);
     kn_topic_partition_list_destroy(revoke);
     pthread_mutex_lock(&c->lock);
     if (g->state == KNG_PREPARE) {
@@ -374,16 +464,22 @@ static int kng_step_prepare(kn_consumer *c) {
 
 static int kng_step_assign(kn_consumer *c) {
     kng_group *g = c->grp;
+    kn_topic_partition_list *owned = kng_owned_list(c);
+    kn_topic_partition_list *revoked = kng_minus(owned, g->pending);
+    if (kng_pre_revoke_commit(c, revoked, revoked)) {
+        /* the target stays parked until the commit answers */
+        kn_topic_partition_list_destroy(owned);
+        kn_topic_partition_list_destroy(revoked);
+        return 0;
+    }
     kn_topic_partition_list *target = g->pending;
     g->pending = NULL;
-    kn_topic_partition_list *owned = kng_owned_list(c);
     pthread_mutex_unlock(&c->lock);
     int rc = 0;
-    kn_topic_partition_list *revoked = kng_minus(owned, target);
     kn_topic_partition_list *added = kng_minus(target, owned);
     size_t nrev = revoked ? kn_topic_partition_list_count(revoked) : 0;
     if (nrev)
-        rc = kng_revoke(c, revoked, false);
+        rc = kng_revoke(c, revoked, false, false);
     /* KIP-848: a member fenced (or given a newer target) while its
      * listener ran abandons this reconciliation, as Java's does: the
      * partitions are not added and ASSIGNED is not called; the LOST (or
@@ -391,9 +487,22 @@ static int kng_step_assign(kn_consumer *c) {
     pthread_mutex_lock(&c->lock);
     bool abandon = g->consumer_protocol && (g->state != KNG_ASSIGNING || g->pending);
     pthread_mutex_unlock(&c->lock);
+    int set = 0;
+    if (!abandon && target && (set = knc_set_assignment(c, target)) != 0) {
+        /* Not applied (out of memory): the target stays parked and the
+         * step runs again from the next poll; ASSIGNED is not called
+         * for partitions that are not assigned. */
+        pthread_mutex_lock(&c->lock);
+        if (!g->pending) {
+            g->pending = target;
+            target = NULL;
+        }
+        pthread_mutex_unlock(&c->lock);
+        abandon = true;
+        if (!rc)
+            rc = set;
+    }
     if (!abandon) {
-        if (target)
-            knc_set_assignment(c, target);
         int rc2 = kng_call(c, KN_REBALANCE_ASSIGNED, added);
         if (!rc)
             rc = rc2;
@@ -401,7 +510,7 @@ static int kng_step_assign(kn_consumer *c) {
     pthread_mutex_lock(&c->lock);
     /* Moved on only if the network thread did not replace the target
      * (KIP-848) or fence the member meanwhile. */
-    if (g->state == KNG_ASSIGNING && !g->pending) {
+    if (g->state == KNG_ASSIGNING && !g->pending && !set) {
         int64_t now = knw_now_ms();
         c->stats.rebalances++;
         if (g->join_started_ms) {
@@ -436,7 +545,7 @@ static int kng_step_lost(kn_consumer *c) {
     kng_group *g = c->grp;
     kn_topic_partition_list *owned = kng_owned_list(c);
     pthread_mutex_unlock(&c->lock);
-    int rc = kng_revoke(c, owned, true);
+    int rc = kng_revoke(c, owned, true, false);
     kn_topic_partition_list_destroy(owned);
     pthread_mutex_lock(&c->lock);
     if (g->state == KNG_LOST) {
@@ -488,13 +597,13 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
 
 static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaque, bool *was_idle) {
     if (!c->grp) {
-        kn_log(NULL, KN_LOG_WARN, "subscribe needs group.id");
+        kn_log(knc_logger(c), KN_LOG_WARN, "subscribe needs group.id");
         return KN_ERR__STATE;
     }
     if (c->closed)
         return KN_ERR__CLOSED;
     if (c->grp->state == KNG_IDLE && c->part_count > 0) {
-        kn_log(NULL, KN_LOG_WARN,
+        kn_log(knc_logger(c), KN_LOG_WARN,
                "subscribe: partitions are assigned manually; assign and subscribe are "
                "mutually exclusive (unassign first)");
         return KN_ERR__STATE;
@@ -581,7 +690,7 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
     int rc = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
     kn_free(anchored);
     if (rc != 0) {
-        kn_log(NULL, KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex", regex);
+        kn_log(knc_logger(c), KN_LOG_WARN, "subscribe_pattern: \"%s\" is not a valid POSIX extended regex", regex);
         return KN_ERR__INVALID_ARG;
     }
     pthread_mutex_lock(&c->lock);
@@ -621,7 +730,7 @@ static int kng_leave(kn_consumer *c, const char *reason) {
     bool lost = g->generation < 0 || g->state == KNG_LOST;
     kn_topic_partition_list *owned = kng_owned_list(c);
     pthread_mutex_unlock(&c->lock);
-    int rc = kng_revoke(c, owned, lost);
+    int rc = kng_revoke(c, owned, lost, true);
     kn_topic_partition_list_destroy(owned);
     pthread_mutex_lock(&c->lock);
     bool consumer_protocol = g->consumer_protocol;
@@ -648,6 +757,8 @@ static int kng_leave(kn_consumer *c, const char *reason) {
 int kn_consumer_unsubscribe(kn_consumer *c) {
     if (!c)
         return KN_ERR__INVALID_ARG;
+    if (c->cb_depth > 0)
+        return KN_ERR__STATE; /* from a listener: it would revoke under the running step */
     if (!c->grp)
         return KN_OK;
     int rc = kng_leave(c, "the consumer unsubscribed from all topics");
