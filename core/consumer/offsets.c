@@ -762,7 +762,24 @@ int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offse
  * deadline), through the client's coordinator table. */
 static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node) {
     char errstr[256];
-    int err = knw_coord_wait(c->client, KNW_COORD_GROUP, c->group_id, deadline, node, errstr, sizeof errstr);
+    int err;
+    /* In slices of at most 100 ms, so wakeup() ends the wait (the
+     * table's own wait knows nothing of this consumer's wakeup flag). */
+    for (;;) {
+        int64_t now = knw_now_ms();
+        int64_t slice = now + 100 < deadline ? now + 100 : deadline;
+        err = knw_coord_wait(c->client, KNW_COORD_GROUP, c->group_id, slice, node, errstr, sizeof errstr);
+        if (err != KN_ERR__TIMED_OUT || knw_now_ms() >= deadline)
+            break;
+        pthread_mutex_lock(&c->lock);
+        bool woken = c->wakeup;
+        c->wakeup = false;
+        pthread_mutex_unlock(&c->lock);
+        if (woken) {
+            err = KN_ERR__WAKEUP;
+            break;
+        }
+    }
     pthread_mutex_lock(&c->lock);
     c->coord_id = err ? -1 : *node;
     pthread_mutex_unlock(&c->lock);
