@@ -21,7 +21,10 @@ description = {
 kafka-native speaks the Kafka protocol itself (no librdkafka), behaves
 like the Java client 4.x and takes Kafka's own configuration names.
 This rock provides the kafka_native module for Lua 5.1, 5.3, 5.4 and
-LuaJIT/OpenResty.
+LuaJIT/OpenResty, and the kafka-native command-line tool (produce from
+stdin, consume with formats or JSON, topic metadata, group lag and
+offset reset; `kafka-native --help`, docs/cli.md). `luarocks doc
+kafka-native` opens the documentation installed with it.
 ]],
   license = "Apache-2.0",
   labels = { "kafka", "messaging" },
@@ -62,4 +65,8 @@ build = {
     LUA_CMOD_DIR = "$(LIBDIR)",
     OPENSSL_ROOT_DIR = "$(OPENSSL_DIR)",
   },
+  -- The command-line tool: luarocks wraps it so it runs under the Lua
+  -- the rock was built for, with the rock tree on its paths.
+  install = { bin = { ["kafka-native"] = "bin/kafka-native" } },
+  copy_directories = { "docs" },
 }
