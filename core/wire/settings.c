@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "wire/tls_ctx.h"
 #include "wire/wire_int.h"
 
 void knw_settings_defaults(knw_settings *s, const char *kind) {
@@ -47,12 +48,15 @@ void knw_settings_free(knw_settings *s) {
     s->bootstrap_count = 0;
     kn_free(s->client_id);
     s->client_id = NULL;
+    knw_tls_ctx_free(s->tls_ctx);
+    s->tls_ctx = NULL;
 }
 
 int knw_settings_copy(knw_settings *dst, const knw_settings *src) {
     *dst = *src;
     dst->bootstrap = NULL;
     dst->client_id = NULL;
+    knw_tls_ctx_ref(dst->tls_ctx); /* shared, not copied */
     if (src->client_id && !(dst->client_id = kn_strdup(src->client_id)))
         goto nomem;
     if (src->bootstrap_count) {
@@ -95,23 +99,39 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     s->log_fn = kn_conf_log_cb(conf, &s->log_level, &s->log_opaque);
 
     const char *sp = kn_conf_get_str(conf, "security.protocol");
-    if (sp && strcasecmp(sp, "PLAINTEXT") != 0) {
-        kn_errstr_set(errstr, errstr_size, "security.protocol %s is not supported yet (only PLAINTEXT)", sp);
+    /* SASL_SSL is SASL over the TLS transport. */
+    s->tls = sp && (!strcasecmp(sp, "SSL") || !strcasecmp(sp, "SASL_SSL"));
+    s->sasl = sp && (!strcasecmp(sp, "SASL_PLAINTEXT") || !strcasecmp(sp, "SASL_SSL"));
+    if (sp && !s->tls && !s->sasl && strcasecmp(sp, "PLAINTEXT")) {
+        kn_errstr_set(errstr, errstr_size,
+                      "security.protocol: \"%s\" is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", sp);
         return KN_ERR__CONFIG;
+    }
+    if (s->sasl) {
+        kn_errstr_set(errstr, errstr_size, "security.protocol %s: SASL is not implemented yet", sp);
+        return KN_ERR__CONFIG;
+    }
+    /* The TLS context is loaded once per client: every connection shares
+     * its trust store and key (and bad files fail here, not at connect). */
+    if (s->tls) {
+        int trc = knw_tls_ctx_new(conf, &s->tls_ctx, &s->tls_verify_host, errstr, errstr_size);
+        if (trc)
+            return trc;
     }
 
     char **items = NULL;
     int count = 0;
     int rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
     if (rc)
-        return rc;
+        goto fail;
     size_t total = 1;
     for (int i = 0; i < count; i++)
         total += strlen(items[i]) + 1;
     char *joined = kn_malloc(total);
     if (!joined) {
         kn_conf_list_free(items, count);
-        return KN_ERR__NOMEM;
+        rc = KN_ERR__NOMEM;
+        goto fail;
     }
     joined[0] = 0;
     for (int i = 0; i < count; i++) {
@@ -123,7 +143,7 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     rc = knw_settings_set_bootstrap(s, joined, errstr, errstr_size);
     kn_free(joined);
     if (rc)
-        return rc;
+        goto fail;
 
     const char *dns = kn_conf_get_str(conf, "client.dns.lookup");
     s->dns_canonical = dns && !strcmp(dns, "resolve_canonical_bootstrap_servers_only");

@@ -53,6 +53,11 @@ typedef struct knw_settings {
     kn_log_fn *log_fn;         /* kn_conf_set_log_cb; NULL: stderr */
     void *log_opaque;
     int log_level; /* -1: the process default */
+    /* security.protocol: the transport (TLS for SSL and SASL_SSL) and
+     * whether SASL runs on it. */
+    bool tls, sasl;
+    void *tls_ctx;        /* SSL_CTX (tls_ctx.h), one reference owned */
+    bool tls_verify_host; /* ssl.endpoint.identification.algorithm=https */
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */
@@ -258,6 +263,12 @@ struct knw_client {
     knw_md_state md;
     knw_stats_atomic stats;
     char last_connect_err[200]; /* network thread: latest connect failure */
+    /* Under lock: the latest failure that waiting will not cure
+     * (KN_ERR__SSL), reported while no broker is ready
+     * (knw_connect_error). */
+    int fatal_connect_err;
+    char fatal_connect_errstr[256];
+    bool fatal_connect_set; /* network thread's view: clear it once a broker is ready */
 };
 
 /* Network thread: finds the connection for a node id (not bootstrap). */
@@ -266,6 +277,10 @@ knw_conn *knw_client_conn_by_node(knw_client *c, int32_t node_id);
  * metadata snapshot; re-activates bootstrap entries on rebootstrap. */
 void knw_client_apply_brokers(knw_client *c, const knw_metadata *md);
 void knw_client_rebootstrap(knw_client *c, const char *why);
+/* Network thread: a connection failed with an error waiting will not
+ * cure (KN_ERR__SSL): unless some broker is ready, the requests for
+ * "any" broker fail with it now, and knw_connect_error reports it. */
+void knw_client_connect_fatal(knw_client *c, int err, const char *why);
 /* Network thread: queues an internal request (metadata refresh). */
 void knw_client_enqueue(knw_client *c, knw_req *r);
 /* True when the calling thread is the client's network thread. */
