@@ -1,0 +1,80 @@
+-- kafka-native-0.1.0-1.rockspec: the released rock. Its source is the
+-- release tarball that tools/release-tarball makes from the repository
+-- (`git archive` of a commit), next to this file; the same script packs
+-- both into kafka-native-0.1.0-1.src.rock, one file that installs with no
+-- clone and no network:
+--   luarocks install kafka-native-0.1.0-1.src.rock
+--   luarocks install kafka-native-0.1.0-1.rockspec   (in the tarball's directory)
+-- The C core is linked statically into kafka_native.so; only the system
+-- libraries below stay shared. luarocks passes the Lua it builds for
+-- (headers, ABI), where they are, and where to install the module.
+-- rockspec/kafka-native-scm-1.rockspec is the same build from a clone.
+rockspec_format = "3.0"
+package = "kafka-native"
+version = "0.1.0-1"
+
+source = {
+  -- Relative: luarocks looks for it in the current directory (or inside
+  -- the .src.rock). A release published on a server puts its URL here.
+  url = "kafka-native-0.1.0.tar.gz",
+  dir = "kafka-native-0.1.0",
+}
+
+description = {
+  summary = "Apache Kafka client written in C11 from the wire protocol up, for Lua",
+  detailed = [[
+kafka-native speaks the Kafka protocol itself (no librdkafka), behaves
+like the Java client 4.x and takes Kafka's own configuration names.
+This rock provides the kafka_native module for Lua 5.1, 5.3, 5.4 and
+LuaJIT/OpenResty, and the kafka-native command-line tool (produce from
+stdin, consume with formats or JSON, topic metadata, group lag and
+offset reset; `kafka-native --help`, docs/cli.md). `luarocks doc
+kafka-native` opens the documentation installed with it.
+]],
+  license = "Apache-2.0",
+  labels = { "kafka", "messaging" },
+}
+
+-- 5.2 is not supported: the binding's compatibility layer covers 5.1
+-- (and LuaJIT), 5.3 and 5.4.
+dependencies = {
+  "lua >= 5.1, < 5.5, ~= 5.2",
+}
+
+external_dependencies = {
+  OPENSSL = { header = "openssl/ssl.h", library = "ssl" },
+  SASL = { header = "sasl/sasl.h", library = "sasl2" },
+  ZSTD = { header = "zstd.h", library = "zstd" },
+  LZ4 = { header = "lz4.h", library = "lz4" },
+  SNAPPY = { header = "snappy-c.h", library = "snappy" },
+  ZLIB = { header = "zlib.h", library = "z" },
+}
+
+build = {
+  type = "cmake",
+  variables = {
+    CMAKE_BUILD_TYPE = "Release",
+    CMAKE_INSTALL_PREFIX = "$(PREFIX)",
+    -- Where luarocks found each C library (its *_DIR, which a user can
+    -- override: `luarocks install ... ZSTD_DIR=/opt/zstd`): CMake's
+    -- find_library, find_path and pkg-config search these prefixes first.
+    CMAKE_PREFIX_PATH = "$(OPENSSL_DIR);$(SASL_DIR);$(ZSTD_DIR);$(LZ4_DIR);$(SNAPPY_DIR);$(ZLIB_DIR)",
+    OPENSSL_ROOT_DIR = "$(OPENSSL_DIR)",
+    ZLIB_ROOT = "$(ZLIB_DIR)",
+    -- Users' compilers may warn where ours do not: warnings stay warnings.
+    KN_WERROR = "OFF",
+    KN_LUA = "ON",
+    -- Only the module: no cmocka tests, no benchmark programs.
+    KN_BUILD_TESTS = "OFF",
+    KN_BUILD_BENCH = "OFF",
+    -- LUA_INCDIR makes the module use luarocks' Lua headers (PUC or
+    -- LuaJIT, e.g. an OpenResty tree given with --lua-dir) instead of
+    -- pkg-config, so one rockspec serves every ABI.
+    LUA_INCDIR = "$(LUA_INCDIR)",
+    LUA_CMOD_DIR = "$(LIBDIR)",
+  },
+  -- The command-line tool: luarocks wraps it so it runs under the Lua
+  -- the rock was built for, with the rock tree on its paths.
+  install = { bin = { ["kafka-native"] = "bin/kafka-native" } },
+  copy_directories = { "docs" },
+}
