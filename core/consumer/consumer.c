@@ -401,6 +401,10 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             rc = KN_ERR__WAKEUP;
             break;
         }
+        /* As Java's consumer rethrows a TLS (authentication) failure from
+         * poll: no broker is reachable and waiting will not change that. */
+        if ((rc = knw_connect_error(c->client, errstr, errstr_size)) != 0)
+            break;
         int64_t now = knw_now_ms();
         if (now >= deadline)
             break;
@@ -410,12 +414,12 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             drained_dry = false;
             knw_wakeup(c->client);
         }
-        if (deadline == INT64_MAX) {
-            pthread_cond_wait(&c->cond, &c->lock);
-        } else {
+        {
             struct timespec ts;
-            /* knw_now_ms is CLOCK_MONOTONIC, like the condition's clock. */
-            knc_abs_time(&ts, deadline);
+            /* knw_now_ms is CLOCK_MONOTONIC, like the condition's clock.
+             * At most a second at a time: a connection failure (above)
+             * does not signal this condition. */
+            knc_abs_time(&ts, deadline - now > 1000 ? now + 1000 : deadline);
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
         }
     }

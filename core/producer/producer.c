@@ -236,6 +236,14 @@ static int await_topic(kn_producer *p, const char *topic, int64_t deadline_ms, c
         int64_t fetched = md ? md->fetched_at_ms : 0;
         if (md)
             knw_metadata_release(md);
+        /* As Java's metadata fatal errors: a TLS failure is the answer,
+         * not a reason to wait out max.block.ms. */
+        char why[256];
+        int cerr = knw_connect_error(p->wire, why, sizeof why);
+        if (cerr) {
+            kn_errstr_set(errstr, n, "topic %s: no broker reachable: %s", topic, why);
+            return cerr;
+        }
         int64_t now = knw_now_ms();
         if (now >= deadline_ms) {
             kn_errstr_set(errstr, n, "topic %s not present in metadata after %lld ms%s%s",

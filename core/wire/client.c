@@ -193,6 +193,56 @@ static bool route(knw_client *c, knw_req *r, int64_t now_ms, bool *any_blocked) 
     return true;
 }
 
+void knw_client_connect_fatal(knw_client *c, int err, const char *why) {
+    for (int i = 0; i < c->conn_count; i++)
+        if (candidate(c, c->conns[i]) && c->conns[i]->state == KNW_CS_READY)
+            return;
+    c->fatal_connect_set = true;
+    pthread_mutex_lock(&c->lock);
+    c->fatal_connect_err = err;
+    snprintf(c->fatal_connect_errstr, sizeof c->fatal_connect_errstr, "%s", why);
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    for (knw_req *r = c->unrouted.head, *n; r; r = n) {
+        n = r->next;
+        if (r->node_id != KNW_NODE_ANY)
+            continue;
+        knw_reqq_unlink(&c->unrouted, r);
+        knw_req_fail(c, r, err, "%s", why);
+    }
+}
+
+/* A broker is ready again: the connect failure is history. */
+static void clear_connect_fatal(knw_client *c) {
+    if (!c->fatal_connect_set)
+        return;
+    for (int i = 0; i < c->conn_count; i++)
+        if (c->conns[i]->state == KNW_CS_READY) {
+            c->fatal_connect_set = false;
+            pthread_mutex_lock(&c->lock);
+            c->fatal_connect_err = 0;
+            pthread_mutex_unlock(&c->lock);
+            return;
+        }
+}
+
+int knw_connect_error(knw_client *c, char *errstr, size_t errstr_size) {
+    int err = 0;
+    pthread_mutex_lock(&c->lock);
+    if (c->fatal_connect_err) {
+        err = c->fatal_connect_err;
+        for (int i = 0; i < c->conn_count && err; i++)
+            if (atomic_load(&c->conns[i]->ready))
+                err = 0; /* a broker is reachable again: stale */
+        if (err)
+            kn_errstr_set(errstr, errstr_size, "%s", c->fatal_connect_errstr);
+        else
+            c->fatal_connect_err = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return err;
+}
+
 void knw_client_enqueue(knw_client *c, knw_req *r) {
     knw_reqq_push(&c->unrouted, r);
     knw_client_deadline_hint(c, r->deadline_ms);
@@ -469,6 +519,7 @@ static void *net_main(void *arg) {
         }
         check_timeouts(c, now);
         next = c->next_timeout_check_ms < next ? c->next_timeout_check_ms : next;
+        clear_connect_fatal(c);
         int64_t tn = run_tickers(c, knw_now_ms());
         next = tn < next ? tn : next;
         /* Work queued by callbacks and tickers goes out before sleeping. */
@@ -490,6 +541,10 @@ static void *net_main(void *arg) {
             timeout = 1000;
         else
             timeout = next <= now ? 0 : next - now > 1000 ? 1000 : (int)(next - now);
+        /* Bytes a TLS layer holds decrypted will not wake poll(2). */
+        for (int i = 0; i < c->conn_count && timeout; i++)
+            if (c->conns[i]->poll_idx > 0 && knw_transport_pending(&c->conns[i]->tp))
+                timeout = 0;
         knw_loop_wait(&c->loop, timeout);
         now = knw_now_ms();
         for (int i = 0; i < c->conn_count; i++) {

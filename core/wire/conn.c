@@ -33,7 +33,7 @@ knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const cha
     conn->port = port;
     conn->host = kn_strdup(host);
     conn->poll_idx = -1;
-    knw_transport_init(&conn->tp, &knw_transport_tcp);
+    knw_transport_init(&conn->tp, c->set.tls ? &knw_transport_tls : &knw_transport_tcp);
     knw_txq_init(&conn->tx);
     /* Staging reads of 64 KiB: many small responses per recv(). */
     /* With SASL the ring has one slot more than the in-flight limit: a
@@ -135,9 +135,16 @@ static void connect_failed(knw_conn *conn, int err, const char *errstr, int64_t 
     knw_req *r;
     while ((r = knw_reqq_pop(&conn->pending)))
         knw_req_fail(c, r,
-                     err == KN_ERR__RESOLVE || err == KN_ERR__AUTHENTICATION ? err : KN_ERR__TRANSPORT, "%s",
+                     err == KN_ERR__RESOLVE || err == KN_ERR__AUTHENTICATION || err == KN_ERR__SSL
+                         ? err
+                         : KN_ERR__TRANSPORT,
+                     "%s",
                      conn->last_err);
     enter_backoff(conn, now_ms);
+    /* A TLS failure will not cure itself by waiting: requests for any
+     * broker fail with it now instead of at their timeout. */
+    if (err == KN_ERR__SSL)
+        knw_client_connect_fatal(c, err, conn->last_err);
     knw_md_on_disconnect(c, conn);
 }
 
@@ -149,11 +156,13 @@ static void on_connected(knw_conn *conn, int64_t now_ms);
 
 /* Tries addresses from addr_idx on; the first that starts connecting
  * wins. */
-static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err) {
+static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err, int prev_code) {
     knw_client *c = conn->client;
-    char err[200];
+    char err[300];
     snprintf(err, sizeof err, "%s", prev_err ? prev_err : "no address");
-    knw_transport_opts opts = {c->set.send_buffer_bytes, c->set.receive_buffer_bytes, c->set.keepalive};
+    knw_transport_opts opts = {c->set.send_buffer_bytes, c->set.receive_buffer_bytes,
+                               c->set.keepalive,         conn->host,
+                               c->set.tls_ctx,           c->set.tls_verify_host};
     for (; conn->addr_idx < conn->addrs.count; conn->addr_idx++) {
         const knw_addr *a = &conn->addrs.addrs[conn->addr_idx];
         if (conn->tp.ops->connect(&conn->tp, a, &opts, err, sizeof err) == 0) {
@@ -163,8 +172,9 @@ static void try_addrs(knw_conn *conn, int64_t now_ms, const char *prev_err) {
                 on_connected(conn, now_ms);
             return;
         }
+        prev_code = 0; /* err now holds this address's own failure */
     }
-    connect_failed(conn, KN_ERR__TRANSPORT, err, now_ms);
+    connect_failed(conn, prev_code ? prev_code : KN_ERR__TRANSPORT, err, now_ms);
 }
 
 void knw_conn_connect(knw_conn *conn, int64_t now_ms) {
@@ -180,7 +190,7 @@ void knw_conn_connect(knw_conn *conn, int64_t now_ms) {
         return;
     }
     conn->addr_idx = 0;
-    try_addrs(conn, now_ms, NULL);
+    try_addrs(conn, now_ms, NULL, 0);
 }
 
 static void send_handshake(knw_conn *conn, int64_t now_ms) {
@@ -434,31 +444,44 @@ static void flush(knw_conn *conn, int64_t now_ms) {
     KNW_STAT_ADD(conn->client, bytes_sent, n);
     if (n)
         conn->last_active_ms = now_ms;
-    if (rc)
+    if (rc && conn->tp.err_code)
+        knw_conn_close(conn, 0, conn->tp.err_code, conn->tp.err, now_ms); /* e.g. a TLS alert */
+    else if (rc)
         knw_conn_close(conn, 0, KN_ERR__TRANSPORT, err, now_ms);
 }
 
+/* A plaintext connection whose first response starts like a TLS
+ * record (alert 0x15 or handshake 0x16, version 3.x): the port is a TLS
+ * listener. Its "size" is then absurd, so the framer stops at once. */
+static bool tls_answer(const knw_conn *conn) {
+    return !conn->client->set.tls && conn->state == KNW_CS_APIVERSIONS && conn->rx.frame_no == 0 &&
+           conn->rx.hdr_got >= 2 && (conn->rx.hdr[0] == 0x15 || conn->rx.hdr[0] == 0x16) &&
+           conn->rx.hdr[1] == 0x03;
+}
+
 void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
-    if (!revents)
+    if (!revents && !knw_transport_pending(&conn->tp))
         return;
     if (conn->state == KNW_CS_CONNECTING) {
-        char err[200];
+        char err[256];
         int rc = conn->tp.ops->connect_step(&conn->tp, err, sizeof err);
         if (rc == 1) {
             on_connected(conn, now_ms);
         } else if (rc < 0) {
-            char full[260], as[64];
+            char full[300], as[64];
+            int code = conn->tp.err_code; /* KN_ERR__SSL from the TLS handshake */
             snprintf(full, sizeof full, "connect to %s: %s",
                      knw_addr_str(&conn->addrs.addrs[conn->addr_idx], as, sizeof as), err);
             conn->tp.ops->close(&conn->tp);
             conn->addr_idx++;
-            try_addrs(conn, now_ms, full);
+            try_addrs(conn, now_ms, full, code);
         }
         return;
     }
     if (conn->state != KNW_CS_READY && conn->state != KNW_CS_APIVERSIONS && conn->state != KNW_CS_SASL)
         return;
-    if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    /* Bytes a TLS layer already decrypted are invisible to poll(2). */
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) || knw_transport_pending(&conn->tp)) {
         char err[256];
         size_t n = 0;
         frame_ctx fc = {conn, now_ms};
@@ -468,6 +491,19 @@ void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
             return; /* on_frame closed the connection */
         if (rc == KNW_RX_EOF) {
             knw_conn_close(conn, 0, KN_ERR__TRANSPORT, "connection closed by the broker", now_ms);
+            return;
+        }
+        if (rc != KNW_RX_STOPPED && tls_answer(conn)) {
+            knw_conn_close(
+                conn, 0, KN_ERR__SSL,
+                "the broker answered with TLS: this listener needs security.protocol=SSL (or SASL_SSL)",
+                now_ms);
+            return;
+        }
+        if (rc && conn->tp.err_code) {
+            /* The transport's own reason (TLS alert, e.g. a client
+             * certificate the broker refused). */
+            knw_conn_close(conn, 0, conn->tp.err_code, conn->tp.err, now_ms);
             return;
         }
         if (rc == KN_ERR__PROTOCOL) {
@@ -531,7 +567,7 @@ int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
                      (long long)setup_timeout(conn));
             conn->tp.ops->close(&conn->tp);
             conn->addr_idx++;
-            try_addrs(conn, now_ms, err);
+            try_addrs(conn, now_ms, err, 0);
         }
         break;
     default:

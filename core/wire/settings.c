@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "wire/tls_ctx.h"
 #include "wire/wire_int.h"
 
 void knw_settings_defaults(knw_settings *s, const char *kind) {
@@ -49,6 +50,8 @@ void knw_settings_free(knw_settings *s) {
     s->client_id = NULL;
     knw_sasl_conf_free(s->sasl);
     s->sasl = NULL;
+    knw_tls_ctx_free(s->tls_ctx);
+    s->tls_ctx = NULL;
 }
 
 int knw_settings_copy(knw_settings *dst, const knw_settings *src) {
@@ -56,6 +59,7 @@ int knw_settings_copy(knw_settings *dst, const knw_settings *src) {
     dst->bootstrap = NULL;
     dst->client_id = NULL;
     dst->sasl = NULL;
+    knw_tls_ctx_ref(dst->tls_ctx); /* shared, not copied */
     if (knw_sasl_conf_copy(&dst->sasl, src->sasl))
         goto nomem;
     if (src->client_id && !(dst->client_id = kn_strdup(src->client_id)))
@@ -100,20 +104,29 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     s->log_fn = kn_conf_log_cb(conf, &s->log_level, &s->log_opaque);
 
     const char *sp = kn_conf_get_str(conf, "security.protocol");
-    if (sp && strcasecmp(sp, "PLAINTEXT") != 0 && strcasecmp(sp, "SASL_PLAINTEXT") != 0) {
+    /* SASL_SSL is SASL over the TLS transport. */
+    s->tls = sp && (!strcasecmp(sp, "SSL") || !strcasecmp(sp, "SASL_SSL"));
+    bool sasl = sp && (!strcasecmp(sp, "SASL_PLAINTEXT") || !strcasecmp(sp, "SASL_SSL"));
+    if (sp && !s->tls && !sasl && strcasecmp(sp, "PLAINTEXT")) {
         kn_errstr_set(errstr, errstr_size,
-                      "security.protocol %s is not supported yet (only PLAINTEXT and SASL_PLAINTEXT)", sp);
+                      "security.protocol: \"%s\" is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", sp);
         return KN_ERR__CONFIG;
+    }
+    /* The TLS context is loaded once per client: every connection shares
+     * its trust store and key (and bad files fail here, not at connect). */
+    if (s->tls) {
+        int trc = knw_tls_ctx_new(conf, &s->tls_ctx, &s->tls_verify_host, errstr, errstr_size);
+        if (trc)
+            return trc;
     }
 
     /* SASL (sasl/sasl.c): mechanism and sasl.jaas.config are checked
      * now, so a bad credential config fails the constructor. */
-    int rc = knw_sasl_conf_from(conf, &s->sasl, errstr, errstr_size);
-    if (rc)
-        return rc;
     char **items = NULL;
     int count = 0;
-    rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
+    int rc = knw_sasl_conf_from(conf, &s->sasl, errstr, errstr_size);
+    if (!rc)
+        rc = kn_conf_get_list(conf, "bootstrap.servers", &items, &count);
     if (rc)
         goto fail;
     size_t total = 1;

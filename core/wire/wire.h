@@ -218,4 +218,10 @@ typedef struct knw_stats {
 } knw_stats;
 void knw_get_stats(knw_client *client, knw_stats *out);
 
+/* Any thread: the latest connection failure that waiting will not cure
+ * (KN_ERR__SSL: certificate, protocol mismatch), while no broker is
+ * ready; 0 otherwise. Lets a call that waits for metadata (a producer's
+ * first send to a topic) fail with the reason instead of timing out. */
+int knw_connect_error(knw_client *client, char *errstr, size_t errstr_size);
+
 #endif

@@ -55,6 +55,10 @@ typedef struct knw_settings {
     void *log_opaque;
     int log_level; /* -1: the process default */
     knw_sasl_conf *sasl; /* owned; NULL unless security.protocol is SASL_* */
+    /* security.protocol: the transport (TLS for SSL and SASL_SSL). */
+    bool tls;
+    void *tls_ctx;        /* SSL_CTX (tls_ctx.h), one reference owned */
+    bool tls_verify_host; /* ssl.endpoint.identification.algorithm=https */
 } knw_settings;
 
 /* Defaults as Java's for kind (bootstrap empty). */
@@ -274,6 +278,12 @@ struct knw_client {
      * and no connection is made again (knw_client_fatal). */
     _Atomic int fatal_err;
     char fatal_errstr[512];
+    /* Under lock: the latest failure that waiting will not cure
+     * (KN_ERR__SSL), reported while no broker is ready
+     * (knw_connect_error). */
+    int fatal_connect_err;
+    char fatal_connect_errstr[256];
+    bool fatal_connect_set; /* network thread's view: clear it once a broker is ready */
 };
 
 /* Network thread: makes the client fatal (first error wins), logs it,
@@ -286,6 +296,10 @@ knw_conn *knw_client_conn_by_node(knw_client *c, int32_t node_id);
  * metadata snapshot; re-activates bootstrap entries on rebootstrap. */
 void knw_client_apply_brokers(knw_client *c, const knw_metadata *md);
 void knw_client_rebootstrap(knw_client *c, const char *why);
+/* Network thread: a connection failed with an error waiting will not
+ * cure (KN_ERR__SSL): unless some broker is ready, the requests for
+ * "any" broker fail with it now, and knw_connect_error reports it. */
+void knw_client_connect_fatal(knw_client *c, int err, const char *why);
 /* Network thread: queues an internal request (metadata refresh). */
 void knw_client_enqueue(knw_client *c, knw_req *r);
 /* True when the calling thread is the client's network thread. */
