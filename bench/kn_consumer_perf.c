@@ -14,6 +14,13 @@
  * subscribe -> the first partitions assigned, and fetch.time.ms as the
  * rest of the run. --assign (manual assignment of every partition, no
  * group) reports rebalance.time.ms 0 and fetch.time.ms the whole run.
+ *
+ * Every record's key and value go into the checksum of bench_check.h,
+ * with its offsets checked per partition (issue #17): the checksum line
+ * is printed last, and a skipped or repeated offset fails the run.
+ * --min-seconds S re-reads the topic from the beginning until S seconds
+ * passed since the first record (bench_check.h, "Windows"); --defaults
+ * leaves fetch size, socket buffer and check.crcs at our defaults.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +30,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_check.h"
 #include "bench_lat.h"
 #include "kafka_native.h"
 
@@ -65,12 +73,13 @@ static int assign_all(kn_consumer *c, const char *topic) {
 }
 
 static void usage(void) {
-    fprintf(stderr,
-            "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
-            "       (--assign | --group G) [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
-            "       [--timeout MS] [--from-latest]\n"
-            "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
-            "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n");
+    fprintf(stderr, "usage: kn_consumer_perf --bootstrap-server HOSTS --topic T --num-records N\n"
+                    "       (--assign | --group G) [--fetch-size BYTES] [--socket-buffer-size BYTES]\n"
+                    "       [--timeout MS] [--from-latest]\n"
+                    "       [--consumer.config FILE] [--command-property k=v]... [--hide-header]\n"
+                    "       [--poll-latency (print poll-call latency percentiles, for bench/run)]\n"
+                    "       [--defaults (our defaults, not ConsumerPerformance's fetch size, socket\n"
+                    "        buffer and check.crcs)] [--min-seconds S (re-read until S s passed)]\n");
     exit(1);
 }
 
@@ -86,6 +95,8 @@ int main(int argc, char **argv) {
     const char *bootstrap = NULL, *topic = NULL, *group = NULL, *config_file = NULL;
     int64_t num = -1, timeout_ms = 10000;
     bool assign = false, from_latest = false, hide_header = false, poll_latency = false;
+    bool defaults = false;
+    double min_seconds = 0;
     bench_lat polls = {0};
     char fetch_size[32] = "1048576";
     char socket_buffer[32] = "2097152"; /* ConsumerPerformance's default */
@@ -115,8 +126,7 @@ int main(int argc, char **argv) {
         } else if (strcmp(a, "--timeout") == 0 && v) {
             timeout_ms = strtoll(v, NULL, 10);
             i++;
-        } else if ((strcmp(a, "--consumer.config") == 0 || strcmp(a, "--command-config") == 0) &&
-                   v) {
+        } else if ((strcmp(a, "--consumer.config") == 0 || strcmp(a, "--command-config") == 0) && v) {
             config_file = v;
             i++;
         } else if (strcmp(a, "--command-property") == 0 && v) {
@@ -128,6 +138,11 @@ int main(int argc, char **argv) {
             *eq = '\0';
             set(conf, kv, eq + 1);
             i++;
+        } else if (strcmp(a, "--min-seconds") == 0 && v) {
+            min_seconds = strtod(v, NULL);
+            i++;
+        } else if (strcmp(a, "--defaults") == 0) {
+            defaults = true;
         } else if (strcmp(a, "--assign") == 0) {
             assign = true;
         } else if (strcmp(a, "--from-latest") == 0) {
@@ -156,14 +171,19 @@ int main(int argc, char **argv) {
         return 1;
     }
     set(conf, "bootstrap.servers", bootstrap);
+    set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
+    set(conf, "client.id", "perf-consumer-client");
+    set(conf, "enable.auto.commit", "false"); /* a benchmark commits nothing */
+    if (defaults)
+        goto configured; /* the client's own defaults otherwise (issue #17) */
     set(conf, "max.partition.fetch.bytes", fetch_size);
     /* ConsumerPerformance sets receive.buffer.bytes from this flag (2 MiB
      * unless given), over the consumer's 64 KiB default: with 64 KiB the
      * TCP window, not the client, bounds large fetches on loopback. */
     set(conf, "receive.buffer.bytes", socket_buffer);
-    set(conf, "auto.offset.reset", from_latest ? "latest" : "earliest");
     set(conf, "check.crcs", "false"); /* as ConsumerPerformance does */
-    set(conf, "client.id", "perf-consumer-client");
+
+configured:;
 
     kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
     kn_conf_destroy(conf);
@@ -183,7 +203,9 @@ int main(int argc, char **argv) {
     }
     int64_t messages = 0, bytes = 0;
     int64_t now = wall_ms(), last_consumed = now;
-    while (messages < num && now - last_consumed <= timeout_ms) {
+    static bench_window win;
+    bool done = num == 0;
+    while (!done && now - last_consumed <= timeout_ms) {
         kn_records *recs = NULL;
         int64_t poll_start_us = poll_latency ? bench_lat_now_us() : 0;
         rc = kn_consumer_poll(c, 100, &recs, es, sizeof es);
@@ -198,16 +220,32 @@ int main(int argc, char **argv) {
         if (n)
             last_consumed = now;
         for (size_t i = 0; i < n; i++) {
-            size_t len;
+            size_t klen = 0, vlen = 0;
             messages++;
-            if (kn_records_key(recs, i, &len))
-                bytes += (int64_t)len;
-            if (kn_records_value(recs, i, &len))
-                bytes += (int64_t)len;
+            const void *k = kn_records_key(recs, i, &klen);
+            const void *v = kn_records_value(recs, i, &vlen);
+            bytes += (int64_t)(k ? klen : 0) + (int64_t)(v ? vlen : 0);
+            bench_window_record(&win, kn_records_partition(recs, i), kn_records_offset(recs, i), k,
+                                (int64_t)klen, v, (int64_t)vlen);
+            if (win.cur.records == num) {
+                if (bench_window_pass_done(&win, min_seconds)) {
+                    done = true;
+                    break;
+                }
+                /* another pass: the rest of this batch is before the seek */
+                kn_topic_partition_list *own = kn_consumer_assignment(c);
+                rc = own ? kn_consumer_seek_to_beginning(c, own) : KN_ERR__STATE;
+                kn_topic_partition_list_destroy(own);
+                if (rc != KN_OK) {
+                    fprintf(stderr, "seek to beginning: %s\n", kn_err_name(rc));
+                    done = true;
+                }
+                break;
+            }
         }
         kn_records_free(recs);
     }
-    if (messages < num)
+    if (!win.passes)
         printf("WARNING: Exiting before consuming the expected number of messages: timeout (%lld "
                "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
                (long long)timeout_ms);
@@ -225,9 +263,8 @@ int main(int argc, char **argv) {
     fmt_time(start_ms, t0, sizeof t0);
     fmt_time(end_ms, t1, sizeof t1);
     printf("%s, %s, %.4f, %.4f, %lld, %.4f, %lld, %lld, %.4f, %.4f\n", t0, t1, mb, mb / elapsed_s,
-           (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms,
-           (long long)fetch_ms, mb / ((double)fetch_ms / 1000.0),
-           (double)messages / ((double)fetch_ms / 1000.0));
+           (long long)messages, (double)messages / elapsed_s, (long long)rebalance_ms, (long long)fetch_ms,
+           mb / ((double)fetch_ms / 1000.0), (double)messages / ((double)fetch_ms / 1000.0));
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
@@ -235,13 +272,12 @@ int main(int argc, char **argv) {
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
     printf("fetches %lld (%lld incremental, %lld failed), avg fetch latency %.2f ms, max %.2f ms, "
            "%.1f MB fetched, %lld polls\n",
-           (long long)st.fetch_requests, (long long)st.fetch_incremental,
-           (long long)st.fetch_errors,
-           st.fetch_requests ? (double)st.fetch_latency_us_total / (double)st.fetch_requests / 1000.0
-                             : 0.0,
-           (double)st.fetch_latency_us_max / 1000.0,
-           (double)st.fetch_response_bytes / (1024.0 * 1024.0), (long long)st.polls);
+           (long long)st.fetch_requests, (long long)st.fetch_incremental, (long long)st.fetch_errors,
+           st.fetch_requests ? (double)st.fetch_latency_us_total / (double)st.fetch_requests / 1000.0 : 0.0,
+           (double)st.fetch_latency_us_max / 1000.0, (double)st.fetch_response_bytes / (1024.0 * 1024.0),
+           (long long)st.polls);
     if (poll_latency)
         bench_lat_report(&polls);
-    return messages < num ? 1 : 0;
+    int bad = bench_window_report(&win);
+    return !win.passes || bad ? 1 : 0;
 }

@@ -9,11 +9,14 @@
  * the application) can only be slower; bench/run reads our consumer's
  * records/s as a fraction of this figure.
  *
- * The topic is read once per --max-in-flight value (default "1,5": one
- * request per leader listing all its partitions, then five smaller ones
- * pipelined); the ceiling is the best pass, as neither shape wins
- * everywhere (big requests suit 10 KiB records, pipelining many
- * partitions).
+ * The request shape is the consumer's (issue #17): by default one Fetch
+ * in flight per leader listing all its partitions, the consumer's
+ * max.partition.fetch.bytes, fetch.max.bytes, fetch.max.wait.ms and
+ * receive.buffer.bytes defaults (--command-property receive.buffer.bytes=V
+ * when the consumer it bounds runs with another). The topic is read
+ * --passes times (default 5) and the ceiling is the median pass, not the
+ * best; --max-in-flight K pipelines K smaller requests per leader instead
+ * (a shape no consumer here uses: for exploration only).
  *
  * Output (bench/run parses the last two lines):
  *   probe pass: max.in.flight K (S streams): R records/sec, ... (each pass)
@@ -258,7 +261,7 @@ static void fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
 
 static void usage(void) {
     fprintf(stderr, "usage: kn_fetch_probe --bootstrap-server HOSTS --topic T --num-records N\n"
-                    "       [--max-in-flight K[,K...] (per leader, one pass each; default 1,5)]\n"
+                    "       [--max-in-flight K (per leader; default 1)] [--passes P (default 5)]\n"
                     "       [--fetch-size BYTES]\n"
                     "       [--timeout MS (no progress)] [--command-property k=v]...\n");
     exit(2);
@@ -445,21 +448,13 @@ int main(int argc, char **argv) {
     pr.target = -1;
     pr.fetch_size = 1048576; /* max.partition.fetch.bytes default */
     pr.max_wait_ms = 500;    /* fetch.max.wait.ms default */
-    const char *inflight_list = "1,5";
+    const char *inflight_list = "1";
+    int npasses = 5;
     int timeout_ms = 10000;
     char es[512];
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     if (!conf) {
         fprintf(stderr, "kn_fetch_probe: out of memory\n");
-        return 1;
-    }
-    /* The OS's own (auto-tuned) socket receive buffer instead of the
-     * consumer default's 64 KiB (Java's receive.buffer.bytes): on loopback
-     * the fixed buffer, not the broker, limits large-record fetching, and
-     * a ceiling must not carry a client-side limit. --command-property
-     * receive.buffer.bytes=65536 measures with the consumer's default. */
-    if (kn_conf_set(conf, "receive.buffer.bytes", "-1", es, sizeof es) != KN_OK) {
-        fprintf(stderr, "kn_fetch_probe: %s\n", es);
         return 1;
     }
     if (argc % 2 == 0)
@@ -474,6 +469,8 @@ int main(int argc, char **argv) {
             pr.target = strtoll(v, NULL, 10);
         else if (!strcmp(a, "--max-in-flight"))
             inflight_list = v;
+        else if (!strcmp(a, "--passes"))
+            npasses = atoi(v);
         else if (!strcmp(a, "--fetch-size"))
             pr.fetch_size = atoi(v);
         else if (!strcmp(a, "--timeout"))
@@ -494,16 +491,11 @@ int main(int argc, char **argv) {
         } else
             usage();
     }
-    int inflights[8], ninflight = 0;
-    for (const char *q = inflight_list; *q && ninflight < 8;) {
-        char *end;
-        long k = strtol(q, &end, 10);
-        if (end == q || k < 1 || k > 1000 || (*end && *end != ','))
-            usage();
-        inflights[ninflight++] = (int)k;
-        q = *end ? end + 1 : end;
-    }
-    if (!bootstrap || !pr.topic || pr.target <= 0 || ninflight == 0 || pr.fetch_size < 1)
+    char *end;
+    long inflight = strtol(inflight_list, &end, 10);
+    if (end == inflight_list || *end || inflight < 1 || inflight > 1000)
+        usage();
+    if (!bootstrap || !pr.topic || pr.target <= 0 || npasses < 1 || npasses > 99 || pr.fetch_size < 1)
         usage();
 
     if (kn_conf_set(conf, "bootstrap.servers", bootstrap, es, sizeof es) != KN_OK ||
@@ -528,33 +520,38 @@ int main(int argc, char **argv) {
         free(pr.parts);
         return 1;
     }
-    printf("probe settings: max.in.flight per leader %s (one pass each, best counts), "
+    printf("probe settings: max.in.flight per leader %ld, %d passes (the median counts), "
            "%d partitions, max.partition.fetch.bytes %d, fetch.max.bytes 52428800, "
            "fetch.max.wait.ms %d, fetch.min.bytes 1, sessionless full fetches, "
            "receive.buffer.bytes %lld\n",
-           inflight_list, pr.part_count, pr.fetch_size, pr.max_wait_ms, (long long)rcvbuf);
-    pass best = {0};
-    bool have_best = false;
-    int err = 0;
-    for (int i = 0; i < ninflight && !err; i++) {
+           inflight, npasses, pr.part_count, pr.fetch_size, pr.max_wait_ms, (long long)rcvbuf);
+    pass passes[99];
+    int done = 0, err = 0;
+    for (int i = 0; i < npasses && !err; i++) {
         pass ps = {0};
-        err = run_pass(&pr, inflights[i], timeout_ms, &ps);
+        err = run_pass(&pr, (int)inflight, timeout_ms, &ps);
         char label[64];
         snprintf(label, sizeof label, "probe pass: max.in.flight %d (%d streams)", ps.max_inflight,
                  (int)ps.streams);
         print_rate(label, &ps);
         if (err)
             fprintf(stderr, "kn_fetch_probe: %s\n", pr.errstr);
-        else if (!have_best || ps.records * best.elapsed_us > best.records * ps.elapsed_us) {
-            best = ps;
-            have_best = true;
-        }
+        else
+            passes[done++] = ps;
+    }
+    /* The median pass by rate (insertion sort: at most 99). */
+    for (int i = 1; i < done; i++) {
+        pass v = passes[i];
+        int j = i - 1;
+        for (; j >= 0 && passes[j].records * v.elapsed_us > v.records * passes[j].elapsed_us; j--)
+            passes[j + 1] = passes[j];
+        passes[j + 1] = v;
     }
     /* Fails what is still in flight; fetch_done sees stop and only frees. */
     knw_client_destroy(pr.client);
     free_streams(&pr);
-    if (have_best && !err)
-        print_rate("probe", &best);
+    if (done && !err)
+        print_rate("probe", &passes[done / 2]);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,
@@ -563,5 +560,5 @@ int main(int argc, char **argv) {
     free(pr.parts);
     pthread_cond_destroy(&pr.cond);
     pthread_mutex_destroy(&pr.lock);
-    return err || !have_best ? 1 : 0;
+    return err || !done ? 1 : 0;
 }

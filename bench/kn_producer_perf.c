@@ -149,7 +149,10 @@ int main(int argc, char **argv) {
     kn_producer *p = kn_producer_new(conf, on_delivery, &st, errstr, sizeof errstr);
     kn_conf_destroy(conf);
     if (!p || !st.latencies) {
-        fprintf(stderr, "cannot create the producer: %s\n", errstr);
+        fprintf(stderr, "cannot create the producer: %s\n", p ? "out of memory" : errstr);
+        if (p)
+            kn_producer_close(p, 0);
+        free(st.latencies);
         return 1;
     }
     char *payload = malloc((size_t)record_size);

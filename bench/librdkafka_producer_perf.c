@@ -85,6 +85,11 @@ static void print_setting(rd_kafka_conf_t *conf, const char *k) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--version")) {
+        /* the library loaded at run time (LD_LIBRARY_PATH may pick a newer one) */
+        printf("%s\n", rd_kafka_version_str());
+        return 0;
+    }
     const char *topic = NULL, *bootstrap = NULL;
     long long num_records = -1;
     int record_size = -1;

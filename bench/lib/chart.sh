@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # bench/lib/chart.sh OUT: draws OUT/chart.png with gnuplot: per throughput
 # scenario, each client's median records/s relative to the Java client's
-# (Java = 1, log scale, so 10 B and 10 KiB scenarios share one axis).
+# (the warm JVM's for consumers, ProducerPerformance's for producers;
+# Java = 1, log scale, so 10 B and 10 KiB scenarios share one axis).
+# The warm-up round (w1) is left out, as in the tables.
 # The data it plots is kept in OUT/chart.dat; gnuplot's messages go to
-# OUT/logs/gnuplot.log.
+# OUT/logs/gnuplot.log. Exit 3: nothing to plot (a run of --only scenarios
+# without a Java row), which bench/run reports as a notice.
 set -euo pipefail
 out=${1:?usage: bench/lib/chart.sh OUT}
 awk -F'\t' '
@@ -13,14 +16,15 @@ awk -F'\t' '
     if (n == 0) return ""
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
-  $4 != "FAILED" && $4 != "-" { vals[$1 SUBSEP $2] = vals[$1 SUBSEP $2] " " $4 }
+  $3 !~ /^w/ && $4 != "FAILED" && $4 != "UNSUPPORTED" && $4 != "-" { vals[$1 SUBSEP $2] = vals[$1 SUBSEP $2] " " $4 }
   END {
-    ns = split("consume-10b consume-10kib produce-10b produce-10kib consume-10b-1000p", sc, " ")
-    split("consume\\n10 B|consume\\n10 KiB|produce\\n10 B|produce\\n10 KiB|consume 10 B\\n1,000 partitions", label, "|")
-    nc = split("kn lua luajit librdkafka probe java", cl, " ")
-    print "# scenario kafka-native(C) kafka-native(Lua 5.4) kafka-native(LuaJIT) librdkafka probe java: records/s / Java records/s"
+    ns = split("consume-10b consume-10kib produce-10b-matched produce-10kib-matched consume-10b-1000p", sc, " ")
+    split("consume\\n10 B|consume\\n10 KiB|produce 10 B\\nmatched|produce 10 KiB\\nmatched|consume 10 B\\n1,000 partitions", label, "|")
+    nc = split("kn lua luajit rdk rdk-cur rdk-cur-tuned probe", cl, " ")
+    print "# scenario kafka-native(C) (Lua 5.4) (LuaJIT) librdkafka(Debian) librdkafka(current) (current, tuned) probe: records/s / Java records/s"
     for (i = 1; i <= ns; i++) {
-      j = med(sc[i] SUBSEP "java")
+      j = med(sc[i] SUBSEP "java-warm")
+      if (j == "") j = med(sc[i] SUBSEP "java")
       if (j == "" || j + 0 == 0) continue
       line = "\"" label[i] "\""
       for (c = 1; c <= nc; c++) {
@@ -31,10 +35,10 @@ awk -F'\t' '
     }
   }' "$out/raw.tsv" > "$out/chart.dat"
 if [ "$(grep -vc '^#' "$out/chart.dat")" = 0 ]; then
-  echo "bench/lib/chart.sh: no scenario with a Java figure to compare against" >&2
-  exit 1
+  echo "bench/lib/chart.sh: no scenario with a Java figure to compare against: no chart" >&2
+  exit 3
 fi
-title="records/s relative to the Java client (median of $(sed -n 's/^rounds=//p' "$out/settings.txt") round(s), $(sed -n 's/^date=//p' "$out/settings.txt"), $(sed -n 's/^host=//p' "$out/settings.txt"))"
+title="records/s relative to the Java client = 1 (median of $(sed -n 's/^rounds=//p' "$out/settings.txt") round(s), $(sed -n 's/^date=//p' "$out/settings.txt"), $(sed -n 's/^host=//p' "$out/settings.txt"))"
 gnuplot > "$out/logs/gnuplot.log" 2>&1 <<GP
 set terminal pngcairo size 1200,650 noenhanced font "sans,11"
 set output "$out/chart.png"
@@ -55,8 +59,9 @@ set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "#444444"
 plot "$out/chart.dat" using 2:xtic(1) title "kafka-native (C)" lc rgb "#1f77b4", \
      "" using 3 title "kafka-native (Lua 5.4)" lc rgb "#17becf", \
      "" using 4 title "kafka-native (LuaJIT)" lc rgb "#2ca02c", \
-     "" using 5 title "librdkafka" lc rgb "#ff7f0e", \
-     "" using 6 title "ceiling (fetch probe)" lc rgb "#7f7f7f", \
-     "" using 7 title "Java client" lc rgb "#d62728"
+     "" using 5 title "librdkafka $(sed -n 's/^rdk=//p' "$out/settings.txt") (Debian)" lc rgb "#ffbb78", \
+     "" using 6 title "librdkafka $(sed -n 's/^rdk_cur=//p' "$out/settings.txt")" lc rgb "#ff7f0e", \
+     "" using 7 title "librdkafka $(sed -n 's/^rdk_cur=//p' "$out/settings.txt"), tuned" lc rgb "#d62728", \
+     "" using 8 title "ceiling (fetch probe)" lc rgb "#7f7f7f"
 GP
 [ -s "$out/chart.png" ] || { cat "$out/logs/gnuplot.log" >&2; exit 1; }

@@ -1,10 +1,12 @@
 # bench/lib/report.awk: turns raw.tsv (see bench/lib/common.sh) into the
-# Markdown results page: per scenario, each client's medians (records/s
-# with min-max spread over the rounds), our client as a multiple of each
-# peer and as a fraction of the fetch-and-discard ceiling, then the issue's
-# targets against what was measured. Only arithmetic on what the runs
-# printed: a figure a client did not report shows as "n/a".
-#   awk -F'\t' -v settings=OUT/settings.txt -f bench/lib/report.awk OUT/raw.tsv
+# Markdown results page: per scenario, each client's median and IQR over
+# the measured rounds (the warm-up round, w1, is left out), CPU seconds
+# per million records, peak RSS, the consumers' checksum verdict, our
+# client as a multiple of each peer, then issue #17's targets against what
+# was measured. Only arithmetic on what the runs printed: a figure a
+# client did not report shows as "n/a".
+#   awk -F'\t' -v settings=OUT/settings.txt -v checksums=OUT/checksums.txt \
+#       -v extra_charts="chart-cpu.png chart-e2e.png" -f bench/lib/report.awk OUT/raw.tsv
 
 function isort(a, n,    i, j, v) {
     for (i = 2; i <= n; i++) {
@@ -14,19 +16,30 @@ function isort(a, n,    i, j, v) {
     }
 }
 
-# Median / min / max of column c of (scenario, client), "" if none.
-function stat(s, cl, c, what,    k, n, i, a, m) {
+# Quantile q (0..1, linear between ranks) of column c of (scenario,
+# client) over the measured rounds; "" if none. Column 0 is CPU s per
+# million records (CPU s / records * 1e6).
+function stat(s, cl, c, q,    k, n, i, a, x, pos, lo) {
     k = s SUBSEP cl
     n = 0
-    for (i = 1; i <= runs[k]; i++)
-        if (val[k, i, c] != "-" && val[k, i, c] != "") a[++n] = val[k, i, c] + 0
+    for (i = 1; i <= runs[k]; i++) {
+        if (c == 0) {
+            if (val[k, i, 3] == "-" || val[k, i, 10] == "-" || val[k, i, 10] + 0 == 0) continue
+            x = val[k, i, 3] / val[k, i, 10] * 1e6
+        } else {
+            if (val[k, i, c] == "-" || val[k, i, c] == "") continue
+            x = val[k, i, c] + 0
+        }
+        a[++n] = x
+    }
     if (n == 0) return ""
     isort(a, n)
-    if (what == "min") return a[1]
-    if (what == "max") return a[n]
-    if (n % 2) return a[(n + 1) / 2]
-    return (a[n / 2] + a[n / 2 + 1]) / 2
+    pos = 1 + q * (n - 1)
+    lo = int(pos)
+    if (lo >= n) return a[n]
+    return a[lo] + (pos - lo) * (a[lo + 1] - a[lo])
 }
+function med(s, cl, c) { return stat(s, cl, c, 0.5) }
 
 function fmt_int(x,    s, neg, out) {
     if (x == "") return "n/a"
@@ -42,62 +55,90 @@ function fmt(x, p) { return x == "" ? "n/a" : sprintf("%." p "f", x) }
 
 function have(s, cl) { return runs[s SUBSEP cl] > 0 }
 
-function runs_cell(s, cl,    k) {
+function runs_cell(s, cl,    k, t) {
     k = s SUBSEP cl
-    return (runs[k] + 0) (failed[k] ? " (+" failed[k] " FAILED)" : "")
+    t = (runs[k] + 0) ""
+    if (failed[k]) t = t " (+" failed[k] " FAILED)"
+    return t
 }
 
 function rate_cell(s, cl,    m) {
-    m = stat(s, cl, 1, "med")
+    m = med(s, cl, 1)
     if (m == "") return "n/a"
-    if (runs[s SUBSEP cl] == 1) return fmt_int(m)
-    return fmt_int(m) " (" fmt_int(stat(s, cl, 1, "min")) "–" fmt_int(stat(s, cl, 1, "max")) ")"
+    if (runs[s SUBSEP cl] < 3) return fmt_int(m)
+    return fmt_int(m) " (" fmt_int(stat(s, cl, 1, 0.25)) "–" fmt_int(stat(s, cl, 1, 0.75)) ")"
 }
 
-function lat_cell(s, cl, with_max) {
-    if (stat(s, cl, 5, "med") == "") return "n/a"
-    return fmt(stat(s, cl, 5, "med"), 2) " / " fmt(stat(s, cl, 6, "med"), 2) " / " \
-           fmt(stat(s, cl, 7, "med"), 2) (with_max ? " / " fmt(stat(s, cl, 8, "med"), 1) : "")
+function lat_cell(s, cl) {
+    if (med(s, cl, 5) == "") return "n/a"
+    return fmt(med(s, cl, 5), 1) " / " fmt(med(s, cl, 6), 1) " / " fmt(med(s, cl, 7), 1)
 }
 
 # ratio of medians of column c: a's over b's, "" if either is missing.
 function ratio(s1, a, s2, b, c,    x, y) {
-    x = stat(s1, a, c, "med"); y = stat(s2, b, c, "med")
+    x = med(s1, a, c); y = med(s2, b, c)
     if (x == "" || y == "" || y + 0 == 0) return ""
     return x / y
 }
 
-function throughput_section(s, title, kind,    i, cl, line, r, first) {
+function checksum_line(s,    n, i, parts, line, bad) {
+    if (!(s in sums)) return
+    n = split(sums[s], parts, "\n")
+    line = ""
+    bad = 0
+    for (i = 1; i <= n; i++) {
+        if (parts[i] == "") continue
+        split(parts[i], f, "\t")
+        if (f[1] == "MISMATCH") bad = 1
+        line = line (line == "" ? "" : "; ") f[3] " from " f[2] " run(s)" (f[1] == "MISMATCH" ? " (" f[4] ")" : "")
+    }
+    if (bad)
+        print "**Checksums DISAGREE** (records:sum): " line ". The run failed."
+    else
+        print "Checksums: every consumer run that reads values printed the same records:sum, " line \
+              " (bench/bench_check.h: every key and value read, offsets contiguous per partition)."
+    print ""
+}
+
+function throughput_section(s, title, kind,    i, cl, line, r, first, peer) {
     if (!(s in seen)) return
     print "### " title
     print ""
     if (kind == "consume") {
-        print "| client | records/s median (min–max) | MiB/s | CPU s | peak RSS MiB | poll ms p50 / p99 / p99.9 / max | runs |"
+        print "| client | records/s median (IQR) | MiB/s | CPU s per M records | peak RSS MiB | runs |"
+        print "| --- | ---: | ---: | ---: | ---: | ---: |"
     } else {
-        print "| client | records/s median (min–max) | MiB/s | CPU s | peak RSS MiB | latency ms p50 / p99 / p99.9 | runs |"
+        print "| client | records/s median (IQR) | MiB/s | CPU s per M records | peak RSS MiB | send→ack ms p50 / p99 / p99.9 | runs |"
+        print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     }
-    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
     for (i = 1; i <= nclients; i++) {
         cl = order[i]
-        if (!have(s, cl) && !failed[s SUBSEP cl]) continue
-        print "| " name[cl] " | " rate_cell(s, cl) " | " fmt(stat(s, cl, 2, "med"), 1) " | " \
-              fmt(stat(s, cl, 3, "med"), 2) " | " fmt(stat(s, cl, 4, "med"), 1) " | " \
-              lat_cell(s, cl, kind == "consume") " | " runs_cell(s, cl) " |"
+        if (!have(s, cl) && !failed[s SUBSEP cl] && !unsupported[s SUBSEP cl]) continue
+        if (unsupported[s SUBSEP cl] && !have(s, cl)) {
+            print "| " (kind == "consume" ? name[cl] : pname[cl]) " | unsupported (" (kind == "consume" ? "its consumer" : "its producer") \
+                  " has no " (s ~ /^sasl/ ? "SASL_SSL" : "such setting") " yet) |  |  |  | " (kind == "consume" ? "" : " | ") "0 |"
+            continue
+        }
+        line = "| " (kind == "consume" ? name[cl] : pname[cl]) " | " rate_cell(s, cl) " | " fmt(med(s, cl, 2), 1) " | " \
+               fmt(med(s, cl, 0), 2) " | " fmt(med(s, cl, 4), 1) " | "
+        if (kind != "consume") line = line lat_cell(s, cl) " | "
+        print line runs_cell(s, cl) " |"
     }
     print ""
+    if (kind == "consume") checksum_line(s)
     for (i = 1; i <= 3; i++) {
         cl = i == 1 ? "kn" : i == 2 ? "lua" : "luajit"
         if (!have(s, cl)) continue
         line = "**" name[cl] "**:"
         first = 1
         if (cl != "kn" && (r = ratio(s, cl, s, "kn", 1)) != "") { line = line " " sprintf("%.2f", r) " of C"; first = 0 }
-        if ((r = ratio(s, cl, s, "java", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2fx", r) " Java"; first = 0 }
-        if ((r = ratio(s, cl, s, "librdkafka", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2fx", r) " librdkafka"; first = 0 }
-        if ((r = ratio(s, cl, s, "probe", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2f", r) " of the ceiling"; first = 0 }
-        if (kind == "consume" && (r = ratio(s, cl, s, "java", 4)) != "") line = line "; peak RSS " sprintf("1/%.0f", 1 / r) " of Java's"
-        if (cl == "kn" && s == "consume-10b-1000p") {
-            if ((r = ratio(s, "kn", "consume-10b", "kn", 1)) != "") line = line "; " sprintf("%.2f", r) " of its 16-partition records/s"
+        split("java-warm java-cold java rdk-cur-tuned rdk-cur rdk", peers, " ")
+        for (j = 1; j <= 6; j++) {
+            peer = peers[j]
+            if ((r = ratio(s, cl, s, peer, 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2fx", r) " " short[peer]; first = 0 }
         }
+        if ((r = ratio(s, cl, s, "probe", 1)) != "") { line = line (first ? " " : ", ") sprintf("%.2f", r) " of the ceiling"; first = 0 }
+        if (kind == "consume" && (r = ratio(s, cl, s, "java-warm", 4)) != "" && r > 0) line = line "; peak RSS " sprintf("1/%.0f", 1 / r) " of Java's"
         print line " (records/s medians)."
         print ""
     }
@@ -105,79 +146,116 @@ function throughput_section(s, title, kind,    i, cl, line, r, first) {
 
 BEGIN {
     FS = "\t"
-    nclients = split("kn lua luajit java librdkafka probe", order, " ")
-    name["kn"] = "kafka-native (C)"
-    name["lua"] = "kafka-native (Lua 5.4)"
-    name["luajit"] = "kafka-native (LuaJIT)"
-    name["java"] = "Java client"
-    name["librdkafka"] = "librdkafka"
-    name["probe"] = "ceiling: fetch-and-discard probe"
     while ((getline l < settings) > 0) {
         eq = index(l, "=")
         if (eq) set[substr(l, 1, eq - 1)] = substr(l, eq + 1)
     }
+    while (checksums != "" && (getline l < checksums) > 0) {
+        split(l, f, "\t")
+        sums[f[1]] = sums[f[1]] f[2] "\t" f[3] "\t" f[4] "\t" f[5] "\n"
+    }
+    nclients = split("kn kn-osbuf lua luajit java-warm java-cold java-cp java java-e2e-tool rdk rdk-cur rdk-cur-tuned probe", order, " ")
+    name["java-e2e-tool"] = "Kafka's EndToEndLatency (Java, one record at a time, for reference)"
+    name["kn"] = "kafka-native (C), defaults"
+    name["kn-osbuf"] = "kafka-native (C), receive.buffer.bytes=-1 (the OS's autotuning)"
+    name["lua"] = "kafka-native (Lua 5.4)"
+    name["luajit"] = "kafka-native (LuaJIT)"
+    name["java-warm"] = "Java client, warm JVM (BenchConsumer's re-reads)"
+    name["java-cold"] = "Java client, cold JVM (BenchConsumer's first pass)"
+    name["java-cp"] = "Java ConsumerPerformance, cold JVM (no checksum)"
+    name["java"] = "Java client"
+    name["rdk"] = "librdkafka " set["rdk"] " (Debian), defaults"
+    name["rdk-cur"] = "librdkafka " set["rdk_cur"] ", defaults"
+    name["rdk-cur-tuned"] = "librdkafka " set["rdk_cur"] ", tuned"
+    name["probe"] = "ceiling: fetch-and-discard probe (the consumer's request shape)"
+    for (i = 1; i <= nclients; i++) { pname[order[i]] = name[order[i]]; sub(/, defaults$/, "", pname[order[i]]) }
+    short["java-warm"] = "Java (warm)"; short["java-cold"] = "Java (cold)"; short["java"] = "Java"
+    short["rdk"] = "librdkafka " set["rdk"]; short["rdk-cur"] = "librdkafka " set["rdk_cur"]
+    short["rdk-cur-tuned"] = "librdkafka " set["rdk_cur"] " tuned"
 }
 
 {
+    if ($3 ~ /^w/) next   # the discarded warm-up round
     k = $1 SUBSEP $2
     seen[$1] = 1
     if ($4 == "FAILED") { failed[k]++; nfailed++; next }
+    if ($4 == "UNSUPPORTED") { unsupported[k]++; next }
     n = ++runs[k]
-    for (c = 1; c <= 9; c++) val[k, n, c] = $(c + 3)
+    for (c = 1; c <= 11; c++) val[k, n, c] = $(c + 3)
 }
 
 END {
     print "## Benchmark results"
     print ""
     print "Measured " set["date"] " on `" set["host"] "` (" set["cpu"] ", Linux " set["kernel"] "), " \
-          set["mode"] " mode, " set["rounds"] " round(s) per client, clients interleaved; " \
-          "broker: " set["broker"] ". Kafka " set["kafka"] ", librdkafka " set["librdkafka"] ", " set["java"] \
-          ". Sizes: " set["sizes"] ". Commit " set["commit"] "."
+          set["mode"] " mode: " set["rounds"] " measured round(s) per client" \
+          (set["warmup"] == "1" ? " after a discarded warm-up round" : "") \
+          ", clients in a new random order each round; pinning: " set["pin"] \
+          "; consumers re-read their topic until " set["min_seconds"] " s of reading. Broker: " set["broker"] \
+          ". Kafka " set["kafka"] "; librdkafka " set["rdk"] " (Debian) and " set["rdk_cur"] \
+          " (bench/lib/fetch-librdkafka); " set["java"] ". Sizes: " set["sizes"] ". Commit " set["commit"] "."
     print ""
-    print "Records/s and MiB/s (1 MiB = 1024² bytes of key + value; the probe counts whole record " \
-          "batches) are each program's own figures; CPU s and peak RSS come from GNU time around " \
-          "the process (JVM included). Java's consumer figure is ConsumerPerformance's " \
-          "fetch.nMsg.sec (its group join excluded; the join is timed in *Group join*); ours and " \
-          "librdkafka's " \
-          (set["group_mode"] == "1" ? "subscribe to a fresh group too (their fetch-phase figures)" \
-                                    : "use manual assignment of every partition") \
-          ". Producers: acks=all, idempotence on, defaults otherwise. Numbers from a shared " \
-          "machine are provisional."
+    print "Medians with the interquartile range (IQR, from 3 rounds on). Records/s and MiB/s (1 MiB = " \
+          "1024² bytes of key + value; the probe counts whole record batches) are each program's own " \
+          "figures over its reading time (the group join and the wait after each re-reading seek " \
+          "excluded). CPU s per M records: the process's CPU (GNU time; JVM included) over the records " \
+          "it read or sent, except Java's BenchConsumer rows, which take the JVM's CPU time over the " \
+          "pass or window they report. Every consumer except ConsumerPerformance reads every key and " \
+          "value into one checksum and checks offsets (docs/benchmarks.md). Producers: *defaults* is " \
+          "each client's own configuration; *matched* is " set["matched"] " for every client " \
+          "(librdkafka: the same in its names)."
     print ""
     if (nfailed) { print "**" nfailed " run(s) FAILED** (see raw.tsv and logs/)."; print "" }
     print "![records/s relative to the Java client](chart.png)"
     print ""
+    if (index(extra_charts, "chart-cpu.png")) { print "![CPU seconds per million records](chart-cpu.png)"; print "" }
 
-    # ---- targets ------------------------------------------------------
-    print "### Targets (issues #3, #6, #7)"
+    # ---- targets (issue #17) -------------------------------------------
+    print "### Targets (issue #17)"
     print ""
     print "| target | measured | met |"
     print "| --- | ---: | :---: |"
-    target("consumer ≥ 3x Java, 10 B", ratio("consume-10b", "kn", "consume-10b", "java", 1), 3, "x")
-    target("consumer ≥ 5x Java, 10 KiB", ratio("consume-10kib", "kn", "consume-10kib", "java", 1), 5, "x")
-    target("consumer ≥ 1.2x librdkafka, 10 B", ratio("consume-10b", "kn", "consume-10b", "librdkafka", 1), 1.2, "x")
-    target("consumer ≥ 1.2x librdkafka, 10 KiB", ratio("consume-10kib", "kn", "consume-10kib", "librdkafka", 1), 1.2, "x")
-    target("consumer ≥ 0.9 of the ceiling, 10 KiB", ratio("consume-10kib", "kn", "consume-10kib", "probe", 1), 0.9, "")
-    target("producer ≥ 1.6x Java, 10 B", ratio("produce-10b", "kn", "produce-10b", "java", 1), 1.6, "x")
-    target("producer ≥ 1.2x librdkafka, 10 B", ratio("produce-10b", "kn", "produce-10b", "librdkafka", 1), 1.2, "x")
-    target("producer ≥ 1.2x librdkafka, 10 KiB", ratio("produce-10kib", "kn", "produce-10kib", "librdkafka", 1), 1.2, "x")
-    r = ratio("consume-10b", "kn", "consume-10b", "java", 4)
-    target_max("consumer peak RSS < 1/20 of Java's, 10 B", r, 0.05)
-    r = ratio("consume-10kib", "kn", "consume-10kib", "java", 4)
-    target_max("consumer peak RSS < 1/20 of Java's, 10 KiB", r, 0.05)
+    target("consume 10 B ≥ 3x Java (warm JVM)", ratio("consume-10b", "kn", "consume-10b", "java-warm", 1), 3, "x")
+    target("consume 10 B ≥ 2x librdkafka tuned", ratio("consume-10b", "kn", "consume-10b", "rdk-cur-tuned", 1), 2, "x")
+    target("consume 10 KiB ≥ 0.9 of the ceiling (defaults)", ratio("consume-10kib", "kn", "consume-10kib", "probe", 1), 0.9, "")
+    target("consume 10 KiB ≥ 1.2x librdkafka tuned (defaults)", ratio("consume-10kib", "kn", "consume-10kib", "rdk-cur-tuned", 1), 1.2, "x")
+    target("produce 10 B ≥ 1.6x Java (matched)", ratio("produce-10b-matched", "kn", "produce-10b-matched", "java", 1), 1.6, "x")
+    target("produce 10 B ≥ 1.2x librdkafka (matched)", ratio("produce-10b-matched", "kn", "produce-10b-matched", "rdk-cur", 1), 1.2, "x")
+    target("produce 10 KiB ≥ 1.3x Java (matched)", ratio("produce-10kib-matched", "kn", "produce-10kib-matched", "java", 1), 1.3, "x")
+    target("produce 10 KiB ≥ 1.2x librdkafka (matched)", ratio("produce-10kib-matched", "kn", "produce-10kib-matched", "rdk-cur", 1), 1.2, "x")
+    target_max("p99 end-to-end latency ≤ Java's", ratio("e2e-latency", "kn", "e2e-latency", "java", 6), 1, "x")
+    target_max("p99 end-to-end latency ≤ librdkafka's", ratio("e2e-latency", "kn", "e2e-latency", "rdk-cur", 6), 1, "x")
+    target_max("consumer peak RSS ≤ 1/20 of Java's, 10 B", ratio("consume-10b", "kn", "consume-10b", "java-warm", 4), 0.05, "frac")
+    target("Lua 5.4 consumer ≥ 0.7 of C, 10 B", ratio("consume-10b", "lua", "consume-10b", "kn", 1), 0.7, "")
+    target("LuaJIT consumer ≥ 0.9 of C, 10 B", ratio("consume-10b", "luajit", "consume-10b", "kn", 1), 0.9, "")
     target("1,000 partitions ≥ 0.8 of 16-partition records/s", ratio("consume-10b-1000p", "kn", "consume-10b", "kn", 1), 0.8, "")
-    target_max("1,000 partitions peak RSS ≤ 64 MiB", stat("consume-10b-1000p", "kn", 4, "med"), 64)
-    target_max("idle consumer (1,000 partitions) < 1% of a core", stat("idle-1000p", "kn", 9, "med"), 1)
-    target("Lua 5.4 consumer ≥ 0.5 of C, 10 B (issue #6)", ratio("consume-10b", "lua", "consume-10b", "kn", 1), 0.5, "")
-    target("LuaJIT consumer ≥ 0.5 of C, 10 B (issue #6)", ratio("consume-10b", "luajit", "consume-10b", "kn", 1), 0.5, "")
+    target_max("idle consumer (1,000 partitions) ≤ 0.2% of a core", med("idle-1000p", "kn", 9), 0.2, "%")
     print ""
 
     throughput_section("consume-10b", "Consume 10 B records, 16 partitions", "consume")
     throughput_section("consume-10kib", "Consume 10 KiB records, 3 partitions", "consume")
-    throughput_section("produce-10b", "Produce 10 B records to 16 partitions (acks=all, idempotent)", "produce")
-    throughput_section("produce-10kib", "Produce 10 KiB records to 3 partitions (acks=all, idempotent)", "produce")
+    throughput_section("produce-10b", "Produce 10 B records to 16 partitions, each client's defaults", "produce")
+    throughput_section("produce-10b-matched", "Produce 10 B records to 16 partitions, matched settings", "produce")
+    throughput_section("produce-10kib", "Produce 10 KiB records to 3 partitions, each client's defaults", "produce")
+    throughput_section("produce-10kib-matched", "Produce 10 KiB records to 3 partitions, matched settings", "produce")
     throughput_section("consume-10b-1000p", "Scale: consume 10 B records from 1,000 partitions", "consume")
+    throughput_section("sasl-consume-10b", "SASL_SSL (SCRAM-SHA-512): consume 10 B records, 16 partitions", "consume")
+    throughput_section("sasl-produce-10b", "SASL_SSL (SCRAM-SHA-512): produce 10 B records to 16 partitions, defaults", "produce")
 
+    if ("e2e-latency" in seen) {
+        print "### End-to-end latency at a fixed rate (" set["e2e"] ")"
+        print ""
+        if (index(extra_charts, "chart-e2e.png")) { print "![end-to-end latency percentiles](chart-e2e.png)"; print "" }
+        print "| client | p50 ms | p99 ms | p99.9 ms | max ms | runs |"
+        print "| --- | ---: | ---: | ---: | ---: | ---: |"
+        for (i = 1; i <= nclients; i++) {
+            cl = order[i]
+            if (!have("e2e-latency", cl) && !failed["e2e-latency" SUBSEP cl]) continue
+            print "| " pname[cl] " | " fmt(med("e2e-latency", cl, 5), 2) " | " fmt(med("e2e-latency", cl, 6), 2) " | " \
+                  fmt(med("e2e-latency", cl, 7), 2) " | " fmt(med("e2e-latency", cl, 8), 1) " | " runs_cell("e2e-latency", cl) " |"
+        }
+        print ""
+    }
     if ("idle-1000p" in seen) {
         print "### Scale: idle consumer holding 1,000 partitions"
         print ""
@@ -186,8 +264,8 @@ END {
         for (i = 1; i <= nclients; i++) {
             cl = order[i]
             if (!have("idle-1000p", cl) && !failed["idle-1000p" SUBSEP cl]) continue
-            print "| " name[cl] " | " fmt(stat("idle-1000p", cl, 9, "med"), 2) " | " \
-                  fmt(stat("idle-1000p", cl, 3, "med"), 2) " | " fmt(stat("idle-1000p", cl, 4, "med"), 1) " |"
+            print "| " name[cl] " | " fmt(med("idle-1000p", cl, 9), 2) " | " \
+                  fmt(med("idle-1000p", cl, 3), 2) " | " fmt(med("idle-1000p", cl, 4), 1) " |"
         }
         print ""
     }
@@ -199,19 +277,10 @@ END {
         for (i = 1; i <= nclients; i++) {
             cl = order[i]
             if (!have("group-join-classic", cl) && !have("group-join-consumer", cl)) continue
-            print "| " name[cl] " | " join_cell("group-join-classic", cl) " | " join_cell("group-join-consumer", cl) " |"
+            print "| " name[cl] " | " fmt_int(med("group-join-classic", cl, 9)) " | " fmt_int(med("group-join-consumer", cl, 9)) " |"
         }
-        if (!have("group-join-classic", "kn"))
-            print "\nOurs: not measured (bench/kn_group_join is not built yet)."
         print ""
     }
-}
-
-function join_cell(s, cl,    m) {
-    m = stat(s, cl, 9, "med")
-    if (m == "") return "n/a"
-    if (runs[s SUBSEP cl] == 1) return fmt_int(m)
-    return fmt_int(m) " (" fmt_int(stat(s, cl, 9, "min")) "–" fmt_int(stat(s, cl, 9, "max")) ")"
 }
 
 function target(what, r, want, unit) {
@@ -219,7 +288,7 @@ function target(what, r, want, unit) {
     print "| " what " | " sprintf("%.2f%s", r, unit) " | " (r >= want ? "yes" : "**no**") " |"
 }
 
-function target_max(what, r, limit) {
+function target_max(what, r, limit, unit) {
     if (r == "") { print "| " what " | not measured | – |"; return }
-    print "| " what " | " (limit < 1 ? sprintf("1/%.0f", 1 / r) : sprintf("%.2f", r)) " | " (r < limit || (limit >= 1 && r <= limit) ? "yes" : "**no**") " |"
+    print "| " what " | " (unit == "frac" ? (r > 0 ? sprintf("1/%.0f", 1 / r) : "0") : sprintf("%.2f%s", r, unit)) " | " (r <= limit ? "yes" : "**no**") " |"
 }
