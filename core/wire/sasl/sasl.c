@@ -41,7 +41,8 @@
 
 /* ---- the mechanism table ---- */
 
-static const knw_sasl_mech *const mechs[] = {&knw_sasl_plain, &knw_sasl_scram_sha256, &knw_sasl_scram_sha512};
+static const knw_sasl_mech *const mechs[] = {&knw_sasl_plain, &knw_sasl_scram_sha256, &knw_sasl_scram_sha512,
+                                             &knw_sasl_oauthbearer};
 
 const knw_sasl_mech *knw_sasl_mech_find(const char *name) {
     for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)

@@ -78,6 +78,18 @@ const char *knw_sasl_mech_list(char *buf, size_t size);
 extern const knw_sasl_mech knw_sasl_plain;
 extern const knw_sasl_mech knw_sasl_scram_sha256;
 extern const knw_sasl_mech knw_sasl_scram_sha512;
+extern const knw_sasl_mech knw_sasl_oauthbearer;
+
+/* OAUTHBEARER's pieces (sasl_oauthbearer.c), exposed for the unit tests:
+ * the unsecured JWS (alg none) from OAuthBearerLoginModule's
+ * unsecuredLogin* options at now_s (seconds since the epoch) into
+ * *token (kn_free, a secret), and the RFC 7628 client first message
+ * carrying token and the unsecuredLoginExtension_* extensions. 0,
+ * KN_ERR__CONFIG or KN_ERR__NOMEM with errstr. */
+int knw_oauthbearer_unsecured_token(const knw_sasl_conf *conf, double now_s, char **token, char *errstr,
+                                    size_t errstr_size);
+int knw_oauthbearer_client_first(const knw_sasl_conf *conf, const char *token, knw_sasl_buf *out, char *errstr,
+                                 size_t errstr_size);
 
 /* Reads sasl.mechanism and sasl.jaas.config into a new conf (*out), or
  * leaves *out NULL for a security.protocol without SASL. Returns 0,
