@@ -419,7 +419,10 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             /* knw_now_ms is CLOCK_MONOTONIC, like the condition's clock.
              * At most a second at a time: a connection failure (above)
              * does not signal this condition. */
-            knc_abs_time(&ts, deadline - now > 1000 ? now + 1000 : deadline);
+            pthread_mutex_unlock(&c->lock);
+            knw_client_app_service(c->client); /* the OAUTHBEARER token callback, if due */
+            pthread_mutex_lock(&c->lock);
+            knc_abs_time(&ts, knw_client_app_wait_until(c->client, now, deadline - now > 1000 ? now + 1000 : deadline));
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
         }
     }

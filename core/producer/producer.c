@@ -484,8 +484,13 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
         int64_t now = knw_now_ms();
         if (now >= deadline)
             break;
+        pthread_mutex_unlock(&p->acc.lock);
+        knw_client_app_service(p->wire); /* the OAUTHBEARER token callback, if due */
+        pthread_mutex_lock(&p->acc.lock);
+        if (p->acc.done_head)
+            break;
         struct timespec ts;
-        deadline_ts(deadline == INT64_MAX ? now + 1000 : deadline, &ts);
+        deadline_ts(knw_client_app_wait_until(p->wire, now, deadline == INT64_MAX ? now + 1000 : deadline), &ts);
         pthread_cond_timedwait(&p->acc.done_cond, &p->acc.lock, &ts);
     }
     knp_batch *b = take_done_locked(p);
@@ -523,8 +528,13 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
             rc = KN_ERR__TIMED_OUT;
             break;
         }
+        pthread_mutex_unlock(&p->acc.lock);
+        knw_client_app_service(p->wire); /* the OAUTHBEARER token callback, if due */
+        pthread_mutex_lock(&p->acc.lock);
         struct timespec ts;
-        deadline_ts(deadline == INT64_MAX || deadline > now + 1000 ? now + 1000 : deadline, &ts);
+        deadline_ts(knw_client_app_wait_until(p->wire, now,
+                                              deadline == INT64_MAX || deadline > now + 1000 ? now + 1000 : deadline),
+                    &ts);
         pthread_cond_timedwait(&p->acc.done_cond, &p->acc.lock, &ts);
     }
     p->acc.flushing--;

@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "kn_alloc.h"
+#include "wire/sasl/oauth_store.h"
 #include "wire/sasl/sasl.h"
 
 #define MODULE "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -186,6 +187,72 @@ static void test_exchange_and_error_round(void **state) {
     knw_sasl_conf_free(sc);
 }
 
+/* Java's refresh point: window factor plus jitter of the lifetime,
+ * kept out of the buffer before expiry and no sooner than the minimum
+ * period; a lifetime too short for both: the factor alone. */
+static void test_refresh_point(void **state) {
+    (void)state;
+    knw_oauth_refresh r = {0.8, 0.05, 60000, 300000};
+    /* one hour: 80 % = 48 min, inside the 5 min buffer and after 1 min */
+    assert_int_equal(knw_oauth_refresh_at(&r, 0, 3600000, 0.0), 2880000);
+    assert_int_equal(knw_oauth_refresh_at(&r, 0, 3600000, 1.0), 3060000);
+    /* ten minutes: 80 % = 8 min falls in the buffer: 5 min before expiry */
+    assert_int_equal(knw_oauth_refresh_at(&r, 0, 600000, 0.0), 300000);
+    /* 15 s: no room for min period + buffer: 80..85 % */
+    assert_int_equal(knw_oauth_refresh_at(&r, 1000, 16000, 0.0), 13000);
+    assert_int_equal(knw_oauth_refresh_at(&r, 1000, 16000, 1.0), 13750);
+    /* the minimum period wins over an early factor */
+    knw_oauth_refresh early = {0.01, 0.0, 60000, 0};
+    assert_int_equal(knw_oauth_refresh_at(&early, 0, 3600000, 0.5), 60000);
+}
+
+/* The message from a callback's token and key/value extensions. */
+static void test_message_from_callback(void **state) {
+    (void)state;
+    const char *kv[] = {"a", "1", "bc", "x y"};
+    knw_sasl_buf out = {0};
+    char err[256];
+    assert_int_equal(knw_oauthbearer_message("T.K.", kv, 2, &out, err, sizeof err), 0);
+    static const char want[] = "n,,\x01" "auth=Bearer T.K.\x01" "a=1\x01" "bc=x y\x01\x01";
+    assert_int_equal(out.len, sizeof want - 1);
+    assert_memory_equal(out.ptr, want, out.len);
+    kn_free(out.ptr);
+    assert_true(knw_oauthbearer_ext_ok("abc", "v"));
+    assert_false(knw_oauthbearer_ext_ok("auth", "v"));
+    assert_false(knw_oauthbearer_ext_ok("a-b", "v"));
+    assert_false(knw_oauthbearer_ext_ok("a", ""));
+}
+
+/* A client with a callback needs no sasl.jaas.config. */
+static int dummy_cb(kn_oauthbearer_token *out, char *errstr, size_t n, void *opaque) {
+    (void)out;
+    (void)errstr;
+    (void)n;
+    (void)opaque;
+    return -1;
+}
+
+static void test_callback_conf(void **state) {
+    (void)state;
+    kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
+    kn_test_conf_set(conf, "security.protocol", "SASL_SSL");
+    kn_test_conf_set(conf, "sasl.mechanism", "OAUTHBEARER");
+    knw_sasl_conf *sc = NULL;
+    char err[512];
+    assert_int_equal(knw_sasl_conf_from(conf, &sc, err, sizeof err), KN_ERR__CONFIG); /* no JAAS, no callback */
+    assert_int_equal(kn_conf_set_oauthbearer_token_cb(conf, dummy_cb, NULL), KN_OK);
+    kn_conf *dup = kn_conf_dup(conf);
+    assert_int_equal(knw_sasl_conf_from(dup, &sc, err, sizeof err), 0);
+    assert_ptr_equal(sc->token_fn, dummy_cb);
+    assert_true(sc->refresh_window_factor > 0.79 && sc->refresh_window_factor < 0.81);
+    assert_int_equal(sc->refresh_min_period_ms, 60000);
+    assert_int_equal(sc->refresh_buffer_ms, 300000);
+    knw_sasl_conf_free(sc);
+    kn_conf_destroy(dup);
+    assert_int_equal(kn_conf_set_oauthbearer_token_cb(NULL, dummy_cb, NULL), KN_ERR__INVALID_ARG);
+    kn_conf_destroy(conf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unsecured_token),
@@ -193,6 +260,9 @@ int main(void) {
         cmocka_unit_test(test_client_first_message),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_exchange_and_error_round),
+        cmocka_unit_test(test_refresh_point),
+        cmocka_unit_test(test_message_from_callback),
+        cmocka_unit_test(test_callback_conf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

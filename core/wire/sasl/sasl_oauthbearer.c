@@ -38,6 +38,7 @@
 
 #include "error.h"
 #include "kn_alloc.h"
+#include "wire/sasl/oauth_store.h"
 #include "wire/sasl/sasl.h"
 
 #define OPT_STRING     "unsecuredLoginStringClaim_"
@@ -180,6 +181,8 @@ static bool ext_value_ok(const char *v) {
     return true;
 }
 
+bool knw_oauthbearer_ext_ok(const char *key, const char *value) { return ext_key_ok(key) && ext_value_ok(value); }
+
 static bool number_ok(const char *v) {
     char *end;
     errno = 0;
@@ -212,6 +215,8 @@ static int lifetime_seconds(const knw_sasl_conf *conf, int64_t *out, char *errst
 }
 
 static int ob_check(const knw_sasl_conf *conf, char *errstr, size_t n) {
+    if (conf->token_fn)
+        return 0; /* the application's callback supplies the token */
     int64_t life;
     int rc = lifetime_seconds(conf, &life, errstr, n);
     if (rc)
@@ -381,9 +386,48 @@ int knw_oauthbearer_client_first(const knw_sasl_conf *conf, const char *token, k
     return 0;
 }
 
+int knw_oauthbearer_message(const char *token, const char *const *kv, size_t pairs, knw_sasl_buf *out,
+                            char *errstr, size_t n) {
+    obuf b = {0};
+    ob_str(&b, "n,,\x01" "auth=Bearer ");
+    ob_str(&b, token);
+    ob_put(&b, "\x01", 1);
+    for (size_t i = 0; i < pairs; i++) {
+        ob_str(&b, kv[2 * i]);
+        ob_put(&b, "=", 1);
+        ob_str(&b, kv[2 * i + 1]);
+        ob_put(&b, "\x01", 1);
+    }
+    ob_put(&b, "\x01", 1);
+    if (b.failed) {
+        ob_free(&b);
+        kn_errstr_set(errstr, n, "OAUTHBEARER: the client first message is too large or memory ran out");
+        return KN_ERR__NOMEM;
+    }
+    out->ptr = (uint8_t *)b.p;
+    out->len = b.len;
+    return 0;
+}
+
 static int ob_start(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out, char *errstr,
                     size_t n) {
     (void)host;
+    if (conf->store) {
+        /* The application's token (oauth_store.c), or wait for one. */
+        int src = knw_oauth_store_client_first(conf->store, out, errstr, n);
+        if (src)
+            return src;
+        ob_state *st = kn_calloc(1, sizeof *st);
+        if (!st) {
+            OPENSSL_cleanse(out->ptr, out->len);
+            kn_free(out->ptr);
+            out->ptr = NULL;
+            kn_errstr_set(errstr, n, "out of memory");
+            return KN_ERR__NOMEM;
+        }
+        *state = st;
+        return 0;
+    }
     char *token = NULL;
     ob_state *st = kn_calloc(1, sizeof *st);
     int rc = 0;
