@@ -14,6 +14,43 @@ local tls = os.getenv("KN_TLS_DIR")
 local have = bootstrap and bootstrap ~= "" and tls and tls ~= ""
 local MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 
+-- base64url without padding, arithmetic only (Lua 5.1 has no bit ops)
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+local function b64url(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local chars = 2 + (b and 1 or 0) + (c and 1 or 0)
+    for k = 1, chars do
+      local idx = math.floor(n / 2 ^ (18 - 6 * (k - 1))) % 64
+      out[#out + 1] = B64:sub(idx + 1, idx + 1)
+    end
+  end
+  return table.concat(out)
+end
+
+-- An unsigned token for sub, valid for lifetime_s, as the broker's
+-- default validator accepts it; returns token, expiry ms.
+local function unsecured_token(sub, lifetime_s)
+  local now = os.time()
+  local exp = now + lifetime_s
+  local claims = string.format('{"exp":%d,"iat":%d,"sub":"%s"}', exp, now, sub)
+  return b64url('{"alg":"none"}') .. "." .. b64url(claims) .. ".", exp * 1000
+end
+
+local function ob_cb(extra)
+  local t = {
+    ["bootstrap.servers"] = bootstrap,
+    ["security.protocol"] = "SASL_SSL",
+    ["ssl.truststore.type"] = "PEM",
+    ["ssl.truststore.location"] = (tls or "") .. "/ca.pem",
+    ["sasl.mechanism"] = "OAUTHBEARER",
+  }
+  for k, v in pairs(extra or {}) do t[k] = v end
+  return t
+end
+
 local function ob(options, extra)
   local t = {
     ["bootstrap.servers"] = bootstrap,
@@ -99,6 +136,60 @@ describe("SASL OAUTHBEARER", function()
     assert.is_nil(p)
     assert.are.equal("_CONFIG", code)
     assert.truthy(msg:find("unsecuredLoginStringClaim_sub", 1, true), msg)
+  end)
+
+  it("takes tokens from an oauthbearer_token function (producer, consumer, admin)", function()
+    local calls = 0
+    local function token()
+      calls = calls + 1
+      local tok, exp = unsecured_token("alice", 3600)
+      return tok, exp, "alice", { traceId = "spec" }
+    end
+    local a = assert(kafka.admin(ob_cb(), { oauthbearer_token = token }))
+    assert(a:list_topics({ timeout_ms = 30000 }))
+    a:close()
+    assert.is_true(calls >= 1)
+    local topic = helper.topic("oauthcb")
+    local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
+    assert.is_nil(res[topic].error, res[topic].message)
+    assert(admin:wait_for_topics({ topic }, 30000))
+    local reports = {}
+    local producer = assert(kafka.producer(ob_cb(), { oauthbearer_token = token,
+      on_delivery = function(r) reports[#reports + 1] = r end }))
+    for i = 1, 50 do assert(producer:send(topic, "v" .. i, { partition = 0 })) end
+    assert(producer:flush(30000))
+    assert.are.equal(50, #reports)
+    for _, r in ipairs(reports) do assert.is_nil(r.error, r.message) end
+    producer:close()
+    local consumer = assert(kafka.consumer(ob_cb({ ["group.id"] = topic .. "-group",
+      ["auto.offset.reset"] = "earliest" }), { oauthbearer_token = token }))
+    assert(consumer:subscribe({ topic }))
+    local got = {}
+    local deadline = os.time() + 60
+    while #got < 50 and os.time() < deadline do
+      for _, r in ipairs(assert(consumer:poll(500))) do got[#got + 1] = r.value end
+    end
+    assert.are.equal(50, #got)
+    consumer:close()
+    assert.is_true(calls >= 3)
+  end)
+
+  it("turns a raising or garbage oauthbearer_token into _AUTHENTICATION naming it", function()
+    local cases = {
+      { function() error("idp down") end, "oauthbearer_token raised" },
+      { function() return 42 end, "not a token string" },
+      { function() return "a.b.", "soon" end, "lifetime_ms" },
+      { function() return "a.b.", os.time() * 1000 + 60000, nil, { [1] = "x" } end, "extension" },
+    }
+    for _, case in ipairs(cases) do
+      local producer = assert(kafka.producer(ob_cb(), { oauthbearer_token = case[1] }))
+      local ok, msg, code = producer:send("kn-spec-oauthcb-denied", "x")
+      assert.is_nil(ok)
+      assert.are.equal("_AUTHENTICATION", code)
+      assert.truthy(msg:find(case[2], 1, true), msg)
+      producer:close(1000)
+    end
+    assert.has_error(function() kafka.producer(ob_cb(), { oauthbearer_token = "nope" }) end)
   end)
 
   it("hides sasl.jaas.config in kafka.config()", function()
