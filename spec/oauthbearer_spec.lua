@@ -174,6 +174,56 @@ describe("SASL OAUTHBEARER", function()
     assert.is_true(calls >= 3)
   end)
 
+  it("refreshes 15 s tokens through KIP-368 re-authentications over REAUTH, nothing lost", function()
+    local reauth = os.getenv("KAFKA_BOOTSTRAP_REAUTH")
+    assert.truthy(reauth, "KAFKA_BOOTSTRAP_REAUTH not set")
+    local topic = helper.topic("oauthcb-reauth")
+    local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
+    assert.is_nil(res[topic].error, res[topic].message)
+    assert(admin:wait_for_topics({ topic }, 30000))
+    local pcalls, ccalls = 0, 0
+    local producer = assert(kafka.producer(ob_cb({ ["bootstrap.servers"] = reauth,
+      ["enable.idempotence"] = true, ["linger.ms"] = 5 }), {
+      oauthbearer_token = function() pcalls = pcalls + 1; return unsecured_token("alice", 15) end,
+    }))
+    local consumer = assert(kafka.consumer(ob_cb({ ["bootstrap.servers"] = reauth,
+      ["group.id"] = topic .. "-group", ["auto.offset.reset"] = "earliest" }), {
+      oauthbearer_token = function() ccalls = ccalls + 1; return unsecured_token("alice", 15) end,
+    }))
+    assert(consumer:subscribe({ topic }))
+    local sent, got = 0, 0
+    local t0 = os.time()
+    while os.time() - t0 < 32 do
+      for _ = 1, 10 do
+        assert(producer:send(topic, "v" .. sent, { partition = 0 }))
+        sent = sent + 1
+      end
+      assert(producer:poll(0))
+      for _, r in ipairs(assert(consumer:poll(50))) do
+        assert.are.equal("v" .. got, r.value) -- in order, none lost or doubled
+        got = got + 1
+      end
+    end
+    assert(producer:flush(30000))
+    local deadline = os.time() + 30
+    while got < sent and os.time() < deadline do
+      for _, r in ipairs(assert(consumer:poll(200))) do
+        assert.are.equal("v" .. got, r.value)
+        got = got + 1
+      end
+    end
+    assert.are.equal(sent, got)
+    local pm, cm = producer:metrics(), consumer:metrics()
+    assert.is_true(pcalls >= 2, "producer token calls " .. pcalls)
+    assert.is_true(ccalls >= 2, "consumer token calls " .. ccalls)
+    assert.is_true(pm.reauthentications >= 2, "producer re-authentications " .. pm.reauthentications)
+    assert.is_true(cm.reauthentications >= 2, "consumer re-authentications " .. cm.reauthentications)
+    assert.are.equal(0, pm.connect_failures)
+    assert.are.equal(0, cm.connect_failures)
+    producer:close()
+    consumer:close()
+  end)
+
   it("turns a raising or garbage oauthbearer_token into _AUTHENTICATION naming it", function()
     local cases = {
       { function() error("idp down") end, "oauthbearer_token raised" },

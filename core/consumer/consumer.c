@@ -332,6 +332,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     bool kicked = false, drained_dry = false;
     if (errstr && errstr_size)
         errstr[0] = '\0';
+    knw_client_app_service(c->client); /* a due OAUTHBEARER token refresh, even for poll(0) */
     knc_serve_commit_callbacks(c);
     pthread_mutex_lock(&c->lock);
     c->in_poll = true;

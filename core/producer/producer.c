@@ -384,6 +384,8 @@ out:
 }
 
 int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
+    if (p)
+        knw_client_app_service(p->wire); /* an OAUTHBEARER token refresh due (cheap when not) */
     if (!p || !p->ninterceptors || !rec) {
         int32_t part;
         return send_one(p, rec, &part, errstr, errstr_size);
@@ -478,6 +480,8 @@ static void deadline_ts(int64_t deadline_ms, struct timespec *ts) {
 int kn_producer_poll(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    /* Even poll(0) runs a due OAUTHBEARER token refresh. */
+    knw_client_app_service(p->wire);
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     pthread_mutex_lock(&p->acc.lock);
     while (!p->acc.done_head && timeout_ms != 0) {
