@@ -183,6 +183,39 @@ int kn_conf_set_log_cb(kn_conf *conf, int max_level, kn_log_cb *fn, void *opaque
 /* "ERROR", "WARN", "INFO" or "DEBUG". */
 const char *kn_log_level_name(int level);
 
+/* ====================== SASL OAUTHBEARER tokens ==================== */
+
+/* What a token callback hands over. The strings are the callback's:
+ * the client copies them as soon as the callback returns. */
+typedef struct kn_oauthbearer_token {
+    const char *token;     /* the compact JWS the broker validates */
+    int64_t lifetime_ms;   /* when it expires, ms since the epoch (Java's OAuthBearerToken.lifetimeMs) */
+    const char *principal; /* the principal it names (for logs), may be NULL */
+    const char *const *extensions; /* key, value, key, value, ... (RFC 7628 extensions), may be NULL */
+    size_t extension_count;        /* number of key/value pairs */
+} kn_oauthbearer_token;
+
+/* The application's token source for sasl.mechanism OAUTHBEARER: fills
+ * *out and returns 0, or returns non-zero with a reason in errstr (the
+ * client then fails with KN_ERR__AUTHENTICATION naming the callback).
+ * Called on the application's thread, inside the client's blocking
+ * calls (producer send/poll/flush, consumer poll, admin calls), never on
+ * the network thread: when a connection needs a token the first time,
+ * and again at sasl.login.refresh.window.factor (plus up to
+ * sasl.login.refresh.window.jitter) of the token's lifetime, no sooner
+ * than sasl.login.refresh.min.period.seconds after the last one; the
+ * next KIP-368 re-authentication presents the new token. A connection
+ * waiting for a token waits (up to socket.connection.setup.timeout.ms)
+ * until one of those calls runs the callback. It must not call into
+ * the client. */
+typedef int kn_oauthbearer_token_cb(kn_oauthbearer_token *out, char *errstr, size_t errstr_size, void *opaque);
+
+/* Installs fn for every client built from conf (NULL removes it). With
+ * a callback, sasl.jaas.config is optional for OAUTHBEARER and its
+ * unsecuredLogin* options are not used. opaque must outlive those
+ * clients. KN_OK or KN_ERR__INVALID_ARG for a NULL conf. */
+int kn_conf_set_oauthbearer_token_cb(kn_conf *conf, kn_oauthbearer_token_cb *fn, void *opaque);
+
 /* A bounded, thread-safe FIFO of log records, so that records logged on
  * a network thread can be handed to application code (a Lua function,
  * a logger that is not thread-safe) on the application's own thread:

@@ -187,6 +187,11 @@ void lk_ready_close(lk_ready *r, kn_consumer *c);
 /* Raises unless the options table at opts (may be none/nil) has a valid
  * log (function) and log_level; call before allocating anything. */
 void lk_log_check_opts(lua_State *L, int opts);
+/* The `oauthbearer_token` option (lk_oauth.c): checked before the client
+ * userdata exists; installed on conf with its state in the uservalue at
+ * uv. */
+void lk_oauth_check_opts(lua_State *L, int opts);
+int lk_oauth_setup(lua_State *L, int opts, int uv, kn_conf *conf);
 /* Stores options.log in the uservalue table at uv and installs the
  * handler on conf: with a log function, a new queue in *qp (owned by
  * the client: kn_log_queue_destroy after the client is closed).

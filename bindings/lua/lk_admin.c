@@ -93,6 +93,7 @@ int lk_admin_new(lua_State *L) {
     lk_check_opt_table(L, 2);
     lua_settop(L, 2);
     lk_log_check_opts(L, 2);
+    lk_oauth_check_opts(L, 2);
     lk_admin *la = (lk_admin *)lk_newuserdata(L, sizeof(*la));
     memset(la, 0, sizeof(*la));
     luaL_getmetatable(L, LK_ADMIN_MT);
@@ -107,6 +108,8 @@ int lk_admin_new(lua_State *L) {
         return lk_push_error(L, err, errstr);
     lua_getuservalue(L, 3);
     err = lk_log_setup(L, 2, lua_gettop(L), conf, &la->logq);
+    if (!err)
+        err = lk_oauth_setup(L, 2, lua_gettop(L), conf);
     lua_pop(L, 1);
     if (err) {
         kn_conf_destroy(conf);

@@ -285,6 +285,7 @@ int lk_consumer_new(lua_State *L) {
         lua_pop(L, 1);
     }
     lk_log_check_opts(L, 2);
+    lk_oauth_check_opts(L, 2);
     lk_consumer *lc = (lk_consumer *)lk_newuserdata(L, sizeof(*lc));
     memset(lc, 0, sizeof(*lc));
     lk_ready_init(&lc->ready);
@@ -312,6 +313,8 @@ int lk_consumer_new(lua_State *L) {
         return lk_push_error(L, err, errstr);
     lua_getuservalue(L, 3);
     err = lk_log_setup(L, 2, lua_gettop(L), conf, &lc->logq);
+    if (!err)
+        err = lk_oauth_setup(L, 2, lua_gettop(L), conf);
     lua_pop(L, 1);
     if (err) {
         kn_conf_destroy(conf);

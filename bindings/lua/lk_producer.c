@@ -279,6 +279,7 @@ int lk_producer_new(lua_State *L) {
         lua_pop(L, 1);
     }
     lk_log_check_opts(L, 2);
+    lk_oauth_check_opts(L, 2);
     lk_producer *lp = (lk_producer *)lk_newuserdata(L, sizeof(*lp));
     memset(lp, 0, sizeof(*lp));
     luaL_getmetatable(L, LK_PRODUCER_MT);
@@ -309,6 +310,8 @@ int lk_producer_new(lua_State *L) {
         return lk_push_error(L, err, errstr);
     lua_getuservalue(L, 3);
     err = lk_log_setup(L, 2, lua_gettop(L), conf, &lp->logq);
+    if (!err)
+        err = lk_oauth_setup(L, 2, lua_gettop(L), conf);
     lua_pop(L, 1);
     if (err) {
         kn_conf_destroy(conf);

@@ -31,6 +31,9 @@ struct kn_conf {
     kn_log_cb *log_fn;
     void *log_opaque;
     int log_level; /* -1: the process default */
+    /* kn_conf_set_oauthbearer_token_cb, copied by kn_conf_dup */
+    kn_oauthbearer_token_cb *token_fn;
+    void *token_opaque;
 };
 
 static const char *client_name(kn_client_type t) {
@@ -76,6 +79,8 @@ kn_conf *kn_conf_dup(const kn_conf *src) {
     conf->log_fn = src->log_fn;
     conf->log_opaque = src->log_opaque;
     conf->log_level = src->log_level;
+    conf->token_fn = src->token_fn;
+    conf->token_opaque = src->token_opaque;
     for (size_t i = 0; i < src->nslots; i++) {
         conf->slots[i].state = src->slots[i].state;
         if (src->slots[i].val && !(conf->slots[i].val = kn_strdup(src->slots[i].val))) {
@@ -95,6 +100,19 @@ int kn_conf_set_log_cb(kn_conf *conf, int max_level, kn_log_cb *fn, void *opaque
     conf->log_opaque = fn ? opaque : NULL;
     conf->log_level = max_level;
     return KN_OK;
+}
+
+int kn_conf_set_oauthbearer_token_cb(kn_conf *conf, kn_oauthbearer_token_cb *fn, void *opaque) {
+    if (!conf)
+        return KN_ERR__INVALID_ARG;
+    conf->token_fn = fn;
+    conf->token_opaque = fn ? opaque : NULL;
+    return KN_OK;
+}
+
+kn_oauthbearer_token_cb *kn_conf_oauthbearer_token_cb(const kn_conf *conf, void **opaque) {
+    *opaque = conf->token_opaque;
+    return conf->token_fn;
 }
 
 kn_log_cb *kn_conf_log_cb(const kn_conf *conf, int *max_level, void **opaque) {

@@ -18,6 +18,8 @@
 /* The log handler of kn_conf_set_log_cb (NULL: stderr) with its level
  * (-1: the process default) and opaque. */
 kn_log_cb *kn_conf_log_cb(const kn_conf *conf, int *max_level, void **opaque);
+/* The OAUTHBEARER token callback of kn_conf_set_oauthbearer_token_cb (NULL: none). */
+kn_oauthbearer_token_cb *kn_conf_oauthbearer_token_cb(const kn_conf *conf, void **opaque);
 /* int, long and short keys. */
 int64_t kn_conf_get_int(const kn_conf *conf, const char *key);
 /* boolean keys: 1 or 0. */

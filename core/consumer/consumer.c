@@ -337,6 +337,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     bool kicked = false, drained_dry = false, nomem = false;
     if (errstr && errstr_size)
         errstr[0] = '\0';
+    knw_client_app_service(c->client); /* a due OAUTHBEARER token refresh, even for poll(0) */
     knc_serve_commit_callbacks(c);
     pthread_mutex_lock(&c->lock);
     c->in_poll = true;
@@ -430,7 +431,10 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             /* knw_now_ms is CLOCK_MONOTONIC, like the condition's clock.
              * At most a second at a time: a connection failure (above)
              * does not signal this condition. */
-            knc_abs_time(&ts, deadline - now > 1000 ? now + 1000 : deadline);
+            pthread_mutex_unlock(&c->lock);
+            knw_client_app_service(c->client); /* the OAUTHBEARER token callback, if due */
+            pthread_mutex_lock(&c->lock);
+            knc_abs_time(&ts, knw_client_app_wait_until(c->client, now, deadline - now > 1000 ? now + 1000 : deadline));
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
         }
     }

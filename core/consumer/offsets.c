@@ -697,6 +697,7 @@ static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int
     int64_t deadline = cm->deadline_ms;
     for (;;) {
         knc_serve_commit_callbacks(c);
+        knw_client_app_service(c->client); /* the OAUTHBEARER token callback, if due */
         pthread_mutex_lock(&c->lock);
         if (cm->finished || knw_now_ms() >= deadline + 1000) {
             bool done = cm->finished;

@@ -400,6 +400,8 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
                       "kn_producer_send called from an interceptor or partitioner of the same producer");
         return KN_ERR__STATE;
     }
+    if (p)
+        knw_client_app_service(p->wire); /* an OAUTHBEARER token refresh due (cheap when not) */
     if (!p || !p->ninterceptors || !rec) {
         int32_t part;
         return send_one(p, rec, &part, errstr, errstr_size);
@@ -497,14 +499,21 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
         return 0;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* from a callback that poll, flush or close runs */
+    /* Even poll(0) runs a due OAUTHBEARER token refresh. */
+    knw_client_app_service(p->wire);
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     pthread_mutex_lock(&p->acc.lock);
     while (!p->acc.done_head && timeout_ms != 0) {
         int64_t now = knw_now_ms();
         if (now >= deadline)
             break;
+        pthread_mutex_unlock(&p->acc.lock);
+        knw_client_app_service(p->wire); /* the OAUTHBEARER token callback, if due */
+        pthread_mutex_lock(&p->acc.lock);
+        if (p->acc.done_head)
+            break;
         struct timespec ts;
-        deadline_ts(deadline == INT64_MAX ? now + 1000 : deadline, &ts);
+        deadline_ts(knw_client_app_wait_until(p->wire, now, deadline == INT64_MAX ? now + 1000 : deadline), &ts);
         pthread_cond_timedwait(&p->acc.done_cond, &p->acc.lock, &ts);
     }
     knp_batch *b = take_done_locked(p);
@@ -544,8 +553,13 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
             rc = KN_ERR__TIMED_OUT;
             break;
         }
+        pthread_mutex_unlock(&p->acc.lock);
+        knw_client_app_service(p->wire); /* the OAUTHBEARER token callback, if due */
+        pthread_mutex_lock(&p->acc.lock);
         struct timespec ts;
-        deadline_ts(deadline == INT64_MAX || deadline > now + 1000 ? now + 1000 : deadline, &ts);
+        deadline_ts(knw_client_app_wait_until(p->wire, now,
+                                              deadline == INT64_MAX || deadline > now + 1000 ? now + 1000 : deadline),
+                    &ts);
         pthread_cond_timedwait(&p->acc.done_cond, &p->acc.lock, &ts);
     }
     p->acc.flushing--;

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "wire/bodybuf.h"
+#include "wire/sasl/oauth_store.h"
 #include "wire/wire_int.h"
 
 int64_t knw_now_us(void) {
@@ -438,6 +439,29 @@ void knw_client_set_fatal(knw_client *c, int err, const char *msg) {
         kn_log(&c->log, KN_LOG_ERROR, "%s: %s (the client will not connect again)", kn_err_name(err), msg);
 }
 
+/* ---- the application's OAUTHBEARER token ---- */
+
+void knw_client_app_service(knw_client *c) {
+    if (!c || !c->oauth || !knw_oauth_store_due(c->oauth) || atomic_load(&c->fatal_err))
+        return;
+    bool stored = false;
+    char err[512];
+    int rc = knw_oauth_store_refresh(c->oauth, &stored, err, sizeof err);
+    if (rc) {
+        knw_client_set_fatal(c, rc, err);
+        knw_wakeup(c);
+    } else if (stored) {
+        kn_log(&c->log, KN_LOG_DEBUG, "OAUTHBEARER: the token callback supplied a new token");
+        knw_wakeup(c);
+    }
+}
+
+int64_t knw_client_app_wait_until(knw_client *c, int64_t now_ms, int64_t deadline_ms) {
+    if (c && c->oauth && deadline_ms > now_ms + 100)
+        return now_ms + 100;
+    return deadline_ms;
+}
+
 int knw_client_fatal(knw_client *c, char *errstr, size_t errstr_size) {
     if (!c || !atomic_load(&c->fatal_err))
         return 0;
@@ -625,6 +649,15 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
                      0.2);
     knw_backoff_init(&c->retry_backoff, c->set.retry_backoff_ms, c->set.retry_backoff_max_ms, 0.2);
     knw_backoff_init(&c->setup_backoff, c->set.setup_timeout_ms, c->set.setup_timeout_max_ms, 0.2);
+    if (c->set.sasl && c->set.sasl->token_fn) {
+        knw_oauth_refresh r = {c->set.sasl->refresh_window_factor, c->set.sasl->refresh_window_jitter,
+                               c->set.sasl->refresh_min_period_ms, c->set.sasl->refresh_buffer_ms};
+        if (!(c->oauth = knw_oauth_store_new(c->set.sasl->token_fn, c->set.sasl->token_opaque, &r))) {
+            kn_errstr_set(errstr, errstr_size, "out of memory");
+            goto fail;
+        }
+        c->set.sasl->store = c->oauth;
+    }
     c->use_bootstrap = true;
     c->next_timeout_check_ms = INT64_MAX;
     c->md.want = true; /* the first metadata is fetched at once, as Java does */
@@ -703,6 +736,7 @@ void knw_client_destroy(knw_client *c) {
     pthread_mutex_destroy(&c->lock);
     kn_logger_destroy(&c->log);
     knw_settings_free(&c->set);
+    knw_oauth_store_free(c->oauth);
     kn_free(c);
     knw_body_cache_release();
 }

@@ -562,7 +562,17 @@ short knw_conn_events(knw_conn *conn) {
     }
 }
 
+static int64_t service(knw_conn *conn, int64_t now_ms);
+
 int64_t knw_conn_service(knw_conn *conn, int64_t now_ms) {
+    /* An exchange waiting for the application's OAUTHBEARER token. */
+    int64_t sasl_at = conn->state == KNW_CS_SASL || conn->state == KNW_CS_READY ? knw_sasl_service(conn, now_ms)
+                                                                                 : INT64_MAX;
+    int64_t at = service(conn, now_ms);
+    return sasl_at < at ? sasl_at : at;
+}
+
+static int64_t service(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
     if (atomic_exchange(&conn->disconnect_requested, false) &&
         (conn->state == KNW_CS_READY || conn->state == KNW_CS_APIVERSIONS || conn->state == KNW_CS_SASL ||

@@ -230,9 +230,15 @@ knw_metadata *knw_metadata_wait(knw_client *c, bool all_topics, int64_t min_fetc
             *err = KN_ERR__TIMED_OUT;
             return NULL;
         }
+        if (c->oauth) {
+            /* A connection may be waiting for the application's token. */
+            pthread_mutex_unlock(&c->lock);
+            knw_client_app_service(c);
+            pthread_mutex_lock(&c->lock);
+        }
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (deadline - now) * 1000000;
+        int64_t ns = (int64_t)ts.tv_nsec + (knw_client_app_wait_until(c, now, deadline) - now) * 1000000;
         ts.tv_sec += ns / 1000000000;
         ts.tv_nsec = ns % 1000000000;
         pthread_cond_timedwait(&c->cond, &c->lock, &ts);

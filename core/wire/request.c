@@ -348,8 +348,27 @@ knw_resp *knw_call(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_
      * rest by the request's deadline (or at close): the wait is bounded. */
     knw_send(c, node_id, api_key, min_version, max_version, req, timeout_ms, call_cb, &w);
     pthread_mutex_lock(&w.lock);
-    while (!w.done)
-        pthread_cond_wait(&w.cond, &w.lock);
+    while (!w.done) {
+        if (c && c->oauth) {
+            /* The application's OAUTHBEARER token callback runs here, on
+             * this thread, while the call waits. */
+            pthread_mutex_unlock(&w.lock);
+            knw_client_app_service(c);
+            pthread_mutex_lock(&w.lock);
+            if (w.done)
+                break;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&w.cond, &w.lock, &ts);
+        } else {
+            pthread_cond_wait(&w.cond, &w.lock);
+        }
+    }
     pthread_mutex_unlock(&w.lock);
     pthread_mutex_destroy(&w.lock);
     pthread_cond_destroy(&w.cond);

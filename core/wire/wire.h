@@ -219,6 +219,17 @@ void knw_set_log_handler(knw_client *client, kn_log_fn *fn, void *opaque);
  * Any thread. */
 int knw_client_fatal(knw_client *client, char *errstr, size_t errstr_size);
 
+/* Application thread, from the blocking calls' wait loops: runs the
+ * OAUTHBEARER token callback when a connection waits for a token or a
+ * refresh is due (oauth_store.h), then wakes the network thread. Call
+ * it holding no client lock. A failing callback makes the client fail
+ * with KN_ERR__AUTHENTICATION. Cheap when there is nothing to do. */
+void knw_client_app_service(knw_client *client);
+/* The longest a wait loop may sleep before calling
+ * knw_client_app_service again: until deadline, or 100 ms while the
+ * client has a token callback. */
+int64_t knw_client_app_wait_until(knw_client *client, int64_t now_ms, int64_t deadline_ms);
+
 /* Monotonic clock in ms / us used throughout the library. */
 int64_t knw_now_ms(void);
 int64_t knw_now_us(void);

@@ -144,7 +144,7 @@ static void test_conf_checks(void **state) {
     assert_int_equal(conf_sasl("SASL_PLAINTEXT", "GSSAPI", "x.Y required;", &sc, err, sizeof err),
                      KN_ERR__CONFIG);
     assert_non_null(strstr(err, "sasl.mechanism GSSAPI is not supported (supported: PLAIN, SCRAM-SHA-256, "
-                                "SCRAM-SHA-512)"));
+                                "SCRAM-SHA-512, OAUTHBEARER)"));
     assert_int_equal(conf_sasl("SASL_PLAINTEXT", "PLAIN", NULL, &sc, err, sizeof err), KN_ERR__CONFIG);
     assert_non_null(strstr(err, "sasl.jaas.config is required"));
     /* The login module must be the mechanism's. */
@@ -169,7 +169,7 @@ static void test_conf_checks(void **state) {
                      KN_ERR__CONFIG);
     assert_non_null(strstr(err, "username missing"));
     char list[128];
-    assert_string_equal(knw_sasl_mech_list(list, sizeof list), "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512");
+    assert_string_equal(knw_sasl_mech_list(list, sizeof list), "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER");
 }
 
 /* The secret key is hidden from kn_conf_dump (and so kafka.config()). */

@@ -41,7 +41,8 @@
 
 /* ---- the mechanism table ---- */
 
-static const knw_sasl_mech *const mechs[] = {&knw_sasl_plain, &knw_sasl_scram_sha256, &knw_sasl_scram_sha512};
+static const knw_sasl_mech *const mechs[] = {&knw_sasl_plain, &knw_sasl_scram_sha256, &knw_sasl_scram_sha512,
+                                             &knw_sasl_oauthbearer};
 
 const knw_sasl_mech *knw_sasl_mech_find(const char *name) {
     for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
@@ -76,6 +77,13 @@ int knw_sasl_conf_copy(knw_sasl_conf **dst, const knw_sasl_conf *src) {
     if (!sc)
         return KN_ERR__NOMEM;
     sc->mech = src->mech;
+    sc->token_fn = src->token_fn;
+    sc->token_opaque = src->token_opaque;
+    sc->refresh_window_factor = src->refresh_window_factor;
+    sc->refresh_window_jitter = src->refresh_window_jitter;
+    sc->refresh_min_period_ms = src->refresh_min_period_ms;
+    sc->refresh_buffer_ms = src->refresh_buffer_ms;
+    sc->store = src->store;
     if (!(sc->mechanism = kn_strdup(src->mechanism)) || knw_jaas_copy(&sc->jaas, &src->jaas)) {
         knw_sasl_conf_free(sc);
         return KN_ERR__NOMEM;
@@ -98,6 +106,11 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
         return KN_ERR__CONFIG;
     }
     const char *jaas = kn_conf_get_str(conf, "sasl.jaas.config");
+    void *token_opaque = NULL;
+    kn_oauthbearer_token_cb *token_fn = mech == &knw_sasl_oauthbearer ? kn_conf_oauthbearer_token_cb(conf, &token_opaque)
+                                                                      : NULL;
+    if ((!jaas || !*jaas) && token_fn)
+        jaas = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;";
     if (!jaas || !*jaas) {
         kn_errstr_set(errstr, n,
                       "sasl.jaas.config is required for sasl.mechanism %s (e.g. %s required username=\"...\" "
@@ -109,6 +122,12 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
     if (!sc)
         return KN_ERR__NOMEM;
     sc->mech = mech;
+    sc->token_fn = token_fn;
+    sc->token_opaque = token_opaque;
+    sc->refresh_window_factor = kn_conf_get_double(conf, "sasl.login.refresh.window.factor");
+    sc->refresh_window_jitter = kn_conf_get_double(conf, "sasl.login.refresh.window.jitter");
+    sc->refresh_min_period_ms = kn_conf_get_int(conf, "sasl.login.refresh.min.period.seconds") * 1000;
+    sc->refresh_buffer_ms = kn_conf_get_int(conf, "sasl.login.refresh.buffer.seconds") * 1000;
     int rc = (sc->mechanism = kn_strdup(mech->name)) ? 0 : KN_ERR__NOMEM;
     if (!rc)
         rc = knw_jaas_parse(jaas, &sc->jaas, errstr, n);
@@ -152,7 +171,7 @@ void knw_sasl_reset(knw_conn *conn) {
     if (!s)
         return;
     drop_mech(s);
-    s->active = s->reauth = false;
+    s->active = s->reauth = s->waiting = false;
     s->reauth_at_ms = 0;
     s->rounds = 0;
 }
@@ -174,6 +193,7 @@ int64_t knw_sasl_reauth_at(const knw_conn *conn) {
 
 static void on_handshake(knw_client *c, knw_resp *resp, void *opaque);
 static void on_authenticate(knw_client *c, knw_resp *resp, void *opaque);
+static void start_mech(knw_conn *conn, int64_t now_ms);
 
 static void auth_failed(knw_conn *conn, const char *what, const char *detail, int64_t now_ms) {
     char nb[128], msg[512];
@@ -214,6 +234,7 @@ void knw_sasl_begin(knw_conn *conn, bool reauth, int64_t now_ms) {
     s->reauth = reauth;
     s->rounds = 0;
     s->started_ms = now_ms;
+    s->waiting = false;
     if (conn->vmax[KP_API_SASL_HANDSHAKE] < 1 || conn->vmax[KP_API_SASL_AUTHENTICATE] < 1) {
         /* Checked here rather than failing inside knw_req_send, whose
          * error would reach a callback that cannot tell it apart from a
@@ -277,8 +298,23 @@ static void on_handshake(knw_client *c, knw_resp *resp, void *opaque) {
         return;
     }
     knw_resp_free(resp);
+    s->wait_deadline_ms = now_ms + c->set.setup_timeout_max_ms;
+    start_mech(conn, now_ms);
+}
+
+/* The mechanism's first token; an OAUTHBEARER token from the
+ * application may not be there yet: the exchange then waits
+ * (knw_sasl_service) and the application's next blocking call runs the
+ * callback and wakes the network thread. */
+static void start_mech(knw_conn *conn, int64_t now_ms) {
+    knw_client *c = conn->client;
+    knw_sasl_session *s = conn->sasl;
+    char err[512];
     drop_mech(s);
     int rc = s->mech->start(c->set.sasl, conn->host, &s->state, &s->token, err, sizeof err);
+    s->waiting = rc == KNW_SASL_WAIT;
+    if (s->waiting)
+        return;
     if (rc) {
         if (rc == KN_ERR__NOMEM)
             knw_conn_close(conn, 0, KN_ERR__TRANSPORT, err, now_ms);
@@ -287,6 +323,25 @@ static void on_handshake(knw_client *c, knw_resp *resp, void *opaque) {
         return;
     }
     send_token(conn, now_ms);
+}
+
+int64_t knw_sasl_service(knw_conn *conn, int64_t now_ms) {
+    knw_sasl_session *s = conn->sasl;
+    if (!s || !s->active || !s->waiting)
+        return INT64_MAX;
+    start_mech(conn, now_ms);
+    if (!conn->sasl || !s->waiting)
+        return INT64_MAX;
+    if (now_ms >= s->wait_deadline_ms) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "no OAUTHBEARER token after %lld ms: the token callback runs inside the application's poll, "
+                 "flush, send and admin calls, and none ran it",
+                 (long long)conn->client->set.setup_timeout_max_ms);
+        knw_conn_close(conn, 0, KN_ERR__TRANSPORT, msg, now_ms);
+        return INT64_MAX;
+    }
+    return s->wait_deadline_ms;
 }
 
 static void on_authenticate(knw_client *c, knw_resp *resp, void *opaque) {

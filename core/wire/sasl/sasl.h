@@ -29,6 +29,7 @@
 
 #include "proto/generated/kp_sasl_authenticate.h"
 #include "proto/generated/kp_sasl_handshake.h"
+#include "kafka_native.h"
 #include "wire/sasl/jaas.h"
 
 typedef struct kn_conf kn_conf;
@@ -39,6 +40,13 @@ typedef struct knw_sasl_conf {
     char *mechanism; /* sasl.mechanism, owned */
     knw_jaas jaas;   /* sasl.jaas.config, parsed */
     const struct knw_sasl_mech *mech;
+    /* OAUTHBEARER from the application (kn_conf_set_oauthbearer_token_cb)
+     * and Java's sasl.login.refresh.* settings for it. */
+    kn_oauthbearer_token_cb *token_fn;
+    void *token_opaque;
+    double refresh_window_factor, refresh_window_jitter;
+    int64_t refresh_min_period_ms, refresh_buffer_ms;
+    struct knw_oauth_store *store; /* the client's (borrowed), set when it is built */
 } knw_sasl_conf;
 
 /* A token: owned bytes (kn_free; secrets are cleared by their maker). */
@@ -50,6 +58,7 @@ typedef struct knw_sasl_buf {
 /* step() results besides errors (KN_ERR__AUTHENTICATION, _NOMEM). */
 #define KNW_SASL_DONE 0 /* authenticated: nothing more to send */
 #define KNW_SASL_SEND 1 /* send *out in the next SaslAuthenticate */
+#define KNW_SASL_WAIT 2 /* start(): no credential yet (OAUTHBEARER callback): try again later */
 
 typedef struct knw_sasl_mech {
     const char *name;         /* as in sasl.mechanism: "SCRAM-SHA-256" */
@@ -78,6 +87,24 @@ const char *knw_sasl_mech_list(char *buf, size_t size);
 extern const knw_sasl_mech knw_sasl_plain;
 extern const knw_sasl_mech knw_sasl_scram_sha256;
 extern const knw_sasl_mech knw_sasl_scram_sha512;
+extern const knw_sasl_mech knw_sasl_oauthbearer;
+
+/* OAUTHBEARER's pieces (sasl_oauthbearer.c), exposed for the unit tests:
+ * the unsecured JWS (alg none) from OAuthBearerLoginModule's
+ * unsecuredLogin* options at now_s (seconds since the epoch) into
+ * *token (kn_free, a secret), and the RFC 7628 client first message
+ * carrying token and the unsecuredLoginExtension_* extensions. 0,
+ * KN_ERR__CONFIG or KN_ERR__NOMEM with errstr. */
+int knw_oauthbearer_unsecured_token(const knw_sasl_conf *conf, double now_s, char **token, char *errstr,
+                                    size_t errstr_size);
+/* The client first message for token with pairs key/value extensions. */
+int knw_oauthbearer_message(const char *token, const char *const *kv, size_t pairs, knw_sasl_buf *out,
+                            char *errstr, size_t errstr_size);
+/* RFC 7628 extension syntax: name letters only and not "auth", value
+ * printable ASCII (with space, tab, CR, LF). */
+bool knw_oauthbearer_ext_ok(const char *key, const char *value);
+int knw_oauthbearer_client_first(const knw_sasl_conf *conf, const char *token, knw_sasl_buf *out, char *errstr,
+                                 size_t errstr_size);
 
 /* Reads sasl.mechanism and sasl.jaas.config into a new conf (*out), or
  * leaves *out NULL for a security.protocol without SASL. Returns 0,
@@ -99,9 +126,11 @@ typedef struct knw_sasl_session {
     void *state;                /* the mechanism's */
     kp_SaslHandshakeRequest hs; /* bodies of the requests in flight */
     kp_SaslAuthenticateRequest auth;
-    knw_sasl_buf token; /* bytes auth points to */
-    bool active;        /* an exchange is in progress */
-    bool reauth;        /* ... and it is a re-authentication */
+    knw_sasl_buf token;          /* bytes auth points to */
+    bool active;                 /* an exchange is in progress */
+    bool reauth;                 /* ... and it is a re-authentication */
+    bool waiting;                /* start() said KNW_SASL_WAIT: no token yet */
+    int64_t wait_deadline_ms;
     int rounds;
     int64_t started_ms;
     int64_t reauth_at_ms;        /* 0: the broker set no session lifetime */
@@ -117,6 +146,11 @@ void knw_sasl_begin(knw_conn *conn, bool reauth, int64_t now_ms);
 bool knw_sasl_reauth_active(const knw_conn *conn);
 /* When conn should re-authenticate (INT64_MAX: never). */
 int64_t knw_sasl_reauth_at(const knw_conn *conn);
+/* Network thread, from knw_conn_service: an exchange waiting for the
+ * application's OAUTHBEARER token goes on once there is one, or closes
+ * the connection after socket.connection.setup.timeout.max.ms. Returns
+ * when to look again (INT64_MAX: nothing waits). */
+int64_t knw_sasl_service(knw_conn *conn, int64_t now_ms);
 /* Drops the exchange state (connection closed). */
 void knw_sasl_reset(knw_conn *conn);
 void knw_sasl_free(knw_conn *conn);

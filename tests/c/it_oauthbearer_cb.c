@@ -1,0 +1,360 @@
+/*
+ * it_oauthbearer_cb.c: SASL OAUTHBEARER with the application's token
+ * callback (kn_conf_set_oauthbearer_token_cb) against the real broker,
+ * whose default validator accepts unsigned tokens (tools/kafka/README.md):
+ *  - produce, consume as a group member and an admin call over SASL_SSL
+ *    with tokens from the callback, which runs only on the calling
+ *    thread (never the network thread) and whose extension is sent;
+ *  - a callback that fails: KN_ERR__AUTHENTICATION naming the callback
+ *    and its reason within 2 s;
+ *  - over REAUTH (10 s sessions) with 15 s tokens: a group member
+ *    consumes for 40 s while an idempotent producer sends for 35 s; the
+ *    callback is called again at the refresh point of each token and
+ *    each re-authentication presents the new one: nothing lost,
+ *    duplicated or reordered, no reconnect.
+ * Without the listeners: skipped (exit 77), or failed when
+ * KN_TEST_REQUIRE_SECURE=1.
+ */
+#include "kn_test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kafka_native.h"
+
+static const char *env(const char *name) {
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static void b64url(const char *s, char *out) {
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t n = strlen(s), o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc = acc << 8 | (unsigned char)s[i];
+        bits += 8;
+        while (bits >= 6) {
+            bits -= 6;
+            out[o++] = tab[acc >> bits & 63];
+        }
+    }
+    if (bits)
+        out[o++] = tab[acc << (6 - bits) & 63];
+    out[o] = 0;
+}
+
+typedef struct token_src {
+    pthread_t app_thread;
+    int lifetime_s;
+    bool fail;
+    atomic_int calls;
+    atomic_int wrong_thread;
+    char token[1024];
+} token_src;
+
+static const char *const EXTENSIONS[] = {"traceId", "kn-cb-test"};
+
+static int token_cb(kn_oauthbearer_token *out, char *errstr, size_t errstr_size, void *opaque) {
+    token_src *ts = opaque;
+    atomic_fetch_add(&ts->calls, 1);
+    if (!pthread_equal(pthread_self(), ts->app_thread))
+        atomic_fetch_add(&ts->wrong_thread, 1);
+    if (ts->fail) {
+        snprintf(errstr, errstr_size, "identity provider unreachable (test)");
+        return -1;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t exp_ms = now_ms + (int64_t)ts->lifetime_s * 1000;
+    char claims[256], h[64], c[512];
+    snprintf(claims, sizeof claims, "{\"exp\":%.3f,\"iat\":%.3f,\"sub\":\"alice\"}", (double)exp_ms / 1000.0,
+             (double)now_ms / 1000.0);
+    b64url("{\"alg\":\"none\"}", h);
+    b64url(claims, c);
+    snprintf(ts->token, sizeof ts->token, "%s.%s.", h, c);
+    out->token = ts->token;
+    out->lifetime_ms = exp_ms;
+    out->principal = "alice";
+    out->extensions = EXTENSIONS;
+    out->extension_count = 1;
+    return 0;
+}
+
+static kn_conf *cb_conf(kn_client_type type, const char *bootstrap, token_src *ts) {
+    kn_conf *conf = kn_conf_new(type);
+    char ca[512];
+    snprintf(ca, sizeof ca, "%s/ca.pem", env("KN_TLS_DIR"));
+    kn_test_conf_set(conf, "bootstrap.servers", bootstrap);
+    kn_test_conf_set(conf, "security.protocol", "SASL_SSL");
+    kn_test_conf_set(conf, "ssl.truststore.type", "PEM");
+    kn_test_conf_set(conf, "ssl.truststore.location", ca);
+    kn_test_conf_set(conf, "sasl.mechanism", "OAUTHBEARER");
+    /* No sasl.jaas.config: the callback is the token source. */
+    assert_int_equal(kn_conf_set_oauthbearer_token_cb(conf, token_cb, ts), KN_OK);
+    return conf;
+}
+
+typedef struct dr_state {
+    atomic_int ok, failed;
+} dr_state;
+
+static void on_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
+    (void)p;
+    dr_state *st = opaque;
+    if (kn_delivery_error(d))
+        atomic_fetch_add(&st->failed, 1);
+    else
+        atomic_fetch_add(&st->ok, 1);
+}
+
+static void check_records(kn_records *r, int *next) {
+    for (size_t i = 0; i < kn_records_count(r); i++) {
+        size_t len;
+        const char *v = kn_records_value(r, i, &len);
+        char want[32];
+        int wl = snprintf(want, sizeof want, "v%d", *next);
+        if ((size_t)wl != len || memcmp(v, want, len))
+            fail_msg("record %d: got %.*s (lost, duplicated or reordered)", *next, (int)len, v);
+        (*next)++;
+    }
+}
+
+static void send_one(kn_producer *p, const char *topic, int i, char *es, size_t esn) {
+    char v[32];
+    int len = snprintf(v, sizeof v, "v%d", i);
+    kn_record_out rec = KN_RECORD_OUT_INIT;
+    rec.topic = topic;
+    rec.partition = 0;
+    rec.value = v;
+    rec.value_len = (size_t)len;
+    int rc = kn_producer_send(p, &rec, es, esn);
+    if (rc)
+        fail_msg("send %d: %s: %s", i, kn_err_name(rc), es);
+}
+
+static void test_callback_roundtrip(void **state) {
+    (void)state;
+    const char *bs = env("KAFKA_BOOTSTRAP_SASL_SSL");
+    char t[128], group[160], es[512];
+    snprintf(t, sizeof t, "%s", kn_test_topic("oauthcb"));
+    snprintf(group, sizeof group, "%s-group", t);
+    kn_test_create_topic(t, 1);
+    token_src ts = {.app_thread = pthread_self(), .lifetime_s = 3600};
+
+    kn_conf *ac = cb_conf(KN_CLIENT_ADMIN, bs, &ts);
+    kn_admin *a = kn_admin_new(ac, es, sizeof es);
+    kn_conf_destroy(ac);
+    if (!a)
+        fail_msg("kn_admin_new: %s", es);
+    kn_topic_list *l = NULL;
+    int rc = kn_admin_list_topics(a, 0, 30000, &l, es, sizeof es);
+    if (rc)
+        fail_msg("list_topics: %s: %s", kn_err_name(rc), es);
+    kn_topic_list_destroy(l);
+    kn_admin_destroy(a);
+    assert_true(atomic_load(&ts.calls) >= 1);
+
+    dr_state st = {0};
+    kn_conf *pc = cb_conf(KN_CLIENT_PRODUCER, bs, &ts);
+    kn_producer *p = kn_producer_new(pc, on_dr, &st, es, sizeof es);
+    kn_conf_destroy(pc);
+    if (!p)
+        fail_msg("kn_producer_new: %s", es);
+    for (int i = 0; i < 200; i++)
+        send_one(p, t, i, es, sizeof es);
+    assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
+    assert_int_equal(atomic_load(&st.ok), 200);
+    assert_int_equal(kn_producer_close(p, 5000), KN_OK);
+
+    kn_conf *cc = cb_conf(KN_CLIENT_CONSUMER, bs, &ts);
+    kn_test_conf_set(cc, "group.id", group);
+    kn_test_conf_set(cc, "auto.offset.reset", "earliest");
+    kn_test_conf_set(cc, "enable.auto.commit", "false");
+    kn_consumer *c = kn_consumer_new(cc, es, sizeof es);
+    kn_conf_destroy(cc);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    const char *topics[] = {t};
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, NULL, NULL), KN_OK);
+    int next = 0;
+    int64_t deadline = kn_test_now_ms() + 60000;
+    while (next < 200 && kn_test_now_ms() < deadline) {
+        kn_records *r = NULL;
+        rc = kn_consumer_poll(c, 500, &r, es, sizeof es);
+        if (rc)
+            fail_msg("poll: %s: %s", kn_err_name(rc), es);
+        check_records(r, &next);
+        kn_records_free(r);
+    }
+    assert_int_equal(next, 200);
+    assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+    fprintf(stderr, "  token callback calls: %d\n", atomic_load(&ts.calls));
+    assert_true(atomic_load(&ts.calls) >= 3); /* one per client at least */
+    assert_int_equal(atomic_load(&ts.wrong_thread), 0);
+}
+
+static void test_callback_failure(void **state) {
+    (void)state;
+    token_src ts = {.app_thread = pthread_self(), .lifetime_s = 3600, .fail = true};
+    kn_conf *conf = cb_conf(KN_CLIENT_PRODUCER, env("KAFKA_BOOTSTRAP_SASL_SSL"), &ts);
+    char es[512];
+    int64_t t0 = kn_test_now_ms();
+    kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
+    kn_conf_destroy(conf);
+    assert_non_null(p);
+    kn_record_out rec = KN_RECORD_OUT_INIT;
+    rec.topic = "kn-test-oauthcb-denied";
+    rec.value = "x";
+    rec.value_len = 1;
+    int rc = kn_producer_send(p, &rec, es, sizeof es);
+    int64_t took = kn_test_now_ms() - t0;
+    if (rc != KN_ERR__AUTHENTICATION)
+        fail_msg("send: expected _AUTHENTICATION, got %s: %s", kn_err_name(rc), es);
+    if (took > 2000)
+        fail_msg("callback failure took %lld ms (bound 2000)", (long long)took);
+    if (!strstr(es, "token callback failed") || !strstr(es, "identity provider unreachable"))
+        fail_msg("message does not name the callback and its reason: %s", es);
+    fprintf(stderr, "  callback failure in %lld ms: %s\n", (long long)took, es);
+    assert_int_equal(atomic_load(&ts.calls), 1);
+    assert_int_equal(atomic_load(&ts.wrong_thread), 0);
+    assert_int_equal(kn_producer_flush(p, 1000), KN_ERR__AUTHENTICATION);
+    kn_producer_close(p, 1000);
+}
+
+/* REAUTH: the producer runs on its own thread, which is then its
+ * application thread for the callback. */
+typedef struct prod_thread {
+    const char *bootstrap, *topic;
+    token_src ts;
+    int sent;
+    dr_state st;
+    kn_producer_stats stats;
+    char err[512];
+} prod_thread;
+
+static void *producer_main(void *arg) {
+    prod_thread *pt = arg;
+    pt->ts.app_thread = pthread_self();
+    kn_conf *pc = cb_conf(KN_CLIENT_PRODUCER, pt->bootstrap, &pt->ts);
+    kn_test_conf_set(pc, "enable.idempotence", "true");
+    kn_test_conf_set(pc, "linger.ms", "5");
+    kn_producer *p = kn_producer_new(pc, on_dr, &pt->st, pt->err, sizeof pt->err);
+    kn_conf_destroy(pc);
+    if (!p)
+        return NULL;
+    int64_t end = kn_test_now_ms() + 35000;
+    while (kn_test_now_ms() < end) {
+        for (int k = 0; k < 10; k++) {
+            char v[32];
+            int len = snprintf(v, sizeof v, "v%d", pt->sent);
+            kn_record_out rec = KN_RECORD_OUT_INIT;
+            rec.topic = pt->topic;
+            rec.partition = 0;
+            rec.value = v;
+            rec.value_len = (size_t)len;
+            if (kn_producer_send(p, &rec, pt->err, sizeof pt->err))
+                goto out;
+            pt->sent++;
+        }
+        kn_producer_poll(p, 50);
+    }
+    if (kn_producer_flush(p, 30000))
+        snprintf(pt->err, sizeof pt->err, "flush timed out");
+out:
+    kn_producer_get_stats(p, &pt->stats);
+    kn_producer_close(p, 5000);
+    return NULL;
+}
+
+static void test_refresh_through_reauth(void **state) {
+    (void)state;
+    const char *bs = env("KAFKA_BOOTSTRAP_REAUTH");
+    char t[128], group[160], es[512];
+    snprintf(t, sizeof t, "%s", kn_test_topic("oauthcb-refresh"));
+    snprintf(group, sizeof group, "%s-group", t);
+    kn_test_create_topic(t, 1);
+    token_src cts = {.app_thread = pthread_self(), .lifetime_s = 15};
+    kn_conf *cc = cb_conf(KN_CLIENT_CONSUMER, bs, &cts);
+    kn_test_conf_set(cc, "group.id", group);
+    kn_test_conf_set(cc, "auto.offset.reset", "earliest");
+    kn_test_conf_set(cc, "enable.auto.commit", "false");
+    kn_consumer *c = kn_consumer_new(cc, es, sizeof es);
+    kn_conf_destroy(cc);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    const char *topics[] = {t};
+    assert_int_equal(kn_consumer_subscribe(c, topics, 1, NULL, NULL), KN_OK);
+    prod_thread pt = {.bootstrap = bs, .topic = t, .ts = {.lifetime_s = 15}};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, producer_main, &pt), 0);
+    int next = 0;
+    bool joined = false;
+    int64_t t0 = kn_test_now_ms();
+    while (kn_test_now_ms() - t0 < 80000) {
+        kn_records *r = NULL;
+        int rc = kn_consumer_poll(c, 200, &r, es, sizeof es);
+        if (rc)
+            fail_msg("poll at record %d: %s: %s", next, kn_err_name(rc), es);
+        check_records(r, &next);
+        kn_records_free(r);
+        if (!joined && kn_test_now_ms() - t0 >= 40000) {
+            pthread_join(th, NULL);
+            joined = true;
+        }
+        if (joined && next >= pt.sent)
+            break;
+    }
+    if (!joined)
+        pthread_join(th, NULL);
+    if (pt.err[0])
+        fail_msg("producer: %s", pt.err);
+    kn_consumer_stats cs;
+    kn_consumer_get_stats(c, &cs);
+    fprintf(stderr,
+            "  produced %d, consumed %d; token callback calls: producer %d, consumer %d; re-authentications: "
+            "producer %lld, consumer %lld\n",
+            pt.sent, next, atomic_load(&pt.ts.calls), atomic_load(&cts.calls), (long long)pt.stats.reauthentications,
+            (long long)cs.reauthentications);
+    assert_int_equal(atomic_load(&pt.st.ok), pt.sent);
+    assert_int_equal(atomic_load(&pt.st.failed), 0);
+    assert_int_equal(next, pt.sent);
+    /* 15 s tokens refreshed at 80..85 %: over 35..40 s, at least 3 calls */
+    assert_true(atomic_load(&pt.ts.calls) >= 3);
+    assert_true(atomic_load(&cts.calls) >= 3);
+    assert_int_equal(atomic_load(&pt.ts.wrong_thread), 0);
+    assert_int_equal(atomic_load(&cts.wrong_thread), 0);
+    assert_true(pt.stats.reauthentications >= 2);
+    assert_true(cs.reauthentications >= 2);
+    assert_int_equal(pt.stats.connect_failures, 0);
+    assert_int_equal(cs.connect_failures, 0);
+    assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
+    assert_int_equal(kn_consumer_close(c), KN_OK);
+    kn_consumer_destroy(c);
+}
+
+int main(void) {
+    kn_test_bootstrap();
+    if (!env("KAFKA_BOOTSTRAP_SASL_SSL") || !env("KAFKA_BOOTSTRAP_REAUTH") || !env("KN_TLS_DIR")) {
+        const char *req = getenv("KN_TEST_REQUIRE_SECURE");
+        fprintf(stderr, "it_oauthbearer_cb: KAFKA_BOOTSTRAP_SASL_SSL / KAFKA_BOOTSTRAP_REAUTH / KN_TLS_DIR not "
+                        "set (tools/kafka/broker env)\n");
+        return req && !strcmp(req, "1") ? 1 : 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_callback_roundtrip),
+        cmocka_unit_test(test_callback_failure),
+        cmocka_unit_test(test_refresh_through_reauth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
