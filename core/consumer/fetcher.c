@@ -482,7 +482,6 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     kn_consumer *c = req->c;
     bool refresh = false;
     knc_buf *buf = NULL;
-    bool failed = false; /* a partition failed: poll returns its error */
     int64_t now = knw_now_ms();
 
     pthread_mutex_lock(&c->lock);
@@ -598,7 +597,6 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     p->retry_at_ms = now + c->retry_backoff_ms;
                     break;
                 case KNC_ACT_RESET:
-                    failed |= c->reset == KNC_RESET_NONE;
                     if (c->reset == KNC_RESET_NONE)
                         knc_part_fail(p, KN_ERR_OFFSET_OUT_OF_RANGE,
                                       "%s [%d]: fetch offset %lld is out of range (log end %lld) "
@@ -609,7 +607,6 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                         knc_part_reset(p, c->reset);
                     break;
                 case KNC_ACT_FAIL:
-                    failed = true;
                     knc_part_fail(p, pd->error_code, "%s [%d]: fetch at offset %lld failed: %s",
                                   p->topic, (int)p->partition, (long long)rp->offset,
                                   kn_err_name(pd->error_code));
