@@ -198,7 +198,7 @@ static void start_mech(knw_conn *conn, int64_t now_ms);
 static void auth_failed(knw_conn *conn, const char *what, const char *detail, int64_t now_ms) {
     char nb[128], msg[512];
     knw_conn_name(conn, nb, sizeof nb);
-    snprintf(msg, sizeof msg, "%s (%s, %s): %s", what, conn->sasl->mech->name, nb, detail);
+    snprintf(msg, sizeof msg, "%s (%s, %s): %.300s", what, conn->sasl->mech->name, nb, detail);
     knw_conn_auth_failed(conn, KN_ERR__AUTHENTICATION, msg, now_ms);
 }
 
