@@ -17,12 +17,9 @@ describe("kafka_native.admin client quotas", function()
 
   -- quotas apply from the metadata log a moment after the alter
   local function wait_user(user, check)
-    local deadline, got = os.time() + 30, nil
-    repeat
-      got = assert(admin:describe_client_quotas({ { type = "user", name = user } }, { strict = true }))
-    until check(got) or os.time() > deadline
-    assert.is_true(check(got))
-    return got
+    return helper.wait_for(function()
+      return assert(admin:describe_client_quotas({ { type = "user", name = user } }, { strict = true }))
+    end, check)
   end
 
   it("sets, describes and removes quotas per entity", function()

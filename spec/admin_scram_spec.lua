@@ -17,12 +17,9 @@ describe("kafka_native.admin SCRAM credentials", function()
   end)
 
   local function wait_user(user, check)
-    local deadline, got = os.time() + 30, nil
-    repeat
-      got = assert(admin:describe_user_scram_credentials({ user }))[user]
-    until check(got) or os.time() > deadline
-    assert.is_true(check(got))
-    return got
+    return helper.wait_for(function()
+      return assert(admin:describe_user_scram_credentials({ user }))[user]
+    end, check)
   end
 
   it("upserts, describes and deletes credentials per user", function()

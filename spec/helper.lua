@@ -2,7 +2,9 @@
 -- is (KN_LUA_CPATH, else build/lua/<this interpreter's ABI>/?.so), the
 -- broker to talk to (KAFKA_BOOTSTRAP: a spec fails, never skips, without
 -- it), how many brokers it has, unique topic names and record
--- timestamps the broker's retention keeps.
+-- timestamps the broker's retention keeps; and what the specs against
+-- the secured listeners share (the gate, the v1..vn round trip) and a
+-- bounded wait for what the broker applies a moment later.
 local helper = {}
 
 local abi = (type(jit) == "table") and "jit" or _VERSION:match("%d+%.%d+")
@@ -46,6 +48,75 @@ function helper.write_temp(text)
   f:write(text)
   f:close()
   return path
+end
+
+-- Gate for a spec that needs the secured listeners (call it inside the
+-- describe): true when have; else it registers a failing test naming
+-- what (KN_TEST_REQUIRE_SECURE=1: a missing listener is a failure) or a
+-- pending one, and returns false (the describe then returns).
+-- (it, pending and assert are the spec file's, not globals: a module
+-- reaches them through busted's and luassert's modules.)
+function helper.need_secure(have, what, pending_what)
+  if have then return true end
+  local busted = require("busted")
+  if os.getenv("KN_TEST_REQUIRE_SECURE") == "1" then
+    busted.it("needs the secured listeners", function()
+      error(what .. " not set (tools/kafka/broker env)")
+    end)
+  else
+    busted.pending(pending_what .. " not set (tools/kafka/broker env)")
+  end
+  return false
+end
+
+-- Creates a one-partition topic with admin and waits until it is known.
+function helper.create_topic(admin, topic)
+  local assert = require("luassert")
+  local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
+  assert.is_nil(res[topic].error, res[topic].message)
+  assert(admin:wait_for_topics({ topic }, 30000))
+end
+
+-- A producer from conf (options: the producer's options, without
+-- on_delivery) sends "v1".."vn" to partition 0 of topic, flushes, sees
+-- every delivery succeed, and closes.
+function helper.produce_values(conf, options, topic, n)
+  local assert = require("luassert")
+  local kafka = require("kafka_native")
+  local reports = {}
+  local opts = { on_delivery = function(r) reports[#reports + 1] = r end }
+  for k, v in pairs(options or {}) do opts[k] = v end
+  local producer = assert(kafka.producer(conf, opts))
+  for i = 1, n do assert(producer:send(topic, "v" .. i, { partition = 0 })) end
+  assert(producer:flush(30000))
+  assert.are.equal(n, #reports)
+  for _, r in ipairs(reports) do assert.is_nil(r.error, r.message) end
+  producer:close()
+end
+
+-- The values consumer polls (500 ms at a time) until it has n or 60 s
+-- have passed.
+function helper.poll_values(consumer, n)
+  local assert = require("luassert")
+  local got = {}
+  local deadline = os.time() + 60
+  while #got < n and os.time() < deadline do
+    for _, r in ipairs(assert(consumer:poll(500))) do got[#got + 1] = r.value end
+  end
+  return got
+end
+
+-- Calls fetch until check(its result) holds or 30 s have passed (what
+-- an alter changes shows in the metadata log a moment later); asserts
+-- the check and returns the last result.
+function helper.wait_for(fetch, check)
+  local assert = require("luassert")
+  local deadline, got = os.time() + 30, nil
+  repeat
+    got = fetch()
+  until check(got) or os.time() > deadline
+  assert.is_true(check(got))
+  return got
 end
 
 -- The ABI this interpreter speaks ("5.4", "5.1", "jit").

@@ -39,6 +39,8 @@ local function unsecured_token(sub, lifetime_s)
   return b64url('{"alg":"none"}') .. "." .. b64url(claims) .. ".", exp * 1000
 end
 
+-- The SASL_SSL OAUTHBEARER keys with extra's on top; no
+-- sasl.jaas.config: the oauthbearer_token function is the token source.
 local function ob_cb(extra)
   local t = {
     ["bootstrap.servers"] = bootstrap,
@@ -51,28 +53,15 @@ local function ob_cb(extra)
   return t
 end
 
+-- The same with the unsecured login's JAAS options.
 local function ob(options, extra)
-  local t = {
-    ["bootstrap.servers"] = bootstrap,
-    ["security.protocol"] = "SASL_SSL",
-    ["ssl.truststore.type"] = "PEM",
-    ["ssl.truststore.location"] = (tls or "") .. "/ca.pem",
-    ["sasl.mechanism"] = "OAUTHBEARER",
-    ["sasl.jaas.config"] = MODULE .. " required " .. options .. ";",
-  }
-  for k, v in pairs(extra or {}) do t[k] = v end
+  local t = ob_cb(extra)
+  t["sasl.jaas.config"] = MODULE .. " required " .. options .. ";"
   return t
 end
 
 describe("SASL OAUTHBEARER", function()
-  if not have then
-    if os.getenv("KN_TEST_REQUIRE_SECURE") == "1" then
-      it("needs the secured listeners", function()
-        error("KAFKA_BOOTSTRAP_SASL_SSL / KN_TLS_DIR not set (tools/kafka/broker env)")
-      end)
-    else
-      pending("KAFKA_BOOTSTRAP_SASL_SSL not set (tools/kafka/broker env)")
-    end
+  if not helper.need_secure(have, "KAFKA_BOOTSTRAP_SASL_SSL / KN_TLS_DIR", "KAFKA_BOOTSTRAP_SASL_SSL") then
     return
   end
 
@@ -84,29 +73,16 @@ describe("SASL OAUTHBEARER", function()
 
   it("produces and consumes as a group member with an unsecured token", function()
     local topic = helper.topic("oauthbearer")
-    local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
-    assert.is_nil(res[topic].error, res[topic].message)
-    assert(admin:wait_for_topics({ topic }, 30000))
+    helper.create_topic(admin, topic)
     local opts = 'unsecuredLoginStringClaim_sub="alice" unsecuredLoginExtension_traceId="spec"'
-    local reports = {}
-    local producer = assert(kafka.producer(ob(opts),
-      { on_delivery = function(r) reports[#reports + 1] = r end }))
-    for i = 1, 100 do assert(producer:send(topic, "v" .. i, { partition = 0 })) end
-    assert(producer:flush(30000))
-    assert.are.equal(100, #reports)
-    for _, r in ipairs(reports) do assert.is_nil(r.error, r.message) end
-    producer:close()
+    helper.produce_values(ob(opts), nil, topic, 100)
 
     local consumer = assert(kafka.consumer(ob(opts, {
       ["group.id"] = topic .. "-group", ["auto.offset.reset"] = "earliest",
       ["enable.auto.commit"] = false,
     })))
     assert(consumer:subscribe({ topic }))
-    local got = {}
-    local deadline = os.time() + 60
-    while #got < 100 and os.time() < deadline do
-      for _, r in ipairs(assert(consumer:poll(500))) do got[#got + 1] = r.value end
-    end
+    local got = helper.poll_values(consumer, 100)
     assert.are.equal(100, #got)
     for i = 1, 100 do assert.are.equal("v" .. i, got[i]) end
     assert(consumer:commit({ sync = true }))
@@ -150,25 +126,12 @@ describe("SASL OAUTHBEARER", function()
     a:close()
     assert.is_true(calls >= 1)
     local topic = helper.topic("oauthcb")
-    local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
-    assert.is_nil(res[topic].error, res[topic].message)
-    assert(admin:wait_for_topics({ topic }, 30000))
-    local reports = {}
-    local producer = assert(kafka.producer(ob_cb(), { oauthbearer_token = token,
-      on_delivery = function(r) reports[#reports + 1] = r end }))
-    for i = 1, 50 do assert(producer:send(topic, "v" .. i, { partition = 0 })) end
-    assert(producer:flush(30000))
-    assert.are.equal(50, #reports)
-    for _, r in ipairs(reports) do assert.is_nil(r.error, r.message) end
-    producer:close()
+    helper.create_topic(admin, topic)
+    helper.produce_values(ob_cb(), { oauthbearer_token = token }, topic, 50)
     local consumer = assert(kafka.consumer(ob_cb({ ["group.id"] = topic .. "-group",
       ["auto.offset.reset"] = "earliest" }), { oauthbearer_token = token }))
     assert(consumer:subscribe({ topic }))
-    local got = {}
-    local deadline = os.time() + 60
-    while #got < 50 and os.time() < deadline do
-      for _, r in ipairs(assert(consumer:poll(500))) do got[#got + 1] = r.value end
-    end
+    local got = helper.poll_values(consumer, 50)
     assert.are.equal(50, #got)
     consumer:close()
     assert.is_true(calls >= 3)
@@ -178,9 +141,7 @@ describe("SASL OAUTHBEARER", function()
     local reauth = os.getenv("KAFKA_BOOTSTRAP_REAUTH")
     assert.truthy(reauth, "KAFKA_BOOTSTRAP_REAUTH not set")
     local topic = helper.topic("oauthcb-reauth")
-    local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
-    assert.is_nil(res[topic].error, res[topic].message)
-    assert(admin:wait_for_topics({ topic }, 30000))
+    helper.create_topic(admin, topic)
     local pcalls, ccalls = 0, 0
     local producer = assert(kafka.producer(ob_cb({ ["bootstrap.servers"] = reauth,
       ["enable.idempotence"] = true, ["linger.ms"] = 5 }), {

@@ -37,14 +37,8 @@ local function sasl(mechanism, u, p, extra, over_tls)
 end
 
 describe("SASL", function()
-  if not have then
-    if os.getenv("KN_TEST_REQUIRE_SECURE") == "1" then
-      it("needs the secured listeners", function()
-        error("KAFKA_BOOTSTRAP_SASL_PLAINTEXT / KN_SASL_USER / KN_SASL_PASSWORD not set (tools/kafka/broker env)")
-      end)
-    else
-      pending("KAFKA_BOOTSTRAP_SASL_PLAINTEXT not set (tools/kafka/broker env)")
-    end
+  if not helper.need_secure(have, "KAFKA_BOOTSTRAP_SASL_PLAINTEXT / KN_SASL_USER / KN_SASL_PASSWORD",
+    "KAFKA_BOOTSTRAP_SASL_PLAINTEXT") then
     return
   end
 
@@ -63,28 +57,15 @@ describe("SASL", function()
     it("produces and consumes as a group member with " .. mechanism .. (over_tls and " over SASL_SSL" or ""), function()
       assert(not over_tls or (ssl_bootstrap and tls_dir), "KAFKA_BOOTSTRAP_SASL_SSL / KN_TLS_DIR not set")
       local topic = helper.topic("sasl")
-      local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
-      assert.is_nil(res[topic].error, res[topic].message)
-      assert(admin:wait_for_topics({ topic }, 30000))
-      local reports = {}
-      local producer = assert(kafka.producer(sasl(mechanism, user, password, nil, over_tls),
-        { on_delivery = function(r) reports[#reports + 1] = r end }))
-      for i = 1, 100 do assert(producer:send(topic, "v" .. i, { partition = 0 })) end
-      assert(producer:flush(30000))
-      assert.are.equal(100, #reports)
-      for _, r in ipairs(reports) do assert.is_nil(r.error, r.message) end
-      producer:close()
+      helper.create_topic(admin, topic)
+      helper.produce_values(sasl(mechanism, user, password, nil, over_tls), nil, topic, 100)
 
       local consumer = assert(kafka.consumer(sasl(mechanism, user, password, {
         ["group.id"] = topic .. "-group", ["auto.offset.reset"] = "earliest",
         ["enable.auto.commit"] = false,
       }, over_tls)))
       assert(consumer:subscribe({ topic }))
-      local got = {}
-      local deadline = os.time() + 60
-      while #got < 100 and os.time() < deadline do
-        for _, r in ipairs(assert(consumer:poll(500))) do got[#got + 1] = r.value end
-      end
+      local got = helper.poll_values(consumer, 100)
       assert.are.equal(100, #got)
       for i = 1, 100 do assert.are.equal("v" .. i, got[i]) end
       assert(consumer:commit({ sync = true }))

@@ -190,32 +190,32 @@ int lk_timeout_opt(lua_State *L, int idx) {
     return (int)t;
 }
 
-/* Checks that the argument at idx is an array of strings and returns
- * its length. Raises otherwise. (Empty names are the library's to judge:
- * they fail their own entry, as in Java.) */
-static size_t lk_check_names(lua_State *L, int idx) {
+size_t lk_check_strings(lua_State *L, int idx, const char *what) {
     luaL_checktype(L, idx, LUA_TTABLE);
     size_t n = lua_rawlen(L, idx);
     for (size_t i = 1; i <= n; i++) {
         lua_rawgeti(L, idx, (int)i);
         if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_argerror(L, idx, "array of topic names expected");
+            luaL_argerror(L, idx, what);
         lua_pop(L, 1);
     }
     return n;
 }
 
-/* Collects the names at idx (checked by lk_check_names) into a
- * Lua-owned array of pointers; the strings stay alive because the table
- * at idx holds them for the whole call. */
-static const char **lk_collect_names(lua_State *L, int idx, size_t n) {
-    const char **names = (const char **)lua_newuserdata(L, (n ? n : 1) * sizeof(*names));
+const char **lk_strings(lua_State *L, int idx, size_t n) {
+    const char **out = (const char **)lua_newuserdata(L, (n ? n : 1) * sizeof(*out));
     for (size_t i = 0; i < n; i++) {
         lua_rawgeti(L, idx, (int)(i + 1));
-        names[i] = lua_tostring(L, -1);
+        out[i] = lua_tostring(L, -1);
         lua_pop(L, 1);
     }
-    return names;
+    return out;
+}
+
+/* Topic names: empty ones are the library's to judge (they fail their
+ * own entry, as in Java). */
+static size_t lk_check_names(lua_State *L, int idx) {
+    return lk_check_strings(L, idx, "array of topic names expected");
 }
 
 void lk_set_str(lua_State *L, const char *key, const char *value) {
@@ -230,6 +230,83 @@ void lk_set_int(lua_State *L, const char *key, lua_Integer value) {
     lua_setfield(L, -2, key);
 }
 
+void lk_set_error(lua_State *L, int err, const char *message) {
+    lk_set_str(L, "error", kn_err_name(err));
+    lk_set_int(L, "code", err);
+    lk_set_str(L, "message", message);
+}
+
+void lk_push_topic_table(lua_State *L, const char *topic) {
+    lua_getfield(L, -1, topic);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, topic);
+    }
+}
+
+static void lk_free_tplist(void *p) { kn_topic_partition_list_destroy((kn_topic_partition_list *)p); }
+
+/* Walks the table at 2, checking (l NULL) or filling l. Returns KN_OK
+ * or the list's error (out of memory). */
+static int lk_walk_offsets(lua_State *L, const char *shape, const char *bad_partition,
+                           lk_offset_value_fn value, kn_topic_partition_list *l) {
+    int err = KN_OK;
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TTABLE)
+            luaL_argerror(L, 2, shape);
+        const char *topic = lua_tostring(L, -2);
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+            lua_Integer p;
+            if (!lk_get_integer(L, -2, &p) || p < 0 || p > 0x7fffffff)
+                luaL_argerror(L, 2, bad_partition);
+            int64_t off = value(L);
+            if (l && !err) {
+                int k = kn_topic_partition_list_add(l, topic, (int32_t)p);
+                if (k == KN_ERR__INVALID_ARG)
+                    luaL_argerror(L, 2, "topic names must not be empty");
+                if (k < 0)
+                    err = k;
+                else
+                    kn_topic_partition_list_set_offset(l, (size_t)k, off);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    return err;
+}
+
+lk_guard *lk_offsets_arg(lua_State *L, const char *shape, const char *bad_partition,
+                         lk_offset_value_fn value) {
+    lk_walk_offsets(L, shape, bad_partition, value, NULL);
+    lk_guard *lg = lk_guard_push(L, lk_free_tplist, 0);
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    lg->ptr = l;
+    if (!l || lk_walk_offsets(L, shape, bad_partition, value, l))
+        luaL_error(L, "out of memory");
+    return lg;
+}
+
+void lk_push_offset_results(lua_State *L, const kn_offset_results *res,
+                            void (*ok_fields)(lua_State *L, const kn_offset_results *res, size_t i)) {
+    lua_newtable(L);
+    for (size_t i = 0; i < kn_offset_results_count(res); i++) {
+        lk_push_topic_table(L, kn_offset_results_topic(res, i));
+        lua_createtable(L, 0, 3);
+        int perr = kn_offset_results_error(res, i);
+        if (perr)
+            lk_set_error(L, perr, kn_offset_results_error_message(res, i));
+        else
+            ok_fields(L, res, i);
+        lua_rawseti(L, -2, (int)kn_offset_results_partition(res, i));
+        lua_pop(L, 1);
+    }
+}
+
 /* Pushes name -> {error=, code=, message=, topic_id=, ...}. */
 static void lk_push_topic_results(lua_State *L, const kn_topic_results *res, int with_counts) {
     size_t n = kn_topic_results_count(res);
@@ -238,9 +315,7 @@ static void lk_push_topic_results(lua_State *L, const kn_topic_results *res, int
         lua_createtable(L, 0, 4);
         int err = kn_topic_results_error(res, i);
         if (err) {
-            lk_set_str(L, "error", kn_err_name(err));
-            lk_set_int(L, "code", err);
-            lk_set_str(L, "message", kn_topic_results_error_message(res, i));
+            lk_set_error(L, err, kn_topic_results_error_message(res, i));
         } else {
             lk_set_str(L, "topic_id", kn_topic_results_topic_id(res, i));
             if (with_counts && kn_topic_results_partitions(res, i) >= 0) {
@@ -413,7 +488,7 @@ static int lk_admin_delete_topics(lua_State *L) {
     lk_admin *la = lk_admin_check(L);
     size_t n = lk_check_names(L, 2);
     int timeout_ms = lk_timeout_opt(L, 3);
-    const char **names = lk_collect_names(L, 2, n);
+    const char **names = lk_strings(L, 2, n);
     lk_guard *guard = lk_guard_push(L, lk_free_topic_results, 0);
     char errstr[512] = "";
     kn_topic_results *res = NULL;
@@ -488,7 +563,7 @@ static int lk_admin_describe_topics(lua_State *L) {
     lk_admin *la = lk_admin_check(L);
     size_t n = lk_check_names(L, 2);
     int timeout_ms = lk_timeout_opt(L, 3);
-    const char **names = lk_collect_names(L, 2, n);
+    const char **names = lk_strings(L, 2, n);
     lk_guard *guard = lk_guard_push(L, lk_free_descriptions, 0);
     char errstr[512] = "";
     kn_topic_descriptions *desc = NULL;
@@ -503,9 +578,7 @@ static int lk_admin_describe_topics(lua_State *L) {
         lk_set_str(L, "name", kn_topic_descriptions_name(desc, i));
         int terr = kn_topic_descriptions_error(desc, i);
         if (terr) {
-            lk_set_str(L, "error", kn_err_name(terr));
-            lk_set_int(L, "code", terr);
-            lk_set_str(L, "message", kn_topic_descriptions_error_message(desc, i));
+            lk_set_error(L, terr, kn_topic_descriptions_error_message(desc, i));
         } else {
             lk_set_str(L, "topic_id", kn_topic_descriptions_topic_id(desc, i));
             lua_pushboolean(L, kn_topic_descriptions_is_internal(desc, i));
@@ -563,7 +636,7 @@ static int lk_admin_wait_for_topics(lua_State *L) {
         return luaL_argerror(L, 3, "timeout_ms (integer) expected");
     if (timeout_ms > 0x7fffffff)
         timeout_ms = 0x7fffffff;
-    const char **names = lk_collect_names(L, 2, n);
+    const char **names = lk_strings(L, 2, n);
     char errstr[512] = "";
     int err = kn_admin_wait_for_topics(la->admin, names, n, (int)timeout_ms, errstr, sizeof(errstr));
     if (err)

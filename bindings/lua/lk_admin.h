@@ -8,6 +8,7 @@
 #define LK_ADMIN_H
 
 #include "kafka_native_admin.h"
+#include "kafka_native_consumer.h"
 #include "lk.h"
 
 #define LK_ADMIN_MT "kafka_native.admin"
@@ -39,6 +40,33 @@ int lk_timeout_opt(lua_State *L, int idx);
 /* t[key] = value on the table at the top (nothing for a NULL string). */
 void lk_set_str(lua_State *L, const char *key, const char *value);
 void lk_set_int(lua_State *L, const char *key, lua_Integer value);
+/* error =, code = and message = (none for a NULL message) on the table
+ * at the top: an entry that failed alone. */
+void lk_set_error(lua_State *L, int err, const char *message);
+/* Pushes t[topic] of the table t at the top, creating it when absent:
+ * results keyed by topic then partition. */
+void lk_push_topic_table(lua_State *L, const char *topic);
+
+/* Raises (what) unless idx is an array of strings; returns its length. */
+size_t lk_check_strings(lua_State *L, int idx, const char *what);
+/* The strings of the (checked) array at idx, in a Lua-owned block it
+ * pushes; the strings live as long as the table. */
+const char **lk_strings(lua_State *L, int idx, size_t n);
+
+/* Reads the value at the top of a { [topic] = { [partition] = value } }
+ * walk: raises on a wrong one, else returns the entry's offset. */
+typedef int64_t (*lk_offset_value_fn)(lua_State *L);
+/* The { [topic] = { [partition] = value } } table at argument 2 as a
+ * topic-partition list with offsets: checked first (raising shape for a
+ * wrong table, bad_partition for a partition that is not an integer
+ * >= 0), then filled. Pushes the list's guard and returns it (the list
+ * is its ptr); raises "out of memory". */
+lk_guard *lk_offsets_arg(lua_State *L, const char *shape, const char *bad_partition,
+                         lk_offset_value_fn value);
+/* Pushes { [topic] = { [partition] = item } } for res: item is the
+ * entry's error fields or, without error, what ok_fields sets on it. */
+void lk_push_offset_results(lua_State *L, const kn_offset_results *res,
+                            void (*ok_fields)(lua_State *L, const kn_offset_results *res, size_t i));
 
 /* Method families. */
 extern const luaL_Reg lk_admin_config_methods[];

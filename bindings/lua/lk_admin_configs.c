@@ -64,12 +64,6 @@ static void lk_push_type_table(lua_State *L, int out, int type) {
     }
 }
 
-static void lk_push_error_fields(lua_State *L, int err, const char *message) {
-    lk_set_str(L, "error", kn_err_name(err));
-    lk_set_int(L, "code", err);
-    lk_set_str(L, "message", message);
-}
-
 /* ---- describe_configs ------------------------------------------------ */
 
 static void lk_free_descriptions(void *p) { kn_config_descriptions_destroy((kn_config_descriptions *)p); }
@@ -156,7 +150,7 @@ static int lk_admin_describe_configs(lua_State *L) {
         lua_createtable(L, 0, 1);
         int rerr = kn_config_descriptions_error(desc, i);
         if (rerr) {
-            lk_push_error_fields(L, rerr, kn_config_descriptions_error_message(desc, i));
+            lk_set_error(L, rerr, kn_config_descriptions_error_message(desc, i));
         } else {
             size_t ne = kn_config_descriptions_entry_count(desc, i);
             lua_createtable(L, 0, (int)ne);
@@ -293,7 +287,7 @@ static int lk_alter(lua_State *L, bool legacy) {
         lua_createtable(L, 0, 3);
         int rerr = kn_config_results_error(res, i);
         if (rerr)
-            lk_push_error_fields(L, rerr, kn_config_results_error_message(res, i));
+            lk_set_error(L, rerr, kn_config_results_error_message(res, i));
         lua_setfield(L, -2, kn_config_results_resource_name(res, i));
         lua_pop(L, 1);
     }

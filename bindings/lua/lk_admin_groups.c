@@ -24,35 +24,10 @@ static void lk_free_group_list(void *p) { kn_group_list_destroy((kn_group_list *
 static void lk_free_group_desc(void *p) { kn_group_descriptions_destroy((kn_group_descriptions *)p); }
 static void lk_free_group_offsets(void *p) { kn_group_offsets_destroy((kn_group_offsets *)p); }
 
+/* An entry's error fields, with the code's own message when the broker
+ * sent none. */
 static void lk_error_fields(lua_State *L, int err, const char *message) {
-    lk_set_str(L, "error", kn_err_name(err));
-    lk_set_int(L, "code", err);
-    lk_set_str(L, "message", message ? message : kn_err_message(err));
-}
-
-/* Raises unless idx is an array of strings; returns its length. */
-static size_t lk_check_strings(lua_State *L, int idx, const char *what) {
-    luaL_checktype(L, idx, LUA_TTABLE);
-    size_t n = lua_rawlen(L, idx);
-    for (size_t i = 1; i <= n; i++) {
-        lua_rawgeti(L, idx, (int)i);
-        if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_argerror(L, idx, what);
-        lua_pop(L, 1);
-    }
-    return n;
-}
-
-/* The strings of the (checked) array at idx, in a Lua-owned block; the
- * strings live as long as the table. */
-static const char **lk_strings(lua_State *L, int idx, size_t n) {
-    const char **out = (const char **)lua_newuserdata(L, (n ? n : 1) * sizeof(*out));
-    for (size_t i = 0; i < n; i++) {
-        lua_rawgeti(L, idx, (int)(i + 1));
-        out[i] = lua_tostring(L, -1);
-        lua_pop(L, 1);
-    }
-    return out;
+    lk_set_error(L, err, message ? message : kn_err_message(err));
 }
 
 /* ---- partition tables ------------------------------------------------ */
@@ -134,14 +109,7 @@ static kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool of
 static void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
     lua_newtable(L);
     for (size_t i = 0; i < kn_topic_partition_list_count(l); i++) {
-        const char *t = kn_topic_partition_list_topic(l, i);
-        lua_getfield(L, -1, t);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            lua_newtable(L);
-            lua_pushvalue(L, -1);
-            lua_setfield(L, -3, t);
-        }
+        lk_push_topic_table(L, kn_topic_partition_list_topic(l, i));
         lua_pushinteger(L, kn_topic_partition_list_partition(l, i));
         lua_rawseti(L, -2, (int)lua_rawlen(L, -2) + 1);
         lua_pop(L, 1);
@@ -154,14 +122,7 @@ static void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
 static void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets) {
     lua_newtable(L);
     for (size_t i = 0; i < kn_topic_partition_list_count(l); i++) {
-        const char *t = kn_topic_partition_list_topic(l, i);
-        lua_getfield(L, -1, t);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            lua_newtable(L);
-            lua_pushvalue(L, -1);
-            lua_setfield(L, -3, t);
-        }
+        lk_push_topic_table(L, kn_topic_partition_list_topic(l, i));
         lua_createtable(L, 0, 3);
         int err = kn_topic_partition_list_err(l, i);
         if (err) {

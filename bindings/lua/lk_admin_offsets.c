@@ -37,37 +37,15 @@ static int64_t lk_spec(lua_State *L) {
         "or a timestamp (ms, >= 0)");
 }
 
-static void lk_free_tplist(void *p) { kn_topic_partition_list_destroy((kn_topic_partition_list *)p); }
 static void lk_free_offset_results(void *p) { kn_offset_results_destroy((kn_offset_results *)p); }
 
-/* Walks arg 2, checking (l NULL) or filling l. */
-static int lk_walk_specs(lua_State *L, kn_topic_partition_list *l) {
-    int err = KN_OK;
-    lua_pushnil(L);
-    while (lua_next(L, 2) != 0) {
-        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TTABLE)
-            luaL_argerror(L, 2, "{ [topic] = { [partition] = spec } } expected");
-        const char *topic = lua_tostring(L, -2);
-        lua_pushnil(L);
-        while (lua_next(L, -2) != 0) {
-            lua_Integer p;
-            if (!lk_get_integer(L, -2, &p) || p < 0 || p > 0x7fffffff)
-                luaL_argerror(L, 2, "partitions are integers >= 0");
-            int64_t spec = lk_spec(L);
-            if (l && !err) {
-                int k = kn_topic_partition_list_add(l, topic, (int32_t)p);
-                if (k == KN_ERR__INVALID_ARG)
-                    luaL_argerror(L, 2, "topic names must not be empty");
-                if (k < 0)
-                    err = k;
-                else
-                    kn_topic_partition_list_set_offset(l, (size_t)k, spec);
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-    }
-    return err;
+static void lk_offset_fields(lua_State *L, const kn_offset_results *res, size_t i) {
+    if (kn_offset_results_offset(res, i) >= 0)
+        lk_set_int(L, "offset", kn_offset_results_offset(res, i));
+    if (kn_offset_results_timestamp(res, i) >= 0)
+        lk_set_int(L, "timestamp", kn_offset_results_timestamp(res, i));
+    if (kn_offset_results_leader_epoch(res, i) >= 0)
+        lk_set_int(L, "leader_epoch", kn_offset_results_leader_epoch(res, i));
 }
 
 /* admin:list_offsets(specs, {isolation_level=, timeout_ms=}) */
@@ -88,47 +66,18 @@ static int lk_admin_list_offsets(lua_State *L) {
         }
         lua_pop(L, 1);
     }
-    lk_walk_specs(L, NULL);
-    lk_guard *lg = lk_guard_push(L, lk_free_tplist, 0);
-    kn_topic_partition_list *l = kn_topic_partition_list_new();
-    lg->ptr = l;
-    if (!l || lk_walk_specs(L, l))
-        return luaL_error(L, "out of memory");
+    lk_guard *lg = lk_offsets_arg(L, "{ [topic] = { [partition] = spec } } expected",
+                                  "partitions are integers >= 0", lk_spec);
     lk_guard *g = lk_guard_push(L, lk_free_offset_results, 0);
     char errstr[512] = "";
     kn_offset_results *res = NULL;
-    int err = kn_admin_list_offsets(la->admin, l, flags, timeout_ms, &res, errstr, sizeof(errstr));
+    int err = kn_admin_list_offsets(la->admin, (kn_topic_partition_list *)lg->ptr, flags, timeout_ms, &res,
+                                    errstr, sizeof(errstr));
     lk_guard_release(lg);
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = res;
-    lua_newtable(L);
-    for (size_t i = 0; i < kn_offset_results_count(res); i++) {
-        const char *t = kn_offset_results_topic(res, i);
-        lua_getfield(L, -1, t);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            lua_newtable(L);
-            lua_pushvalue(L, -1);
-            lua_setfield(L, -3, t);
-        }
-        lua_createtable(L, 0, 3);
-        int perr = kn_offset_results_error(res, i);
-        if (perr) {
-            lk_set_str(L, "error", kn_err_name(perr));
-            lk_set_int(L, "code", perr);
-            lk_set_str(L, "message", kn_offset_results_error_message(res, i));
-        } else {
-            if (kn_offset_results_offset(res, i) >= 0)
-                lk_set_int(L, "offset", kn_offset_results_offset(res, i));
-            if (kn_offset_results_timestamp(res, i) >= 0)
-                lk_set_int(L, "timestamp", kn_offset_results_timestamp(res, i));
-            if (kn_offset_results_leader_epoch(res, i) >= 0)
-                lk_set_int(L, "leader_epoch", kn_offset_results_leader_epoch(res, i));
-        }
-        lua_rawseti(L, -2, (int)kn_offset_results_partition(res, i));
-        lua_pop(L, 1);
-    }
+    lk_push_offset_results(L, res, lk_offset_fields);
     lk_guard_release(g);
     return 1;
 }

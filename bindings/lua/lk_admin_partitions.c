@@ -14,7 +14,6 @@
 #include "lk_admin.h"
 
 static void lk_free_topic_results(void *p) { kn_topic_results_destroy((kn_topic_results *)p); }
-static void lk_free_tplist(void *p) { kn_topic_partition_list_destroy((kn_topic_partition_list *)p); }
 static void lk_free_offset_results(void *p) { kn_offset_results_destroy((kn_offset_results *)p); }
 
 static const char lk_cp_shape[] =
@@ -115,46 +114,27 @@ static int lk_admin_create_partitions(lua_State *L) {
     for (size_t i = 0; i < kn_topic_results_count(res); i++) {
         lua_createtable(L, 0, 3);
         int terr = kn_topic_results_error(res, i);
-        if (terr) {
-            lk_set_str(L, "error", kn_err_name(terr));
-            lk_set_int(L, "code", terr);
-            lk_set_str(L, "message", kn_topic_results_error_message(res, i));
-        }
+        if (terr)
+            lk_set_error(L, terr, kn_topic_results_error_message(res, i));
         lua_setfield(L, -2, kn_topic_results_name(res, i));
     }
     lk_guard_release(g);
     return 1;
 }
 
-/* Walks { [topic] = { [p] = offset } } at 2, checking (l NULL) or filling l. */
-static int lk_walk_before(lua_State *L, kn_topic_partition_list *l) {
-    static const char shape[] = "{ [topic] = { [partition] = offset } } expected (offset -1: high watermark)";
-    int err = KN_OK;
-    lua_pushnil(L);
-    while (lua_next(L, 2) != 0) {
-        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TTABLE)
-            luaL_argerror(L, 2, shape);
-        const char *topic = lua_tostring(L, -2);
-        lua_pushnil(L);
-        while (lua_next(L, -2) != 0) {
-            lua_Integer p, off;
-            if (!lk_get_integer(L, -2, &p) || p < 0 || p > 0x7fffffff || !lk_get_integer(L, -1, &off) ||
-                off < -1)
-                luaL_argerror(L, 2, shape);
-            if (l && !err) {
-                int k = kn_topic_partition_list_add(l, topic, (int32_t)p);
-                if (k == KN_ERR__INVALID_ARG)
-                    luaL_argerror(L, 2, "topic names must not be empty");
-                if (k < 0)
-                    err = k;
-                else
-                    kn_topic_partition_list_set_offset(l, (size_t)k, off);
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-    }
-    return err;
+static const char lk_before_shape[] =
+    "{ [topic] = { [partition] = offset } } expected (offset -1: high watermark)";
+
+/* An offset to delete before, at the top; raises on anything else. */
+static int64_t lk_before_offset(lua_State *L) {
+    lua_Integer off;
+    if (!lk_get_integer(L, -1, &off) || off < -1)
+        luaL_argerror(L, 2, lk_before_shape);
+    return off;
+}
+
+static void lk_low_watermark_fields(lua_State *L, const kn_offset_results *res, size_t i) {
+    lk_set_int(L, "low_watermark", kn_offset_results_offset(res, i));
 }
 
 static int lk_admin_delete_records(lua_State *L) {
@@ -162,42 +142,17 @@ static int lk_admin_delete_records(lua_State *L) {
     luaL_checktype(L, 2, LUA_TTABLE);
     int timeout_ms = lk_timeout_opt(L, 3);
     lua_settop(L, 3);
-    lk_walk_before(L, NULL);
-    lk_guard *lg = lk_guard_push(L, lk_free_tplist, 0);
-    kn_topic_partition_list *l = kn_topic_partition_list_new();
-    lg->ptr = l;
-    if (!l || lk_walk_before(L, l))
-        return luaL_error(L, "out of memory");
+    lk_guard *lg = lk_offsets_arg(L, lk_before_shape, lk_before_shape, lk_before_offset);
     lk_guard *g = lk_guard_push(L, lk_free_offset_results, 0);
     char errstr[512] = "";
     kn_offset_results *res = NULL;
-    int err = kn_admin_delete_records(la->admin, l, timeout_ms, &res, errstr, sizeof(errstr));
+    int err = kn_admin_delete_records(la->admin, (kn_topic_partition_list *)lg->ptr, timeout_ms, &res, errstr,
+                                      sizeof(errstr));
     lk_guard_release(lg);
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = res;
-    lua_newtable(L);
-    for (size_t i = 0; i < kn_offset_results_count(res); i++) {
-        const char *t = kn_offset_results_topic(res, i);
-        lua_getfield(L, -1, t);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            lua_newtable(L);
-            lua_pushvalue(L, -1);
-            lua_setfield(L, -3, t);
-        }
-        lua_createtable(L, 0, 3);
-        int perr = kn_offset_results_error(res, i);
-        if (perr) {
-            lk_set_str(L, "error", kn_err_name(perr));
-            lk_set_int(L, "code", perr);
-            lk_set_str(L, "message", kn_offset_results_error_message(res, i));
-        } else {
-            lk_set_int(L, "low_watermark", kn_offset_results_offset(res, i));
-        }
-        lua_rawseti(L, -2, (int)kn_offset_results_partition(res, i));
-        lua_pop(L, 1);
-    }
+    lk_push_offset_results(L, res, lk_low_watermark_fields);
     lk_guard_release(g);
     return 1;
 }
@@ -232,11 +187,8 @@ static int lk_admin_describe_log_dirs(lua_State *L) {
     for (size_t b = 0; b < kn_log_dirs_broker_count(d); b++) {
         lua_newtable(L);
         int berr = kn_log_dirs_broker_error(d, b);
-        if (berr) {
-            lk_set_str(L, "error", kn_err_name(berr));
-            lk_set_int(L, "code", berr);
-            lk_set_str(L, "message", kn_log_dirs_broker_error_message(d, b));
-        }
+        if (berr)
+            lk_set_error(L, berr, kn_log_dirs_broker_error_message(d, b));
         for (size_t i = 0; i < kn_log_dirs_dir_count(d, b); i++) {
             lua_createtable(L, 0, 4);
             if (kn_log_dirs_dir_error(d, b, i)) {
@@ -249,14 +201,7 @@ static int lk_admin_describe_log_dirs(lua_State *L) {
                 lk_set_int(L, "usable_bytes", kn_log_dirs_dir_usable_bytes(d, b, i));
             lua_newtable(L);
             for (size_t r = 0; r < kn_log_dirs_replica_count(d, b, i); r++) {
-                const char *t = kn_log_dirs_replica_topic(d, b, i, r);
-                lua_getfield(L, -1, t);
-                if (lua_isnil(L, -1)) {
-                    lua_pop(L, 1);
-                    lua_newtable(L);
-                    lua_pushvalue(L, -1);
-                    lua_setfield(L, -3, t);
-                }
+                lk_push_topic_table(L, kn_log_dirs_replica_topic(d, b, i, r));
                 lua_createtable(L, 0, 3);
                 lk_set_int(L, "size", kn_log_dirs_replica_size(d, b, i, r));
                 lk_set_int(L, "offset_lag", kn_log_dirs_replica_offset_lag(d, b, i, r));

@@ -179,9 +179,7 @@ static int lk_admin_alter_client_quotas(lua_State *L) {
         lua_setfield(L, -2, "entity");
         int qerr = kn_quota_descriptions_error(d, i);
         if (qerr) {
-            lk_set_str(L, "error", kn_err_name(qerr));
-            lk_set_int(L, "code", qerr);
-            lk_set_str(L, "message", kn_quota_descriptions_error_message(d, i));
+            lk_set_error(L, qerr, kn_quota_descriptions_error_message(d, i));
         }
         lua_rawseti(L, -2, (int)(i + 1));
     }

@@ -30,9 +30,7 @@ static void lk_push_scram(lua_State *L, const kn_scram_credentials *c, int with_
         lua_createtable(L, 0, 3);
         int err = kn_scram_credentials_error(c, i);
         if (err) {
-            lk_set_str(L, "error", kn_err_name(err));
-            lk_set_int(L, "code", err);
-            lk_set_str(L, "message", kn_scram_credentials_error_message(c, i));
+            lk_set_error(L, err, kn_scram_credentials_error_message(c, i));
         } else if (with_credentials) {
             size_t n = kn_scram_credentials_mechanism_count(c, i);
             lua_createtable(L, (int)n, 0);

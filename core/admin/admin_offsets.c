@@ -120,6 +120,46 @@ static bool kna_offset_retriable(int err) {
            err == KN_ERR_OFFSET_NOT_AVAILABLE || err == KN_ERR_REPLICA_NOT_AVAILABLE;
 }
 
+/* A leader that did not answer: its pending partitions end with the
+ * request's error (why). */
+static int kna_offset_fail_node(kn_offset_results *res, int32_t node, int err, const char *why) {
+    int rc = 0;
+    for (size_t i = 0; i < res->count && !rc; i++)
+        if (res->items[i].pending && res->items[i].node == node)
+            rc = kna_offset_fail(&res->items[i], err, why);
+    return rc;
+}
+
+/* The pending items node's answer for topic/partition settles. */
+static bool kna_offset_answers(const kna_offset_item *x, int32_t node, kn_str topic, int32_t partition) {
+    return x->pending && x->node == node && x->partition == partition && kna_is(topic, x->topic);
+}
+
+/* A partition's error code from its leader: a retriable one sends x
+ * back to the leader lookup, another ends it. Returns 0 or
+ * KN_ERR__NOMEM; *done says x still wants the answer's values. */
+static int kna_offset_code(kna_offset_item *x, int16_t code, bool *done) {
+    *done = false;
+    if (kna_offset_retriable(code)) {
+        x->err = code;
+        x->node = -1; /* look the leader up again */
+        return 0;
+    }
+    if (code)
+        return kna_offset_fail(x, code, NULL);
+    x->pending = false;
+    x->err = 0;
+    *done = true;
+    return 0;
+}
+
+/* After a leader's answer: a partition it left out is asked again. */
+static void kna_offset_requeue(kn_offset_results *res, int32_t node) {
+    for (size_t i = 0; i < res->count; i++)
+        if (res->items[i].pending && res->items[i].node == node)
+            res->items[i].node = -1;
+}
+
 /* Finds the leaders of the pending partitions in one Metadata request.
  * Returns 0, KN_ERR__NOMEM, or the request's error (why set). */
 static int kna_offset_leaders(kn_admin *admin, kn_offset_results *res, int64_t deadline, bool *answered,
@@ -245,33 +285,24 @@ static int kna_offset_send(kn_admin *admin, kn_offset_results *res, int32_t node
     knw_resp *resp = kna_call(admin, node, KP_API_LIST_OFFSETS, kna_offset_min_version(res, node), -1, &req,
                               deadline, "ListOffsets", &err, why, why_size);
     kn_free(buf);
-    int rc = 0;
     if (!resp) {
         *call_err = err;
-        for (size_t i = 0; i < res->count && !rc; i++)
-            if (res->items[i].pending && res->items[i].node == node)
-                rc = kna_offset_fail(&res->items[i], err, why);
-        return rc;
+        return kna_offset_fail_node(res, node, err, why);
     }
+    int rc = 0;
     *answered = true;
     const kp_ListOffsetsResponse *body = resp->body;
     for (int32_t k = 0; k < body->topics.count && !rc; k++) {
         const kp_ListOffsetsResponse_ListOffsetsTopicResponse *t = &body->topics.items[k];
         for (int32_t p = 0; p < t->partitions.count && !rc; p++) {
             const kp_ListOffsetsResponse_ListOffsetsPartitionResponse *rp = &t->partitions.items[p];
-            for (size_t i = 0; i < res->count; i++) {
+            for (size_t i = 0; i < res->count && !rc; i++) {
                 kna_offset_item *x = &res->items[i];
-                if (!x->pending || x->node != node || x->partition != rp->partition_index ||
-                    !kna_is(t->name, x->topic))
+                bool done;
+                if (!kna_offset_answers(x, node, t->name, rp->partition_index))
                     continue;
-                if (kna_offset_retriable(rp->error_code)) {
-                    x->err = rp->error_code;
-                    x->node = -1; /* look the leader up again */
-                } else if (rp->error_code) {
-                    rc = kna_offset_fail(x, rp->error_code, NULL);
-                } else {
-                    x->pending = false;
-                    x->err = 0;
+                rc = kna_offset_code(x, rp->error_code, &done);
+                if (done) {
                     x->offset = rp->offset;
                     x->timestamp = rp->timestamp;
                     x->leader_epoch = rp->leader_epoch;
@@ -280,10 +311,7 @@ static int kna_offset_send(kn_admin *admin, kn_offset_results *res, int32_t node
         }
     }
     knw_resp_free(resp);
-    /* A partition the leader left out is asked again. */
-    for (size_t i = 0; i < res->count; i++)
-        if (res->items[i].pending && res->items[i].node == node)
-            res->items[i].node = -1;
+    kna_offset_requeue(res, node);
     return rc;
 }
 
@@ -457,42 +485,30 @@ static int kna_delete_send(kn_admin *admin, kn_offset_results *res, int32_t node
     knw_resp *resp = kna_call(admin, node, KP_API_DELETE_RECORDS, -1, -1, &req, deadline, "DeleteRecords",
                               &err, why, why_size);
     kn_free(buf);
-    int rc = 0;
     if (!resp) {
         *call_err = err;
-        for (size_t i = 0; i < res->count && !rc; i++)
-            if (res->items[i].pending && res->items[i].node == node)
-                rc = kna_offset_fail(&res->items[i], err, why);
-        return rc;
+        return kna_offset_fail_node(res, node, err, why);
     }
+    int rc = 0;
     *answered = true;
     const kp_DeleteRecordsResponse *body = resp->body;
     for (int32_t k = 0; k < body->topics.count && !rc; k++) {
         const kp_DeleteRecordsResponse_DeleteRecordsTopicResult *t = &body->topics.items[k];
         for (int32_t p = 0; p < t->partitions.count && !rc; p++) {
             const kp_DeleteRecordsResponse_DeleteRecordsPartitionResult *rp = &t->partitions.items[p];
-            for (size_t i = 0; i < res->count; i++) {
+            for (size_t i = 0; i < res->count && !rc; i++) {
                 kna_offset_item *x = &res->items[i];
-                if (!x->pending || x->node != node || x->partition != rp->partition_index ||
-                    !kna_is(t->name, x->topic))
+                bool done;
+                if (!kna_offset_answers(x, node, t->name, rp->partition_index))
                     continue;
-                if (kna_offset_retriable(rp->error_code)) {
-                    x->err = rp->error_code;
-                    x->node = -1;
-                } else if (rp->error_code) {
-                    rc = kna_offset_fail(x, rp->error_code, NULL);
-                } else {
-                    x->pending = false;
-                    x->err = 0;
+                rc = kna_offset_code(x, rp->error_code, &done);
+                if (done)
                     x->offset = rp->low_watermark;
-                }
             }
         }
     }
     knw_resp_free(resp);
-    for (size_t i = 0; i < res->count; i++)
-        if (res->items[i].pending && res->items[i].node == node)
-            res->items[i].node = -1;
+    kna_offset_requeue(res, node);
     return rc;
 }
 

@@ -16,22 +16,16 @@
  * KN_TEST_REQUIRE_SECURE=1.
  */
 #include "kn_test.h"
+#include "secure.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "kafka_native.h"
-
-static const char *env(const char *name) {
-    const char *v = getenv(name);
-    return v && *v ? v : NULL;
-}
 
 static void b64url(const char *s, char *out) {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -91,59 +85,18 @@ static int token_cb(kn_oauthbearer_token *out, char *errstr, size_t errstr_size,
 
 static kn_conf *cb_conf(kn_client_type type, const char *bootstrap, token_src *ts) {
     kn_conf *conf = kn_conf_new(type);
-    char ca[512];
-    snprintf(ca, sizeof ca, "%s/ca.pem", env("KN_TLS_DIR"));
     kn_test_conf_set(conf, "bootstrap.servers", bootstrap);
     kn_test_conf_set(conf, "security.protocol", "SASL_SSL");
-    kn_test_conf_set(conf, "ssl.truststore.type", "PEM");
-    kn_test_conf_set(conf, "ssl.truststore.location", ca);
+    kn_secure_conf_trust(conf);
     kn_test_conf_set(conf, "sasl.mechanism", "OAUTHBEARER");
     /* No sasl.jaas.config: the callback is the token source. */
     assert_int_equal(kn_conf_set_oauthbearer_token_cb(conf, token_cb, ts), KN_OK);
     return conf;
 }
 
-typedef struct dr_state {
-    atomic_int ok, failed;
-} dr_state;
-
-static void on_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
-    (void)p;
-    dr_state *st = opaque;
-    if (kn_delivery_error(d))
-        atomic_fetch_add(&st->failed, 1);
-    else
-        atomic_fetch_add(&st->ok, 1);
-}
-
-static void check_records(kn_records *r, int *next) {
-    for (size_t i = 0; i < kn_records_count(r); i++) {
-        size_t len;
-        const char *v = kn_records_value(r, i, &len);
-        char want[32];
-        int wl = snprintf(want, sizeof want, "v%d", *next);
-        if ((size_t)wl != len || memcmp(v, want, len))
-            fail_msg("record %d: got %.*s (lost, duplicated or reordered)", *next, (int)len, v);
-        (*next)++;
-    }
-}
-
-static void send_one(kn_producer *p, const char *topic, int i, char *es, size_t esn) {
-    char v[32];
-    int len = snprintf(v, sizeof v, "v%d", i);
-    kn_record_out rec = KN_RECORD_OUT_INIT;
-    rec.topic = topic;
-    rec.partition = 0;
-    rec.value = v;
-    rec.value_len = (size_t)len;
-    int rc = kn_producer_send(p, &rec, es, esn);
-    if (rc)
-        fail_msg("send %d: %s: %s", i, kn_err_name(rc), es);
-}
-
 static void test_callback_roundtrip(void **state) {
     (void)state;
-    const char *bs = env("KAFKA_BOOTSTRAP_SASL_SSL");
+    const char *bs = kn_secure_env("KAFKA_BOOTSTRAP_SASL_SSL");
     char t[128], group[160], es[512];
     snprintf(t, sizeof t, "%s", kn_test_topic("oauthcb"));
     snprintf(group, sizeof group, "%s-group", t);
@@ -163,42 +116,11 @@ static void test_callback_roundtrip(void **state) {
     kn_admin_destroy(a);
     assert_true(atomic_load(&ts.calls) >= 1);
 
-    dr_state st = {0};
     kn_conf *pc = cb_conf(KN_CLIENT_PRODUCER, bs, &ts);
-    kn_producer *p = kn_producer_new(pc, on_dr, &st, es, sizeof es);
-    kn_conf_destroy(pc);
-    if (!p)
-        fail_msg("kn_producer_new: %s", es);
-    for (int i = 0; i < 200; i++)
-        send_one(p, t, i, es, sizeof es);
-    assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
-    assert_int_equal(atomic_load(&st.ok), 200);
-    assert_int_equal(kn_producer_close(p, 5000), KN_OK);
-
     kn_conf *cc = cb_conf(KN_CLIENT_CONSUMER, bs, &ts);
-    kn_test_conf_set(cc, "group.id", group);
-    kn_test_conf_set(cc, "auto.offset.reset", "earliest");
-    kn_test_conf_set(cc, "enable.auto.commit", "false");
-    kn_consumer *c = kn_consumer_new(cc, es, sizeof es);
+    kn_secure_roundtrip(pc, cc, t, group, 0, 200);
+    kn_conf_destroy(pc);
     kn_conf_destroy(cc);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
-    const char *topics[] = {t};
-    assert_int_equal(kn_consumer_subscribe(c, topics, 1, NULL, NULL), KN_OK);
-    int next = 0;
-    int64_t deadline = kn_test_now_ms() + 60000;
-    while (next < 200 && kn_test_now_ms() < deadline) {
-        kn_records *r = NULL;
-        rc = kn_consumer_poll(c, 500, &r, es, sizeof es);
-        if (rc)
-            fail_msg("poll: %s: %s", kn_err_name(rc), es);
-        check_records(r, &next);
-        kn_records_free(r);
-    }
-    assert_int_equal(next, 200);
-    assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
-    kn_consumer_destroy(c);
     fprintf(stderr, "  token callback calls: %d\n", atomic_load(&ts.calls));
     assert_true(atomic_load(&ts.calls) >= 3); /* one per client at least */
     assert_int_equal(atomic_load(&ts.wrong_thread), 0);
@@ -207,22 +129,10 @@ static void test_callback_roundtrip(void **state) {
 static void test_callback_failure(void **state) {
     (void)state;
     token_src ts = {.app_thread = pthread_self(), .lifetime_s = 3600, .fail = true};
-    kn_conf *conf = cb_conf(KN_CLIENT_PRODUCER, env("KAFKA_BOOTSTRAP_SASL_SSL"), &ts);
+    kn_conf *conf = cb_conf(KN_CLIENT_PRODUCER, kn_secure_env("KAFKA_BOOTSTRAP_SASL_SSL"), &ts);
     char es[512];
-    int64_t t0 = kn_test_now_ms();
-    kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
-    kn_conf_destroy(conf);
-    assert_non_null(p);
-    kn_record_out rec = KN_RECORD_OUT_INIT;
-    rec.topic = "kn-test-oauthcb-denied";
-    rec.value = "x";
-    rec.value_len = 1;
-    int rc = kn_producer_send(p, &rec, es, sizeof es);
-    int64_t took = kn_test_now_ms() - t0;
-    if (rc != KN_ERR__AUTHENTICATION)
-        fail_msg("send: expected _AUTHENTICATION, got %s: %s", kn_err_name(rc), es);
-    if (took > 2000)
-        fail_msg("callback failure took %lld ms (bound 2000)", (long long)took);
+    int64_t took;
+    kn_producer *p = kn_secure_denied_send(conf, "kn-test-oauthcb-denied", es, sizeof es, &took);
     if (!strstr(es, "token callback failed") || !strstr(es, "identity provider unreachable"))
         fail_msg("message does not name the callback and its reason: %s", es);
     fprintf(stderr, "  callback failure in %lld ms: %s\n", (long long)took, es);
@@ -234,105 +144,50 @@ static void test_callback_failure(void **state) {
 
 /* REAUTH: the producer runs on its own thread, which is then its
  * application thread for the callback. */
-typedef struct prod_thread {
-    const char *bootstrap, *topic;
+typedef struct reauth_src {
+    const char *bootstrap;
     token_src ts;
-    int sent;
-    dr_state st;
-    kn_producer_stats stats;
-    char err[512];
-} prod_thread;
+} reauth_src;
 
-static void *producer_main(void *arg) {
-    prod_thread *pt = arg;
-    pt->ts.app_thread = pthread_self();
-    kn_conf *pc = cb_conf(KN_CLIENT_PRODUCER, pt->bootstrap, &pt->ts);
-    kn_test_conf_set(pc, "enable.idempotence", "true");
-    kn_test_conf_set(pc, "linger.ms", "5");
-    kn_producer *p = kn_producer_new(pc, on_dr, &pt->st, pt->err, sizeof pt->err);
-    kn_conf_destroy(pc);
-    if (!p)
-        return NULL;
-    int64_t end = kn_test_now_ms() + 35000;
-    while (kn_test_now_ms() < end) {
-        for (int k = 0; k < 10; k++) {
-            char v[32];
-            int len = snprintf(v, sizeof v, "v%d", pt->sent);
-            kn_record_out rec = KN_RECORD_OUT_INIT;
-            rec.topic = pt->topic;
-            rec.partition = 0;
-            rec.value = v;
-            rec.value_len = (size_t)len;
-            if (kn_producer_send(p, &rec, pt->err, sizeof pt->err))
-                goto out;
-            pt->sent++;
-        }
-        kn_producer_poll(p, 50);
-    }
-    if (kn_producer_flush(p, 30000))
-        snprintf(pt->err, sizeof pt->err, "flush timed out");
-out:
-    kn_producer_get_stats(p, &pt->stats);
-    kn_producer_close(p, 5000);
-    return NULL;
+static kn_conf *reauth_producer_conf(void *ctx) {
+    reauth_src *rs = ctx;
+    rs->ts.app_thread = pthread_self();
+    return cb_conf(KN_CLIENT_PRODUCER, rs->bootstrap, &rs->ts);
 }
 
 static void test_refresh_through_reauth(void **state) {
     (void)state;
-    const char *bs = env("KAFKA_BOOTSTRAP_REAUTH");
-    char t[128], group[160], es[512];
+    const char *bs = kn_secure_env("KAFKA_BOOTSTRAP_REAUTH");
+    char t[128], group[160];
     snprintf(t, sizeof t, "%s", kn_test_topic("oauthcb-refresh"));
     snprintf(group, sizeof group, "%s-group", t);
     kn_test_create_topic(t, 1);
     token_src cts = {.app_thread = pthread_self(), .lifetime_s = 15};
     kn_conf *cc = cb_conf(KN_CLIENT_CONSUMER, bs, &cts);
-    kn_test_conf_set(cc, "group.id", group);
-    kn_test_conf_set(cc, "auto.offset.reset", "earliest");
-    kn_test_conf_set(cc, "enable.auto.commit", "false");
-    kn_consumer *c = kn_consumer_new(cc, es, sizeof es);
+    kn_consumer *c = kn_secure_group_consumer(cc, group, t);
     kn_conf_destroy(cc);
-    if (!c)
-        fail_msg("kn_consumer_new: %s", es);
-    const char *topics[] = {t};
-    assert_int_equal(kn_consumer_subscribe(c, topics, 1, NULL, NULL), KN_OK);
-    prod_thread pt = {.bootstrap = bs, .topic = t, .ts = {.lifetime_s = 15}};
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, producer_main, &pt), 0);
-    int next = 0;
-    bool joined = false;
-    int64_t t0 = kn_test_now_ms();
-    while (kn_test_now_ms() - t0 < 80000) {
-        kn_records *r = NULL;
-        int rc = kn_consumer_poll(c, 200, &r, es, sizeof es);
-        if (rc)
-            fail_msg("poll at record %d: %s: %s", next, kn_err_name(rc), es);
-        check_records(r, &next);
-        kn_records_free(r);
-        if (!joined && kn_test_now_ms() - t0 >= 40000) {
-            pthread_join(th, NULL);
-            joined = true;
-        }
-        if (joined && next >= pt.sent)
-            break;
-    }
-    if (!joined)
-        pthread_join(th, NULL);
-    if (pt.err[0])
-        fail_msg("producer: %s", pt.err);
+    reauth_src rs = {.bootstrap = bs, .ts = {.lifetime_s = 15}};
+    kn_secure_prod pt = {.make_conf = reauth_producer_conf,
+                         .ctx = &rs,
+                         .topic = t,
+                         .run_ms = 35000,
+                         .burst = 10,
+                         .pause_ms = 50};
+    int next = kn_secure_consume_while_producing(c, &pt, 80000, 40000, 0);
     kn_consumer_stats cs;
     kn_consumer_get_stats(c, &cs);
     fprintf(stderr,
             "  produced %d, consumed %d; token callback calls: producer %d, consumer %d; re-authentications: "
             "producer %lld, consumer %lld\n",
-            pt.sent, next, atomic_load(&pt.ts.calls), atomic_load(&cts.calls), (long long)pt.stats.reauthentications,
-            (long long)cs.reauthentications);
+            pt.sent, next, atomic_load(&rs.ts.calls), atomic_load(&cts.calls),
+            (long long)pt.stats.reauthentications, (long long)cs.reauthentications);
     assert_int_equal(atomic_load(&pt.st.ok), pt.sent);
     assert_int_equal(atomic_load(&pt.st.failed), 0);
     assert_int_equal(next, pt.sent);
     /* 15 s tokens refreshed at 80..85 %: over 35..40 s, at least 3 calls */
-    assert_true(atomic_load(&pt.ts.calls) >= 3);
+    assert_true(atomic_load(&rs.ts.calls) >= 3);
     assert_true(atomic_load(&cts.calls) >= 3);
-    assert_int_equal(atomic_load(&pt.ts.wrong_thread), 0);
+    assert_int_equal(atomic_load(&rs.ts.wrong_thread), 0);
     assert_int_equal(atomic_load(&cts.wrong_thread), 0);
     assert_true(pt.stats.reauthentications >= 2);
     assert_true(cs.reauthentications >= 2);
@@ -345,12 +200,11 @@ static void test_refresh_through_reauth(void **state) {
 
 int main(void) {
     kn_test_bootstrap();
-    if (!env("KAFKA_BOOTSTRAP_SASL_SSL") || !env("KAFKA_BOOTSTRAP_REAUTH") || !env("KN_TLS_DIR")) {
-        const char *req = getenv("KN_TEST_REQUIRE_SECURE");
-        fprintf(stderr, "it_oauthbearer_cb: KAFKA_BOOTSTRAP_SASL_SSL / KAFKA_BOOTSTRAP_REAUTH / KN_TLS_DIR not "
-                        "set (tools/kafka/broker env)\n");
-        return req && !strcmp(req, "1") ? 1 : 77;
-    }
+    static const char *const need[] = {"KAFKA_BOOTSTRAP_SASL_SSL", "KAFKA_BOOTSTRAP_REAUTH", "KN_TLS_DIR",
+                                       NULL};
+    int gate = kn_secure_need("it_oauthbearer_cb", need);
+    if (gate)
+        return gate;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_callback_roundtrip),
         cmocka_unit_test(test_callback_failure),
