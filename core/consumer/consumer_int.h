@@ -177,7 +177,9 @@ typedef struct knc_part {
     uint32_t gen;           /* bumped by seeks and resets: stale replies are dropped */
     bool paused;
     bool fetch_inflight;
-    bool reset_inflight; /* ListOffsets or OffsetFetch in flight */
+    /* ListOffsets or OffsetFetch in flight for the current gen (a gen
+     * bump orphans the request and clears it, see position.c) */
+    bool reset_inflight;
     /* Pending revocation (a commit before a revoke is in flight): not
      * fetched, not returned, so the committed position stays the last
      * returned one (Java's markPendingRevocation). */

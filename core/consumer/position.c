@@ -69,13 +69,23 @@ void knc_part_free(knc_part *p) {
 }
 
 /* Drops both buffered slices (the read-ahead one too) and bumps gen so
- * a Fetch still in flight for them is dropped when it answers. */
+ * a Fetch still in flight for them is dropped when it answers.
+ *
+ * The bump also orphans a ListOffsets, OffsetFetch or
+ * OffsetForLeaderEpoch still in flight: its answer matches the old gen,
+ * so it is dropped without touching p, in flight marks included. The
+ * marks therefore go here: left set, they would stop the lookup the new
+ * state needs from ever being sent (a seek to the beginning landing
+ * while assign's default reset was in flight left p in NEED_RESET with
+ * reset_inflight set for good: no position, no records). */
 static void knc_part_drop_buffered(knc_part *p) {
     knc_fetched_free(p->fetched);
     p->fetched = NULL;
     knc_fetched_free(p->ahead);
     p->ahead = NULL;
     p->gen++;
+    p->reset_inflight = false;
+    p->validate_inflight = false;
 }
 
 void knc_part_seek(knc_part *p, int64_t offset, int32_t leader_epoch) {

@@ -247,6 +247,45 @@ static void test_seek_past_end(void **state) {
     close_consumer(c);
 }
 
+/* A fresh consumer that assigns and seeks at once to the beginning or
+ * the end (what Lua's assign with offset = "beginning" / "end" does),
+ * with the topic's metadata already known, so its first ListOffsets (for
+ * auto.offset.reset) is often in flight when the seek lands. Every one
+ * gets its position and its records: the orphaned lookup once left the
+ * partition without a position for good (17 rounds of 24 before the
+ * fix).
+ * test_consumer_seek_inflight_fake takes that race every time. */
+static void test_assign_then_seek_fresh(void **state) {
+    int stalled = 0;
+    for (int round = 0; round < 24; round++) {
+        bool to_end = round % 2 == 1;
+        kn_consumer *c = new_consumer("auto.offset.reset", to_end ? "earliest" : "latest", NULL);
+        kn_topic_partition_list *parts = NULL;
+        assert_int_equal(kn_consumer_partitions_for(c, known_topic, 30000, &parts), KN_OK);
+        kn_topic_partition_list_destroy(parts);
+        assign_all(c, known_topic, 1);
+        /* 0 to 5 ms between the two, as an application or a binding may
+         * take: the network thread's first ListOffsets goes out then. */
+        usleep((useconds_t)(round / 2 % 6) * 1000);
+        assert_int_equal(kn_consumer_seek(c, known_topic, 0, to_end ? KN_OFFSET_END : KN_OFFSET_BEGINNING),
+                         KN_OK);
+        int64_t pos = -1;
+        int rc = kn_consumer_position(c, known_topic, 0, 15000, &pos);
+        if (rc != KN_OK) {
+            stalled++;
+            print_message("round %d (%s): position: %s\n", round, to_end ? "end" : "beginning",
+                          kn_err_name(rc));
+        } else if (to_end) {
+            assert_int_equal(pos, 1000);
+        } else {
+            assert_int_equal(pos, 0);
+            assert_int_equal(read_known(c, 0, 50, 15000), 50);
+        }
+        close_consumer(c);
+    }
+    assert_int_equal(stalled, 0);
+}
+
 static void test_reset_none(void **state) {
     kn_consumer *c = new_consumer("auto.offset.reset", "none", NULL);
     assign_all(c, known_topic, 1);
@@ -790,6 +829,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contents_and_seek),
         cmocka_unit_test(test_seek_past_end),
+        cmocka_unit_test(test_assign_then_seek_fresh),
         cmocka_unit_test(test_reset_none),
         cmocka_unit_test(test_pause_resume),
         cmocka_unit_test(test_poll_budget),

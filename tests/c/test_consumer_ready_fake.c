@@ -119,6 +119,33 @@ static void answer_epoch(const kp_OffsetForLeaderEpochRequest *q, kp_OffsetForLe
     }
 }
 
+/* Node 1 coordinates every key, or err for all of them: v4+ (KIP-699)
+ * answers per key asked for; below, in the top-level fields (which v4+
+ * cannot encode: the frame would fail). */
+static void answer_find_coordinator(fake *f, const kn_fake_request *rq, kp_FindCoordinatorResponse *r,
+                                    kn_arena *a, int16_t err) {
+    if (rq->ver < 4) {
+        r->error_code = err;
+        r->node_id = err ? -1 : 1;
+        r->host = kn_str_c("127.0.0.1");
+        r->port = f->port;
+        return;
+    }
+    const kp_FindCoordinatorRequest *q = kn_fake_decode_request(a, rq);
+    int32_t n = q->coordinator_keys.count;
+    r->coordinators.items = kn_arena_calloc(a, (size_t)n + 1, sizeof(*r->coordinators.items));
+    r->coordinators.count = n;
+    for (int32_t i = 0; i < n; i++) {
+        kp_FindCoordinatorResponse_Coordinator *co = &r->coordinators.items[i];
+        co->key = q->coordinator_keys.items[i];
+        co->error_code = err;
+        co->node_id = err ? -1 : 1;
+        co->host = kn_str_c("127.0.0.1");
+        co->port = f->port;
+        co->error_message.len = -1;
+    }
+}
+
 static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     int16_t key = rq->key;
     kn_arena a;
@@ -130,14 +157,10 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     } else if (key == KP_API_METADATA) {
         answer_metadata(f, body, &a);
     } else if (key == KP_API_FIND_COORDINATOR) {
-        kp_FindCoordinatorResponse *r = body;
         pthread_mutex_lock(&f->mu);
-        if (f->coord_unavailable)
-            r->error_code = KN_ERR_COORDINATOR_NOT_AVAILABLE;
+        int16_t err = f->coord_unavailable ? KN_ERR_COORDINATOR_NOT_AVAILABLE : 0;
         pthread_mutex_unlock(&f->mu);
-        r->node_id = r->error_code ? -1 : 1;
-        r->host = kn_str_c("127.0.0.1");
-        r->port = f->port;
+        answer_find_coordinator(f, rq, body, &a, err);
     } else if (key == KP_API_OFFSET_FETCH) {
         answer_offset_fetch(f, kn_fake_decode_request(&a, rq), body, &a);
     } else if (key == KP_API_OFFSET_FOR_LEADER_EPOCH) {

@@ -156,6 +156,17 @@ local ok, err = pcall(function()
   probe:close()
   check(tonumber(o) == ends[1].offset - 1, "last offset %s, log end %d", o, ends[1].offset)
 
+  -- no group: -o beginning / end on the assignment (partition 1 only);
+  -- -X auto.offset.reset says the opposite, and -o wins
+  local from0 = must({ "consume", "-t", topic, "-p", "1", "-o", "beginning", "-e", "-f", "%o\n",
+                       "-X", "auto.offset.reset=latest" })
+  local first0, count0 = from0:match("^(%d+)\n"), select(2, from0:gsub("\n", ""))
+  check(first0 == "0" and count0 == ends[1].offset, "-o beginning: first %s, %d lines, log end %d",
+        tostring(first0), count0, ends[1].offset)
+  local atend = must({ "consume", "-t", topic, "-p", "1", "-o", "end", "-e", "-f", "%o\n",
+                       "-X", "auto.offset.reset=earliest" })
+  check(atend == "", "-o end gave %q", atend:sub(1, 100))
+
   -- usage errors exit 2 with a message
   local _, uerr, uok = run({ "consume", "-t", topic, "-o", "nonsense", "-e" })
   check(not uok and uerr:find("-o:", 1, true), "bad -o: %s", uerr)
