@@ -13,6 +13,9 @@
  *    sasl.login.read.timeout.ms, HTTP 401 (status and the provider's
  *    error), 500 retried until sasl.login.retry.backoff.max.ms, malformed
  *    JSON, a token that is not a JWT;
+ *  - the provider failing after the first token: the refresh failure is
+ *    a warning naming the cause (no secret), the client keeps working
+ *    with its token, and close does not wait for the endpoint;
  *  - 15 s tokens: an idempotent producer and a group member through
  *    several token refreshes and KIP-368 re-authentications (the broker
  *    ends each session at the token's exp), nothing lost, duplicated or
@@ -23,6 +26,7 @@
 #include "kn_test.h"
 #include "secure.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +191,65 @@ static void test_bad_endpoints(void **state) {
                        (const char *const[]){"cannot get a token from", "certificate", NULL});
 }
 
+/* Log records kept for the test (any thread). */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_text[8192];
+
+static void on_log(int level, const char *message, void *opaque) {
+    (void)opaque;
+    if (level > KN_LOG_WARN)
+        return;
+    pthread_mutex_lock(&log_lock);
+    size_t n = strlen(log_text);
+    snprintf(log_text + n, sizeof log_text - n, "%s\n", message);
+    pthread_mutex_unlock(&log_lock);
+}
+
+static bool log_has(const char *what) {
+    pthread_mutex_lock(&log_lock);
+    bool has = strstr(log_text, what) != NULL;
+    pthread_mutex_unlock(&log_lock);
+    return has;
+}
+
+/* The provider answers 503 after the first token: the refresh at half
+ * of a 20 s lifetime fails, is logged, and the client carries on. */
+static void test_refresh_failure(void **state) {
+    (void)state;
+    char url[512], q[128];
+    snprintf(q, sizeof q, "lifetime=20&fail_after=1&run=%lld", (long long)kn_test_now_ms());
+    url_with(url, sizeof url, q);
+    kn_conf *conf = oidc_conf(KN_CLIENT_PRODUCER, url, NULL, NULL);
+    kn_test_conf_set(conf, "sasl.login.refresh.window.factor", "0.5");
+    kn_test_conf_set(conf, "sasl.login.refresh.window.jitter", "0");
+    kn_test_conf_set(conf, "sasl.login.retry.backoff.max.ms", "500");
+    kn_conf_set_log_cb(conf, KN_LOG_WARN, on_log, NULL);
+    char es[512];
+    kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
+    kn_conf_destroy(conf);
+    assert_non_null(p);
+    int64_t t0 = kn_test_now_ms();
+    while (!log_has("answered HTTP 503") && kn_test_now_ms() - t0 < 30000) {
+        kn_producer_poll(p, 100);
+    }
+    pthread_mutex_lock(&log_lock);
+    fprintf(stderr, "  after %lld ms the log has: %s", (long long)(kn_test_now_ms() - t0), log_text);
+    pthread_mutex_unlock(&log_lock);
+    assert_true(log_has("OAUTHBEARER login: the token endpoint"));
+    assert_true(log_has("{temporarily_unavailable - down for the test}"));
+    assert_true(log_has("the next attempt is in 10 s"));
+    assert_false(log_has(kn_secure_env("KN_OIDC_CLIENT_SECRET")));
+    assert_false(log_has("eyJ"));
+    /* The first token is still valid: the client works. */
+    char t[128];
+    snprintf(t, sizeof t, "%s", kn_test_topic("oidc-refail"));
+    assert_int_equal(kn_secure_send(p, t, 0, es, sizeof es), KN_OK);
+    assert_int_equal(kn_producer_flush(p, 15000), KN_OK);
+    int64_t c0 = kn_test_now_ms();
+    assert_int_equal(kn_producer_close(p, 5000), KN_OK);
+    assert_true(kn_test_now_ms() - c0 < 3000);
+}
+
 /* 15 s tokens: refreshed at Java's 80-85 % point by the kn-oauth
  * thread; the broker ends each session at the token's exp, so clients
  * re-authenticate with the new token on the same connections. */
@@ -243,6 +306,7 @@ int main(void) {
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_unsigned_token_refused),
         cmocka_unit_test(test_bad_endpoints),
+        cmocka_unit_test(test_refresh_failure),
         cmocka_unit_test(test_refresh_reauth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,9 @@
  *   mode=json    answer 200 with malformed JSON
  *   mode=jwt     answer 200 with an access_token that is not a JWT
  *   mode=500     answer 500 (a retryable error)
+ *   fail_after=N answer 503 once N tokens were issued for this exact
+ *                query string (a provider that goes down after a login;
+ *                add a unique run=... so each test has its own count)
  * GET /jwks: the public key set. GET /stats: tokens issued so far.
  */
 import com.sun.net.httpserver.HttpExchange;
@@ -54,6 +57,7 @@ import javax.net.ssl.SSLContext;
 public class OidcProvider {
     private static final Map<String, String> clients = new HashMap<>();
     private static final AtomicLong issued = new AtomicLong();
+    private static final Map<String, AtomicLong> perQuery = new java.util.concurrent.ConcurrentHashMap<>();
     private static RsaJsonWebKey key;
     private static String issuer;
     private static String audience = "kafka";
@@ -170,6 +174,12 @@ public class OidcProvider {
                 send(ex, 200, "{\"access_token\":\"abc.def");
                 return;
             }
+            AtomicLong count = perQuery.computeIfAbsent(String.valueOf(ex.getRequestURI().getRawQuery()), k -> new AtomicLong());
+            if (query.containsKey("fail_after") && count.get() >= Long.parseLong(query.get("fail_after"))) {
+                send(ex, 503, oauthError("temporarily_unavailable", "down for the test"));
+                return;
+            }
+            count.incrementAndGet();
             long life = Long.parseLong(query.getOrDefault("lifetime", Long.toString(lifetime)));
             String jwt;
             if (mode.equals("jwt")) {
