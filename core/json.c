@@ -316,11 +316,21 @@ int kn_json_string(const kn_json_val *v, char *out, size_t cap, size_t *out_len)
             char e = s[1];
             s += 2;
             switch (e) {
-            case 'b': tmp[0] = '\b'; break;
-            case 'f': tmp[0] = '\f'; break;
-            case 'n': tmp[0] = '\n'; break;
-            case 'r': tmp[0] = '\r'; break;
-            case 't': tmp[0] = '\t'; break;
+            case 'b':
+                tmp[0] = '\b';
+                break;
+            case 'f':
+                tmp[0] = '\f';
+                break;
+            case 'n':
+                tmp[0] = '\n';
+                break;
+            case 'r':
+                tmp[0] = '\r';
+                break;
+            case 't':
+                tmp[0] = '\t';
+                break;
             case 'u': {
                 if (end - s < 4)
                     return -1;
@@ -338,7 +348,9 @@ int kn_json_string(const kn_json_val *v, char *out, size_t cap, size_t *out_len)
                 n = put_utf8(tmp, cp);
                 break;
             }
-            default: tmp[0] = e; break; /* " \ / */
+            default:
+                tmp[0] = e;
+                break; /* " \ / */
             }
         }
         if (o + n + 1 > cap)

@@ -45,7 +45,8 @@ kn_json_type kn_json_root_type(const char *doc, size_t len);
  * one if repeated, as Jackson does). Returns 0 with *out (type
  * KN_JSON_NONE when absent), or -1 with errstr when doc is malformed or
  * not an object. */
-int kn_json_get(const char *doc, size_t len, const char *key, kn_json_val *out, char *errstr, size_t errstr_size);
+int kn_json_get(const char *doc, size_t len, const char *key, kn_json_val *out, char *errstr,
+                size_t errstr_size);
 
 /* Decodes a KN_JSON_STRING value (escapes, \u surrogate pairs to UTF-8)
  * into out (cap bytes, NUL-terminated). 0, or -1 when it does not fit

@@ -42,17 +42,20 @@
 static kn_conf *oidc_conf(kn_client_type type, const char *url, const char *secret, const char *extra_opts) {
     kn_conf *conf = kn_conf_new(type);
     char jaas[1024];
-    snprintf(jaas, sizeof jaas,
-             MODULE " required clientId=\"%s\" clientSecret=\"%s\" scope=\"kafka write\" ssl.truststore.type=\"PEM\" "
-                    "ssl.truststore.location=\"%s/ca.pem\" %s;",
-             kn_secure_env("KN_OIDC_CLIENT_ID"), secret ? secret : kn_secure_env("KN_OIDC_CLIENT_SECRET"),
-             kn_secure_env("KN_TLS_DIR"), extra_opts ? extra_opts : "");
+    snprintf(
+        jaas, sizeof jaas,
+        MODULE
+        " required clientId=\"%s\" clientSecret=\"%s\" scope=\"kafka write\" ssl.truststore.type=\"PEM\" "
+        "ssl.truststore.location=\"%s/ca.pem\" %s;",
+        kn_secure_env("KN_OIDC_CLIENT_ID"), secret ? secret : kn_secure_env("KN_OIDC_CLIENT_SECRET"),
+        kn_secure_env("KN_TLS_DIR"), extra_opts ? extra_opts : "");
     kn_test_conf_set(conf, "bootstrap.servers", kn_secure_env("KAFKA_BOOTSTRAP_OIDC"));
     kn_test_conf_set(conf, "security.protocol", "SASL_SSL");
     kn_secure_conf_trust(conf);
     kn_test_conf_set(conf, "sasl.mechanism", "OAUTHBEARER");
     kn_test_conf_set(conf, "sasl.login.callback.handler.class", HANDLER);
-    kn_test_conf_set(conf, "sasl.oauthbearer.token.endpoint.url", url ? url : kn_secure_env("KN_OIDC_TOKEN_URL"));
+    kn_test_conf_set(conf, "sasl.oauthbearer.token.endpoint.url",
+                     url ? url : kn_secure_env("KN_OIDC_TOKEN_URL"));
     kn_test_conf_set(conf, "sasl.jaas.config", jaas);
     return conf;
 }
@@ -67,14 +70,16 @@ static void test_roundtrip(void **state) {
     /* The consumer: Kafka 4.x keys, no handler class (the URL selects the endpoint). */
     kn_conf *cc = kn_conf_new(KN_CLIENT_CONSUMER);
     char jaas[512];
-    snprintf(jaas, sizeof jaas, MODULE " required ssl.truststore.location=\"%s/ca.pem\";", kn_secure_env("KN_TLS_DIR"));
+    snprintf(jaas, sizeof jaas, MODULE " required ssl.truststore.location=\"%s/ca.pem\";",
+             kn_secure_env("KN_TLS_DIR"));
     kn_test_conf_set(cc, "bootstrap.servers", kn_secure_env("KAFKA_BOOTSTRAP_OIDC"));
     kn_test_conf_set(cc, "security.protocol", "SASL_SSL");
     kn_secure_conf_trust(cc);
     kn_test_conf_set(cc, "sasl.mechanism", "OAUTHBEARER");
     kn_test_conf_set(cc, "sasl.oauthbearer.token.endpoint.url", kn_secure_env("KN_OIDC_TOKEN_URL"));
     kn_test_conf_set(cc, "sasl.oauthbearer.client.credentials.client.id", kn_secure_env("KN_OIDC_CLIENT_ID"));
-    kn_test_conf_set(cc, "sasl.oauthbearer.client.credentials.client.secret", kn_secure_env("KN_OIDC_CLIENT_SECRET"));
+    kn_test_conf_set(cc, "sasl.oauthbearer.client.credentials.client.secret",
+                     kn_secure_env("KN_OIDC_CLIENT_SECRET"));
     kn_test_conf_set(cc, "sasl.oauthbearer.scope", "kafka");
     kn_test_conf_set(cc, "sasl.jaas.config", jaas);
     kn_secure_roundtrip(pc, cc, t, group, 0, 200);
@@ -90,7 +95,8 @@ static void test_unsigned_token_refused(void **state) {
     kn_test_conf_set(conf, "security.protocol", "SASL_SSL");
     kn_secure_conf_trust(conf);
     kn_test_conf_set(conf, "sasl.mechanism", "OAUTHBEARER");
-    kn_test_conf_set(conf, "sasl.jaas.config", MODULE " required unsecuredLoginStringClaim_sub=\"kn-client\";");
+    kn_test_conf_set(conf, "sasl.jaas.config",
+                     MODULE " required unsecuredLoginStringClaim_sub=\"kn-client\";");
     char es[512];
     int64_t took;
     kn_producer *p = kn_secure_denied_send(conf, "kn-test-oidc-denied", es, sizeof es, &took);
@@ -135,9 +141,10 @@ static void test_bad_endpoints(void **state) {
     /* Down: nothing listens (port 1); retried for 500 ms, then the cause. */
     c = oidc_conf(KN_CLIENT_PRODUCER, "https://127.0.0.1:1/token", NULL, NULL);
     kn_test_conf_set(c, "sasl.login.retry.backoff.max.ms", "500");
-    expect_login_error("endpoint down", c, 400, 5000,
-                       (const char *const[]){"OAUTHBEARER login: cannot get a token from https://127.0.0.1:1/token",
-                                             "Connection refused", "attempts in", NULL});
+    expect_login_error(
+        "endpoint down", c, 400, 5000,
+        (const char *const[]){"OAUTHBEARER login: cannot get a token from https://127.0.0.1:1/token",
+                              "Connection refused", "attempts in", NULL});
 
     /* Slow: the provider waits 5 s; read timeout 500 ms, no retry budget. */
     url_with(url, sizeof url, "delay_ms=5000");
@@ -146,23 +153,25 @@ static void test_bad_endpoints(void **state) {
     kn_test_conf_set(c, "sasl.login.connect.timeout.ms", "1000");
     kn_test_conf_set(c, "sasl.login.retry.backoff.ms", "0");
     kn_test_conf_set(c, "sasl.login.retry.backoff.max.ms", "0");
-    expect_login_error("slow endpoint", c, 400, 4000,
-                       (const char *const[]){"did not answer in time", "sasl.login.read.timeout.ms 500", NULL});
+    expect_login_error(
+        "slow endpoint", c, 400, 4000,
+        (const char *const[]){"did not answer in time", "sasl.login.read.timeout.ms 500", NULL});
 
     /* 401: a wrong secret; unretryable, so one attempt. */
     c = oidc_conf(KN_CLIENT_PRODUCER, NULL, "wrong-secret", NULL);
     expect_login_error("wrong secret", c, 0, 3000,
                        (const char *const[]){"answered HTTP 401",
-                                             "{invalid_client - client authentication failed}", "(1 attempt in",
-                                             NULL});
+                                             "{invalid_client - client authentication failed}",
+                                             "(1 attempt in", NULL});
 
     /* 500: retried until sasl.login.retry.backoff.max.ms. */
     url_with(url, sizeof url, "mode=500");
     c = oidc_conf(KN_CLIENT_PRODUCER, url, NULL, NULL);
     kn_test_conf_set(c, "sasl.login.retry.backoff.ms", "50");
     kn_test_conf_set(c, "sasl.login.retry.backoff.max.ms", "600");
-    expect_login_error("HTTP 500", c, 500, 5000,
-                       (const char *const[]){"answered HTTP 500", "{server_error - try again}", "attempts in", NULL});
+    expect_login_error(
+        "HTTP 500", c, 500, 5000,
+        (const char *const[]){"answered HTTP 500", "{server_error - try again}", "attempts in", NULL});
 
     /* Malformed JSON in a 200 answer. */
     url_with(url, sizeof url, "mode=json");
@@ -275,11 +284,13 @@ static void test_refresh_reauth(void **state) {
     kn_conf *cc = oidc_conf(KN_CLIENT_CONSUMER, short_url(), NULL, NULL);
     kn_consumer *c = kn_secure_group_consumer(cc, group, t);
     kn_conf_destroy(cc);
-    kn_secure_prod pt = {.make_conf = short_producer_conf, .topic = t, .run_ms = run_ms, .burst = 10, .pause_ms = 50};
+    kn_secure_prod pt = {
+        .make_conf = short_producer_conf, .topic = t, .run_ms = run_ms, .burst = 10, .pause_ms = 50};
     int next = kn_secure_consume_while_producing(c, &pt, run_ms + 60000, run_ms + 20000, run_ms);
     kn_consumer_stats cs;
     kn_consumer_get_stats(c, &cs);
-    fprintf(stderr, "  %s run (%lld s): produced %d, consumed %d; re-authentications: producer %lld, consumer %lld\n",
+    fprintf(stderr,
+            "  %s run (%lld s): produced %d, consumed %d; re-authentications: producer %lld, consumer %lld\n",
             long_run ? "long" : "short", (long long)run_ms / 1000, pt.sent, next,
             (long long)pt.stats.reauthentications, (long long)cs.reauthentications);
     assert_int_equal(atomic_load(&pt.st.ok), pt.sent);
@@ -297,16 +308,14 @@ static void test_refresh_reauth(void **state) {
 
 int main(void) {
     kn_test_bootstrap();
-    static const char *const need[] = {"KAFKA_BOOTSTRAP_OIDC", "KN_OIDC_TOKEN_URL", "KN_OIDC_CLIENT_ID",
-                                       "KN_OIDC_CLIENT_SECRET", "KN_TLS_DIR", NULL};
+    static const char *const need[] = {"KAFKA_BOOTSTRAP_OIDC",  "KN_OIDC_TOKEN_URL", "KN_OIDC_CLIENT_ID",
+                                       "KN_OIDC_CLIENT_SECRET", "KN_TLS_DIR",        NULL};
     int gate = kn_secure_need("it_oidc", need);
     if (gate)
         return gate;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_unsigned_token_refused),
-        cmocka_unit_test(test_bad_endpoints),
-        cmocka_unit_test(test_refresh_failure),
+        cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_unsigned_token_refused),
+        cmocka_unit_test(test_bad_endpoints),  cmocka_unit_test(test_refresh_failure),
         cmocka_unit_test(test_refresh_reauth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

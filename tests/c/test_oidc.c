@@ -52,7 +52,8 @@ static void test_json_reader(void **state) {
     (void)state;
     char err[256];
     kn_json_val v;
-    const char *doc = " {\"a\":1,\"s\":\"x\\u00e9\\ud83d\\ude00\\n\",\"arr\":[\"p\", \"q\"],\"o\":{\"a\":2},\"a\":3.5e1} ";
+    const char *doc =
+        " {\"a\":1,\"s\":\"x\\u00e9\\ud83d\\ude00\\n\",\"arr\":[\"p\", \"q\"],\"o\":{\"a\":2},\"a\":3.5e1} ";
     assert_int_equal(kn_json_get(doc, strlen(doc), "a", &v, err, sizeof err), 0);
     double d;
     assert_int_equal(v.type, KN_JSON_NUMBER);
@@ -127,7 +128,8 @@ static void test_token_response(void **state) {
         const char *body;
         const char *msg;
     } bad[] = {
-        {"{\"access_token\":\"secret.tok", "not a JSON object (malformed JSON at byte 27: an unterminated string)"},
+        {"{\"access_token\":\"secret.tok",
+         "not a JSON object (malformed JSON at byte 27: an unterminated string)"},
         {"<html>oops</html>", "not a JSON object (malformed JSON at byte 0"},
         {"{\"token_type\":\"Bearer\"}", "has no access_token (nor id_token)"},
         {"{\"access_token\":42}", "access_token that is not a string"},
@@ -148,7 +150,8 @@ static void test_jwt_claims(void **state) {
     (void)state;
     char err[256], jwt[8192];
     knw_jwt_claims cl;
-    make_jwt("{\"sub\":\"svc\",\"exp\":2000000000,\"iat\":1999999000.7,\"scope\":[\"read\",\"write\"],\"aud\":\"kafka\"}",
+    make_jwt("{\"sub\":\"svc\",\"exp\":2000000000,\"iat\":1999999000.7,\"scope\":[\"read\",\"write\"],"
+             "\"aud\":\"kafka\"}",
              jwt);
     assert_int_equal(knw_jwt_read(jwt, "sub", "scope", &cl, err, sizeof err), 0);
     assert_string_equal(cl.sub, "svc");
@@ -177,7 +180,8 @@ static void test_jwt_claims(void **state) {
         {"[1]", NULL, "the payload is not a JSON object"},
         {"{\"sub\":\"x\",\"exp\":", NULL, "the payload is not a JSON object (malformed JSON at byte 17"},
         {"{\"exp\":2000000000}", NULL, "sub claim (sasl.oauthbearer.sub.claim.name) is missing"},
-        {"{\"sub\":7,\"exp\":2000000000}", NULL, "sub claim (sasl.oauthbearer.sub.claim.name) is not a string"},
+        {"{\"sub\":7,\"exp\":2000000000}", NULL,
+         "sub claim (sasl.oauthbearer.sub.claim.name) is not a string"},
         {"{\"sub\":\" \",\"exp\":2000000000}", NULL, "is empty"},
         {"{\"sub\":\"x\"}", NULL, "the JWT has no exp claim"},
         {"{\"sub\":\"x\",\"exp\":\"soon\"}", NULL, "exp claim must be a non-negative number"},
@@ -193,7 +197,8 @@ static void test_jwt_claims(void **state) {
         err[0] = 0;
         assert_int_equal(knw_jwt_read(jwt, "sub", "scope", &cl, err, sizeof err), -1);
         if (!strstr(err, bad[i].msg))
-            fail_msg("%s: got \"%s\", want \"%s\"", bad[i].claims ? bad[i].claims : bad[i].raw, err, bad[i].msg);
+            fail_msg("%s: got \"%s\", want \"%s\"", bad[i].claims ? bad[i].claims : bad[i].raw, err,
+                     bad[i].msg);
     }
 }
 
@@ -221,8 +226,8 @@ static void test_selection_and_config(void **state) {
     char err[512];
     knw_sasl_conf *sc = NULL;
     /* Java's class selects the token endpoint. */
-    assert_int_equal(conf_oidc(HANDLER, "http://127.0.0.1:1/token", "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL,
-                               NULL, &sc, err, sizeof err),
+    assert_int_equal(conf_oidc(HANDLER, "http://127.0.0.1:1/token", "clientId=\"c\" clientSecret=\"s3cr3t\"",
+                               NULL, NULL, &sc, err, sizeof err),
                      0);
     assert_non_null(sc->oidc);
     assert_string_equal(knw_oidc_url(sc->oidc), "http://127.0.0.1:1/token");
@@ -232,19 +237,20 @@ static void test_selection_and_config(void **state) {
     assert_non_null(copy->oidc);
     knw_sasl_conf_free(copy);
     /* The URL alone selects it too, unless the options are the unsecured login's. */
-    assert_int_equal(conf_oidc(NULL, "http://127.0.0.1:1/token", "clientId=\"c\" clientSecret=\"s\"", NULL, NULL, &sc,
-                               err, sizeof err),
+    assert_int_equal(conf_oidc(NULL, "http://127.0.0.1:1/token", "clientId=\"c\" clientSecret=\"s\"", NULL,
+                               NULL, &sc, err, sizeof err),
                      0);
     assert_non_null(sc->oidc);
     knw_sasl_conf_free(sc);
-    assert_int_equal(conf_oidc(NULL, "http://127.0.0.1:1/token", "unsecuredLoginStringClaim_sub=\"alice\"", NULL,
-                               NULL, &sc, err, sizeof err),
+    assert_int_equal(conf_oidc(NULL, "http://127.0.0.1:1/token", "unsecuredLoginStringClaim_sub=\"alice\"",
+                               NULL, NULL, &sc, err, sizeof err),
                      0);
     assert_null(sc->oidc);
     knw_sasl_conf_free(sc);
     /* The client id and secret from the 4.x configuration keys. */
     assert_int_equal(conf_oidc(HANDLER, "https://127.0.0.1:1/token", "clientId=\"c\"",
-                               "sasl.oauthbearer.client.credentials.client.secret", "s", &sc, err, sizeof err),
+                               "sasl.oauthbearer.client.credentials.client.secret", "s", &sc, err,
+                               sizeof err),
                      0);
 
     knw_sasl_conf_free(sc);
@@ -252,10 +258,14 @@ static void test_selection_and_config(void **state) {
     static const struct {
         const char *url, *opts, *key, *val, *msg;
     } bad[] = {
-        {NULL, "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL, NULL, "sasl.oauthbearer.token.endpoint.url is required"},
-        {"ftp://x/token", "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL, NULL, "must be an http:// or https:// URL"},
-        {"file:/tmp/tok", "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL, NULL, "FileJwtRetriever, is not supported"},
-        {"http://h/t", "clientSecret=\"s3cr3t\"", NULL, NULL, "sasl.oauthbearer.client.credentials.client.id (or the clientId option"},
+        {NULL, "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL, NULL,
+         "sasl.oauthbearer.token.endpoint.url is required"},
+        {"ftp://x/token", "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL, NULL,
+         "must be an http:// or https:// URL"},
+        {"file:/tmp/tok", "clientId=\"c\" clientSecret=\"s3cr3t\"", NULL, NULL,
+         "FileJwtRetriever, is not supported"},
+        {"http://h/t", "clientSecret=\"s3cr3t\"", NULL, NULL,
+         "sasl.oauthbearer.client.credentials.client.id (or the clientId option"},
         {"http://h/t", "clientId=\"c\"", NULL, NULL, "client.secret (or the clientSecret option"},
         {"http://h/t", "clientId=\"c\" clientSecret=\"s3cr3t\"", "sasl.login.retry.backoff.max.ms", "10",
          "sasl.login.retry.backoff.ms (100) and sasl.login.retry.backoff.max.ms (10)"},
@@ -263,8 +273,9 @@ static void test_selection_and_config(void **state) {
          "sasl.login.read.timeout.ms must be a positive"},
         {"http://h/t", "clientId=\"c\" clientSecret=\"s3cr3t\" extension_a1=\"x\"", NULL, NULL,
          "option extension_a1: an extension name"},
-        {"https://h/t", "clientId=\"c\" clientSecret=\"s3cr3t\" ssl.truststore.location=\"/nonexistent/ca.pem\"", NULL,
-         NULL, "the token endpoint's TLS settings (OAuthBearerLoginModule ssl.* options): ssl.truststore.location"},
+        {"https://h/t",
+         "clientId=\"c\" clientSecret=\"s3cr3t\" ssl.truststore.location=\"/nonexistent/ca.pem\"", NULL, NULL,
+         "the token endpoint's TLS settings (OAuthBearerLoginModule ssl.* options): ssl.truststore.location"},
         {"https://h/t", "clientId=\"c\" clientSecret=\"s3cr3t\" ssl.bogus=\"1\"", NULL, NULL,
          "option ssl.bogus (for the token endpoint)"},
     };
@@ -305,10 +316,8 @@ static void test_fetch_refused(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_reader),
-        cmocka_unit_test(test_token_response),
-        cmocka_unit_test(test_jwt_claims),
-        cmocka_unit_test(test_selection_and_config),
+        cmocka_unit_test(test_json_reader),   cmocka_unit_test(test_token_response),
+        cmocka_unit_test(test_jwt_claims),    cmocka_unit_test(test_selection_and_config),
         cmocka_unit_test(test_fetch_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,8 +145,8 @@ int knw_jwt_read(const char *jwt, const char *sub_claim, const char *scope_claim
     const char *sec[3] = {jwt, d1 ? d1 + 1 : NULL, d2 ? d2 + 1 : NULL};
     size_t sl[3] = {d1 ? (size_t)(d1 - jwt) : 0, d2 ? (size_t)(d2 - d1 - 1) : 0,
                     d2 ? len - (size_t)(d2 + 1 - jwt) : 0};
-    if (!d2 || memchr(d2 + 1, '.', sl[2]) || !trim_section(&sec[0], &sl[0]) || !trim_section(&sec[1], &sl[1]) ||
-        !trim_section(&sec[2], &sl[2])) {
+    if (!d2 || memchr(d2 + 1, '.', sl[2]) || !trim_section(&sec[0], &sl[0]) ||
+        !trim_section(&sec[1], &sl[1]) || !trim_section(&sec[2], &sl[2])) {
         kn_errstr_set(errstr, n, "malformed JWT: expected three sections (header, payload, and signature)");
         return -1;
     }
@@ -183,8 +183,9 @@ int knw_jwt_read(const char *jwt, const char *sub_claim, const char *scope_claim
         char s[256];
         while (kn_json_array_next(&v, &pos, &e)) {
             if (e.type != KN_JSON_STRING || kn_json_string(&e, s, sizeof s, NULL) || blank(s)) {
-                kn_errstr_set(errstr, n, "the JWT's %s claim (sasl.oauthbearer.scope.claim.name) has an entry "
-                                         "that is not a non-empty string",
+                kn_errstr_set(errstr, n,
+                              "the JWT's %s claim (sasl.oauthbearer.scope.claim.name) has an entry "
+                              "that is not a non-empty string",
                               scope_claim);
                 goto done;
             }

@@ -56,7 +56,8 @@ static void *run(void *arg) {
         char err[1024];
         int rc = knw_oauth_store_refresh(r->st, &stored, err, sizeof err);
         if (rc) {
-            kn_log(r->log, KN_LOG_WARN, "%s; the next attempt is in %d s", err, KNW_OAUTH_RELOGIN_RETRY_MS / 1000);
+            kn_log(r->log, KN_LOG_WARN, "%s; the next attempt is in %d s", err,
+                   KNW_OAUTH_RELOGIN_RETRY_MS / 1000);
             not_before = epoch_ms() + KNW_OAUTH_RELOGIN_RETRY_MS;
         } else if (stored) {
             kn_log(r->log, KN_LOG_DEBUG, "OAUTHBEARER: a new token from the token endpoint");
@@ -77,8 +78,12 @@ knw_oauth_refresher *knw_oauth_refresher_start(knw_oauth_store *st, void (*wake)
         kn_errstr_set(errstr, n, "out of memory");
         return NULL;
     }
-    *r = (knw_oauth_refresher){.st = st, .wake = wake, .wake_opaque = wake_opaque, .cancel = cancel,
-                               .cancel_opaque = cancel_opaque, .log = log};
+    *r = (knw_oauth_refresher){.st = st,
+                               .wake = wake,
+                               .wake_opaque = wake_opaque,
+                               .cancel = cancel,
+                               .cancel_opaque = cancel_opaque,
+                               .log = log};
     pthread_mutex_init(&r->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

@@ -123,7 +123,8 @@ static bool has_unsecured_options(const knw_jaas *jaas) {
 }
 
 /* Java's ConfigOrJaas: the configuration key first, then the option. */
-static const char *config_or_jaas(const kn_conf *conf, const knw_jaas *jaas, const char *key, const char *opt) {
+static const char *config_or_jaas(const kn_conf *conf, const knw_jaas *jaas, const char *key,
+                                  const char *opt) {
     const char *v = kn_conf_get_str(conf, key);
     if (v && *v)
         return v;
@@ -155,14 +156,16 @@ static int load_tls(knw_oidc *o, const knw_jaas *jaas, char *errstr, size_t n) {
         if (!has_prefix(k, "ssl."))
             continue;
         if (kn_conf_set(tc, k, jaas->options[i].value, why, sizeof why)) {
-            kn_errstr_set(errstr, n, "sasl.jaas.config: OAuthBearerLoginModule option %s (for the token endpoint): %s",
+            kn_errstr_set(errstr, n,
+                          "sasl.jaas.config: OAuthBearerLoginModule option %s (for the token endpoint): %s",
                           k, why);
             rc = KN_ERR__CONFIG;
         }
     }
     if (!rc && knw_tls_ctx_new(tc, &o->ssl_ctx, &o->verify_host, why, sizeof why)) {
-        kn_errstr_set(errstr, n, "sasl.jaas.config: the token endpoint's TLS settings (OAuthBearerLoginModule "
-                                 "ssl.* options): %s",
+        kn_errstr_set(errstr, n,
+                      "sasl.jaas.config: the token endpoint's TLS settings (OAuthBearerLoginModule "
+                      "ssl.* options): %s",
                       why);
         rc = KN_ERR__CONFIG;
     }
@@ -186,26 +189,30 @@ static int timeout_key(const kn_conf *conf, const char *key, long *out, char *er
 static int read_settings(knw_oidc *o, const kn_conf *conf, const knw_jaas *jaas, char *errstr, size_t n) {
     const char *url = kn_conf_get_str(conf, "sasl.oauthbearer.token.endpoint.url");
     if (!url || !*url) {
-        kn_errstr_set(errstr, n, "sasl.oauthbearer.token.endpoint.url is required with "
-                                 "sasl.login.callback.handler.class=%s",
+        kn_errstr_set(errstr, n,
+                      "sasl.oauthbearer.token.endpoint.url is required with "
+                      "sasl.login.callback.handler.class=%s",
                       KNW_OIDC_HANDLER);
         return KN_ERR__CONFIG;
     }
     bool https = !strncasecmp(url, "https://", 8);
     if (!https && strncasecmp(url, "http://", 7)) {
         kn_errstr_set(errstr, n, "sasl.oauthbearer.token.endpoint.url must be an http:// or https:// URL%s",
-                      !strncasecmp(url, "file:", 5) ? " (a file: token, Java's FileJwtRetriever, is not supported: "
-                                                      "use kn_conf_set_oauthbearer_token_cb)"
-                                                    : "");
+                      !strncasecmp(url, "file:", 5)
+                          ? " (a file: token, Java's FileJwtRetriever, is not supported: "
+                            "use kn_conf_set_oauthbearer_token_cb)"
+                          : "");
         return KN_ERR__CONFIG;
     }
     const char *id = config_or_jaas(conf, jaas, "sasl.oauthbearer.client.credentials.client.id", "clientId");
     const char *secret =
         config_or_jaas(conf, jaas, "sasl.oauthbearer.client.credentials.client.secret", "clientSecret");
     if (!id || !secret) {
-        const char *what = !id ? "sasl.oauthbearer.client.credentials.client.id" : "sasl.oauthbearer.client.credentials.client.secret";
-        kn_errstr_set(errstr, n, "the token endpoint needs %s (or the %s option of sasl.jaas.config's "
-                                 "OAuthBearerLoginModule)",
+        const char *what = !id ? "sasl.oauthbearer.client.credentials.client.id"
+                               : "sasl.oauthbearer.client.credentials.client.secret";
+        kn_errstr_set(errstr, n,
+                      "the token endpoint needs %s (or the %s option of sasl.jaas.config's "
+                      "OAuthBearerLoginModule)",
                       what, !id ? "clientId" : "clientSecret");
         return KN_ERR__CONFIG;
     }
@@ -216,8 +223,9 @@ static int read_settings(knw_oidc *o, const kn_conf *conf, const knw_jaas *jaas,
     o->backoff_ms = kn_conf_get_int(conf, "sasl.login.retry.backoff.ms");
     o->backoff_max_ms = kn_conf_get_int(conf, "sasl.login.retry.backoff.max.ms");
     if (o->backoff_ms < 0 || o->backoff_max_ms < 0 || o->backoff_max_ms < o->backoff_ms) {
-        kn_errstr_set(errstr, n, "sasl.login.retry.backoff.ms (%lld) and sasl.login.retry.backoff.max.ms (%lld) "
-                                 "must be non-negative, the maximum not below the first",
+        kn_errstr_set(errstr, n,
+                      "sasl.login.retry.backoff.ms (%lld) and sasl.login.retry.backoff.max.ms (%lld) "
+                      "must be non-negative, the maximum not below the first",
                       (long long)o->backoff_ms, (long long)o->backoff_max_ms);
         return KN_ERR__CONFIG;
     }
@@ -232,7 +240,8 @@ static int read_settings(knw_oidc *o, const kn_conf *conf, const knw_jaas *jaas,
         !(o->scope_claim = trimmed_dup(scl && *scl ? scl : "scope")))
         return KN_ERR__NOMEM;
     if (!*o->sub_claim || !*o->scope_claim) {
-        kn_errstr_set(errstr, n, "sasl.oauthbearer.%s.claim.name must not be blank", !*o->sub_claim ? "sub" : "scope");
+        kn_errstr_set(errstr, n, "sasl.oauthbearer.%s.claim.name must not be blank",
+                      !*o->sub_claim ? "sub" : "scope");
         return KN_ERR__CONFIG;
     }
     /* extension_<name>: SASL extensions, as Java's handler sends them. */
@@ -241,8 +250,9 @@ static int read_settings(knw_oidc *o, const kn_conf *conf, const knw_jaas *jaas,
         if (!has_prefix(k, "extension_"))
             continue;
         if (!knw_oauthbearer_ext_ok(k + 10, v)) {
-            kn_errstr_set(errstr, n, "sasl.jaas.config: OAuthBearerLoginModule option %s: an extension name must "
-                                     "be letters only and not \"auth\", its value printable ASCII (RFC 7628)",
+            kn_errstr_set(errstr, n,
+                          "sasl.jaas.config: OAuthBearerLoginModule option %s: an extension name must "
+                          "be letters only and not \"auth\", its value printable ASCII (RFC 7628)",
                           k);
             return KN_ERR__CONFIG;
         }
@@ -420,7 +430,8 @@ static void excerpt(const body_buf *b, char *out, size_t cap) {
 
 /* Java's unretryable statuses (HttpJwtRetriever). */
 static bool fatal_status(long s) {
-    static const long codes[] = {400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414, 415, 501, 505};
+    static const long codes[] = {400, 401, 402, 403, 404, 405, 406, 407, 409,
+                                 410, 411, 412, 413, 414, 415, 501, 505};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (codes[i] == s)
             return true;
@@ -479,11 +490,13 @@ static int attempt(knw_oidc *o, body_buf *body, char *errstr, size_t n) {
             kn_errstr_set(errstr, n, "the token endpoint %s answered with over %d bytes", o->url,
                           KNW_JWT_MAX_RESPONSE);
         } else if (cc == CURLE_ABORTED_BY_CALLBACK) {
-            kn_errstr_set(errstr, n, "the request to the token endpoint %s was cancelled (the client is closing)",
+            kn_errstr_set(errstr, n,
+                          "the request to the token endpoint %s was cancelled (the client is closing)",
                           o->url);
         } else if (cc == CURLE_OPERATION_TIMEDOUT) {
-            kn_errstr_set(errstr, n, "the token endpoint %s did not answer in time (sasl.login.connect.timeout.ms "
-                                     "%ld, sasl.login.read.timeout.ms %ld): %s",
+            kn_errstr_set(errstr, n,
+                          "the token endpoint %s did not answer in time (sasl.login.connect.timeout.ms "
+                          "%ld, sasl.login.read.timeout.ms %ld): %s",
                           o->url, o->connect_ms, o->read_ms, cerr[0] ? cerr : curl_easy_strerror(cc));
             rc = ATT_RETRY;
         } else {

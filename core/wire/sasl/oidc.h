@@ -34,8 +34,7 @@
 typedef struct kn_conf kn_conf;
 typedef struct knw_oidc knw_oidc;
 
-#define KNW_OIDC_HANDLER   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
-#define KNW_OIDC_UNSECURED "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredLoginCallbackHandler"
+#define KNW_OIDC_HANDLER "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 
 /* When the client uses the token endpoint: sasl.login.callback.handler.class
  * names OAuthBearerLoginCallbackHandler, or it is unset while
@@ -43,7 +42,8 @@ typedef struct knw_oidc knw_oidc;
  * option. Then reads and checks every setting into *out (owned:
  * knw_oidc_free); otherwise *out stays NULL. 0, KN_ERR__CONFIG (the key
  * or option named, never a secret's value) or KN_ERR__NOMEM. */
-int knw_oidc_from(const kn_conf *conf, const knw_jaas *jaas, knw_oidc **out, char *errstr, size_t errstr_size);
+int knw_oidc_from(const kn_conf *conf, const knw_jaas *jaas, knw_oidc **out, char *errstr,
+                  size_t errstr_size);
 void knw_oidc_ref(knw_oidc *o);
 void knw_oidc_free(knw_oidc *o); /* drops a reference; NULL is fine */
 
