@@ -363,14 +363,15 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
     if (t && t->partition_count <= 0) {
         pthread_mutex_unlock(&p->acc.lock);
         rc = await_topic(p, rec->topic, deadline, errstr, errstr_size);
-        if (rc == KN_ERR__TIMED_OUT && p->max_block_ms == 0 &&
+        if (rc == KN_ERR__TIMED_OUT && p->max_block_ms == 0 && !p->transactional &&
             !(p->partitioner && rec->partition == KN_PARTITION_ANY)) {
             /* max.block.ms = 0 (OpenResty, log_by_lua): the caller may
              * not wait, so the record waits instead, up to
              * delivery.timeout.ms, for the metadata just requested; the
              * sender places it (knp_acc_place_parked). Java fails such a
              * send at once ("not present in metadata after 0 ms"). A
-             * custom partitioner must run on this thread: not parked. */
+             * custom partitioner must run on this thread, and a record
+             * must not outlive its transaction: neither is parked. */
             pthread_mutex_lock(&p->acc.lock);
             if (p->acc.closing) {
                 rc = KN_ERR__CLOSED;
