@@ -96,7 +96,18 @@ local function reporter(premature)
   if premature or not producer then return end
   local sock, err = ready_socket(producer)
   if not sock then
-    log(ngx.ERR, "producer readiness socket: ", err, "; reports are served by exit_worker only")
+    -- No readiness socket (socket_dir not writable, ...): still serve
+    -- reports, by polling every 50 ms (an idle worker then wakes 20
+    -- times a second).
+    log(ngx.ERR, "producer readiness socket: ", err, "; polling for delivery reports every 50 ms instead")
+    while not producer_closed and not ngx.worker.exiting() do
+      local n, perr = producer:poll(0)
+      if not n then
+        stats.report_errors = stats.report_errors + 1
+        log(ngx.ERR, "delivery callback failed: ", perr)
+      end
+      ngx.sleep(0.05)
+    end
     return
   end
   while not producer_closed do
