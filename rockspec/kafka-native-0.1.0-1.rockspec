@@ -76,6 +76,9 @@ build = {
   },
   -- The command-line tool: luarocks wraps it so it runs under the Lua
   -- the rock was built for, with the rock tree on its paths.
-  install = { bin = { ["kafka-native"] = "bin/kafka-native" } },
+  install = {
+    bin = { ["kafka-native"] = "bin/kafka-native" },
+    lua = { ["kafka_native.resty"] = "bindings/lua/kafka_native/resty.lua" },
+  },
   copy_directories = { "docs" },
 }

@@ -81,6 +81,7 @@ void knp_acc_destroy(knp_acc *acc) {
         while (t) {
             knp_topic *next = t->hnext;
             kn_free(t->name);
+            kn_free(t->parked_pq);
             kn_free(t->parts);
             kn_free(t->avail);
             knp_sticky_free(&t->sticky);
@@ -90,6 +91,11 @@ void knp_acc_destroy(knp_acc *acc) {
     }
     kn_free(acc->buckets);
     batch_list_free(acc->done_head);
+    while (acc->parked_head) {
+        knp_parked *pk = acc->parked_head;
+        acc->parked_head = pk->next;
+        kn_free(pk);
+    }
     pthread_mutex_destroy(&acc->lock);
     pthread_cond_destroy(&acc->mem_cond);
     pthread_cond_destroy(&acc->done_cond);
@@ -577,4 +583,177 @@ int knp_acc_split(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch
     knp_acc_requeue(acc, half[1]);
     knp_batch_free(b);
     return 0;
+}
+
+/* ---- records parked until their topic's metadata arrives ---------------- */
+
+int knp_acc_park(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec *rec, int64_t deadline_ms,
+                 char *errstr, size_t errsize) {
+    size_t bytes = (rec->key.len > 0 ? (size_t)rec->key.len : 0) + (rec->value.len > 0 ? (size_t)rec->value.len : 0);
+    for (size_t i = 0; i < rec->header_count; i++)
+        bytes += (size_t)rec->headers[i].key.len + (rec->headers[i].value.len > 0 ? (size_t)rec->headers[i].value.len : 0);
+    size_t size = sizeof(knp_parked) + rec->header_count * sizeof(kn_rb_kv) + bytes;
+    if ((int64_t)size > acc->conf.buffer_memory) {
+        kn_errstr_set(errstr, errsize,
+                      "the message is %zu bytes, larger than the total memory buffer (buffer.memory %lld)", size,
+                      (long long)acc->conf.buffer_memory);
+        return KN_ERR_MESSAGE_TOO_LARGE;
+    }
+    if (acc->mem_used + (int64_t)size > acc->conf.buffer_memory) {
+        kn_errstr_set(errstr, errsize,
+                      "buffer.memory (%lld bytes) is full (%lld in use) and max.block.ms is 0",
+                      (long long)acc->conf.buffer_memory, (long long)acc->mem_used);
+        return KN_ERR__QUEUE_FULL;
+    }
+    knp_parked *pk = kn_malloc(size);
+    if (!pk) {
+        kn_errstr_set(errstr, errsize, "out of memory");
+        return KN_ERR__NOMEM;
+    }
+    memset(pk, 0, sizeof *pk);
+    pk->t = t;
+    pk->partition = partition;
+    pk->deadline_ms = deadline_ms;
+    pk->timestamp = rec->timestamp;
+    pk->dr = rec->dr;
+    pk->opaque = rec->opaque;
+    pk->mem = (int64_t)size;
+    pk->header_count = rec->header_count;
+    pk->headers = (kn_rb_kv *)pk->data;
+    char *at = pk->data + rec->header_count * sizeof(kn_rb_kv);
+    for (size_t i = 0; i < rec->header_count; i++) {
+        const kn_rb_kv *h = &rec->headers[i];
+        memcpy(at, h->key.ptr, (size_t)h->key.len);
+        pk->headers[i].key.ptr = at;
+        pk->headers[i].key.len = h->key.len;
+        at += h->key.len;
+        pk->headers[i].value.len = h->value.len;
+        pk->headers[i].value.ptr = h->value.len >= 0 ? (const uint8_t *)at : NULL;
+        if (h->value.len > 0) {
+            memcpy(at, h->value.ptr, (size_t)h->value.len);
+            at += h->value.len;
+        }
+    }
+    pk->key.len = rec->key.len;
+    pk->key.ptr = rec->key.len >= 0 ? (const uint8_t *)at : NULL;
+    if (rec->key.len > 0) {
+        memcpy(at, rec->key.ptr, (size_t)rec->key.len);
+        at += rec->key.len;
+    }
+    pk->value.len = rec->value.len;
+    pk->value.ptr = rec->value.len >= 0 ? (const uint8_t *)at : NULL;
+    if (rec->value.len > 0)
+        memcpy(at, rec->value.ptr, (size_t)rec->value.len);
+    acc->mem_used += pk->mem;
+    acc->outstanding++;
+    if (acc->parked_tail)
+        acc->parked_tail->next = pk;
+    else
+        acc->parked_head = pk;
+    acc->parked_tail = pk;
+    return 0;
+}
+
+/* Fails one parked record (unlinked by the caller): its report comes as
+ * a one-record batch of the topic's stand-in partition -1. */
+static void parked_fail(knp_acc *acc, knp_parked *pk, int err, const char *msg) {
+    knp_topic *t = pk->t;
+    knp_batch *b = kn_calloc(1, sizeof *b);
+    if (b)
+        b->meta = kn_calloc(1, sizeof *b->meta);
+    if (!t->parked_pq) {
+        t->parked_pq = kn_calloc(1, sizeof *t->parked_pq);
+        if (t->parked_pq) {
+            t->parked_pq->topic = t;
+            t->parked_pq->partition = -1;
+            t->parked_pq->leader = -1;
+        }
+    }
+    if (!b || !b->meta || !t->parked_pq) {
+        /* No memory for a report: the record is lost without one (the
+         * only way out; counted as failed). */
+        if (b)
+            kn_free(b->meta);
+        kn_free(b);
+        acc->mem_used -= pk->mem;
+        acc->outstanding--;
+        acc->records_failed++;
+        kn_free(pk);
+        pthread_cond_broadcast(&acc->done_cond);
+        return;
+    }
+    b->pq = t->parked_pq;
+    b->count = 1;
+    b->meta_cap = 1;
+    b->meta[0].dr = pk->dr;
+    b->meta[0].opaque = pk->opaque;
+    b->meta[0].timestamp = pk->timestamp;
+    b->has_dr = pk->dr != NULL;
+    b->mem = (size_t)pk->mem; /* released by complete */
+    b->base_seq = -1;
+    kn_free(pk);
+    knp_acc_complete(acc, b, err, -1, -1, msg);
+}
+
+bool knp_acc_place_parked(knp_acc *acc, int64_t now_ms, int64_t *next_ms) {
+    knp_parked *keep_head = NULL, *keep_tail = NULL;
+    knp_parked *pk = acc->parked_head;
+    acc->parked_head = acc->parked_tail = NULL;
+    while (pk) {
+        knp_parked *next = pk->next;
+        pk->next = NULL;
+        if (pk->t->partition_count > 0) {
+            knp_rec r;
+            r.key = pk->key;
+            r.value = pk->value;
+            r.headers = pk->headers;
+            r.header_count = pk->header_count;
+            r.timestamp = pk->timestamp;
+            r.dr = pk->dr;
+            r.opaque = pk->opaque;
+            /* The append charges memory and counts the record itself. */
+            acc->mem_used -= pk->mem;
+            acc->outstanding--;
+            char why[160];
+            int32_t chosen;
+            int rc = knp_acc_append(acc, pk->t, pk->partition, &r, now_ms, now_ms, &chosen, why, sizeof why);
+            if (!rc) {
+                kn_free(pk);
+            } else {
+                acc->mem_used += pk->mem;
+                acc->outstanding++;
+                parked_fail(acc, pk, rc, why);
+            }
+        } else if (now_ms >= pk->deadline_ms) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "topic %s not present in metadata within delivery.timeout.ms (%lld ms)%s%s", pk->t->name,
+                     (long long)acc->conf.delivery_timeout_ms, pk->t->metadata_error ? ": " : "",
+                     pk->t->metadata_error ? kn_err_name((int)pk->t->metadata_error) : "");
+            parked_fail(acc, pk, KN_ERR__MSG_TIMED_OUT, why);
+        } else {
+            if (pk->deadline_ms < *next_ms)
+                *next_ms = pk->deadline_ms;
+            if (keep_tail)
+                keep_tail->next = pk;
+            else
+                keep_head = pk;
+            keep_tail = pk;
+        }
+        pk = next;
+    }
+    /* Records parked while we worked (none: the lock is held) go after. */
+    acc->parked_head = keep_head;
+    acc->parked_tail = keep_tail;
+    return keep_head != NULL;
+}
+
+void knp_acc_fail_parked(knp_acc *acc, int err, const char *msg) {
+    knp_parked *pk = acc->parked_head;
+    acc->parked_head = acc->parked_tail = NULL;
+    while (pk) {
+        knp_parked *next = pk->next;
+        parked_fail(acc, pk, err, msg);
+        pk = next;
+    }
 }
