@@ -17,6 +17,10 @@
 #define KNP_PRODUCER_EPOCH_OFFSET 51
 #define KNP_BASE_SEQUENCE_OFFSET 53
 
+/* A pooled buffer holds a full batch's records and, built, its wire form
+ * (the header, plus what a codec may add to incompressible records). */
+#define KNP_POOL_SLACK 64
+
 /* Memory charged per batch on top of its records. */
 #define KNP_BATCH_OVERHEAD ((int64_t)sizeof(knp_batch) + KN_RB_HEADER_SIZE)
 
@@ -35,10 +39,18 @@ int knp_acc_init(knp_acc *acc, const knp_acc_conf *conf, uint64_t seed) {
     memset(acc, 0, sizeof *acc);
     acc->conf = *conf;
     knp_rng_seed(&acc->rng, seed);
+    /* Idle buffers kept: as many as buffer.memory holds (Java keeps its
+     * free batch.size buffers up to buffer.memory too), at most 1,024. */
+    size_t pool_size = (size_t)conf->batch_size + KNP_POOL_SLACK;
+    int64_t idle = conf->buffer_memory / (int64_t)pool_size;
+    if (knp_bufpool_init(&acc->pool, pool_size, (int32_t)(idle > 1024 ? 1024 : idle)))
+        return KN_ERR__NOMEM;
     acc->nbuckets = 64;
     acc->buckets = kn_calloc(acc->nbuckets, sizeof *acc->buckets);
-    if (!acc->buckets)
+    if (!acc->buckets) {
+        knp_bufpool_destroy(&acc->pool);
         return KN_ERR__NOMEM;
+    }
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     /* Deadlines are monotonic ms, as everywhere in the library. */
@@ -96,6 +108,7 @@ void knp_acc_destroy(knp_acc *acc) {
         acc->parked_head = pk->next;
         kn_free(pk);
     }
+    knp_bufpool_destroy(&acc->pool);
     pthread_mutex_destroy(&acc->lock);
     pthread_cond_destroy(&acc->mem_cond);
     pthread_cond_destroy(&acc->done_cond);
@@ -213,6 +226,7 @@ static knp_batch *batch_new(knp_acc *acc, knp_partq *pq, int64_t now_ms) {
     /* A single record may exceed batch.size (it then travels alone), up
      * to max.request.size. */
     kn_rb_builder_init(&b->b, &bc, (size_t)acc->conf.max_request_size);
+    knp_bufpool_wr_init(&acc->pool, kn_rb_builder_buffer(&b->b), 0, (size_t)acc->conf.max_request_size);
     b->pq = pq;
     b->created_ms = now_ms;
     b->deadline_ms = now_ms + acc->conf.delivery_timeout_ms;
@@ -424,13 +438,13 @@ int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epo
         b->b.conf.producer_id = producer_id;
         b->b.conf.producer_epoch = epoch;
         b->b.conf.base_sequence = b->base_seq;
-        kn_wr_init(&b->wire, kn_rb_builder_size(&b->b) + 64, 0);
+        knp_bufpool_wr_init(&acc->pool, &b->wire, kn_rb_builder_size(&b->b) + KNP_POOL_SLACK, 0);
         int rc = kn_rb_builder_finish(&b->b, &b->wire, errstr, errsize);
         if (rc) {
-            kn_wr_free(&b->wire);
+            knp_bufpool_wr_release(&acc->pool, &b->wire);
             return rc;
         }
-        kn_rb_builder_free(&b->b);
+        knp_bufpool_wr_release(&acc->pool, kn_rb_builder_buffer(&b->b));
         b->built = true;
         return 0;
     }
@@ -447,7 +461,6 @@ int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epo
     kn_wr_put_u32_at(p + KN_RB_CRC_OFFSET,
                      kn_crc32c(0, p + KN_RB_ATTRIBUTES_OFFSET,
                                b->wire.len - KN_RB_ATTRIBUTES_OFFSET));
-    (void)acc;
     return 0;
 }
 
@@ -461,9 +474,9 @@ void knp_acc_complete(knp_acc *acc, knp_batch *b, int err, int64_t base_offset,
                  errstr && *errstr ? errstr : kn_err_message(err));
     else
         b->errstr[0] = '\0';
-    /* Record bytes are not needed for the reports: free them now. */
-    kn_wr_free(&b->wire);
-    kn_rb_builder_free(&b->b);
+    /* Record bytes are not needed for the reports: recycle them now. */
+    knp_bufpool_wr_release(&acc->pool, &b->wire);
+    knp_bufpool_wr_release(&acc->pool, kn_rb_builder_buffer(&b->b));
     acc->mem_used -= (int64_t)b->mem;
     b->mem = 0;
     if (acc->mem_waiters > 0)

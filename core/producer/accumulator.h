@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "kafka_native.h"
+#include "producer/bufpool.h"
 #include "producer/partitioner.h"
 #include "proto/record_batch.h"
 #include "writer.h"
@@ -129,6 +130,7 @@ typedef struct knp_acc_conf {
 
 typedef struct knp_acc {
     pthread_mutex_t lock;
+    knp_bufpool pool; /* batch-sized record and wire buffers */
     pthread_cond_t mem_cond;  /* buffer memory released */
     pthread_cond_t done_cond; /* reports queued */
     knp_acc_conf conf;
