@@ -660,6 +660,103 @@ int kn_admin_alter_user_scram_credentials(kn_admin *admin, const kn_scram_op *op
                                           int timeout_ms, kn_scram_credentials **resultsp, char *errstr,
                                           size_t errstr_size);
 
+/* ---- ACLs --------------------------------------------------------------
+ *
+ * Java's AclBinding / AclBindingFilter as one struct, with Kafka's wire
+ * numbers for the enums. As a binding (create_acls) every field is
+ * definite; as a filter (describe_acls, delete_acls) a NULL string and
+ * the ANY values match anything, PATTERN_MATCH matches every pattern
+ * that applies to the name (literal, prefixed, or the "*" wildcard).
+ * Input only: read during the call, never kept. */
+#define KN_ACL_RESOURCE_ANY              1
+#define KN_ACL_RESOURCE_TOPIC            2
+#define KN_ACL_RESOURCE_GROUP            3
+#define KN_ACL_RESOURCE_CLUSTER          4 /* name "kafka-cluster" */
+#define KN_ACL_RESOURCE_TRANSACTIONAL_ID 5
+#define KN_ACL_RESOURCE_DELEGATION_TOKEN 6
+#define KN_ACL_RESOURCE_USER             7
+
+#define KN_ACL_PATTERN_ANY      1 /* filters only */
+#define KN_ACL_PATTERN_MATCH    2 /* filters only */
+#define KN_ACL_PATTERN_LITERAL  3
+#define KN_ACL_PATTERN_PREFIXED 4
+
+#define KN_ACL_OP_ANY              1 /* filters only */
+#define KN_ACL_OP_ALL              2
+#define KN_ACL_OP_READ             3
+#define KN_ACL_OP_WRITE            4
+#define KN_ACL_OP_CREATE           5
+#define KN_ACL_OP_DELETE           6
+#define KN_ACL_OP_ALTER            7
+#define KN_ACL_OP_DESCRIBE         8
+#define KN_ACL_OP_CLUSTER_ACTION   9
+#define KN_ACL_OP_DESCRIBE_CONFIGS 10
+#define KN_ACL_OP_ALTER_CONFIGS    11
+#define KN_ACL_OP_IDEMPOTENT_WRITE 12
+#define KN_ACL_OP_CREATE_TOKENS    13
+#define KN_ACL_OP_DESCRIBE_TOKENS  14
+#define KN_ACL_OP_TWO_PHASE_COMMIT 15
+
+#define KN_ACL_PERMISSION_ANY   1 /* filters only */
+#define KN_ACL_PERMISSION_DENY  2
+#define KN_ACL_PERMISSION_ALLOW 3
+
+typedef struct kn_acl_binding {
+    int8_t resource_type; /* KN_ACL_RESOURCE_* */
+    const char *resource_name;
+    int8_t pattern_type; /* KN_ACL_PATTERN_* */
+    const char *principal; /* "User:alice" */
+    const char *host;      /* "*" for any host */
+    int8_t operation;      /* KN_ACL_OP_* */
+    int8_t permission;     /* KN_ACL_PERMISSION_* */
+} kn_acl_binding;
+
+/* Which enum kn_acl_enum_name() / kn_acl_enum_from_name() name. */
+#define KN_ACL_ENUM_RESOURCE   0
+#define KN_ACL_ENUM_PATTERN    1
+#define KN_ACL_ENUM_OPERATION  2
+#define KN_ACL_ENUM_PERMISSION 3
+/* Java's enum constant name ("TOPIC", "PREFIXED", "IDEMPOTENT_WRITE",
+ * "DENY"), "UNKNOWN" for a number that is none. Static strings. */
+const char *kn_acl_enum_name(int kind, int value);
+/* Back from a name, case-insensitively; -1 when it is none. */
+int kn_acl_enum_from_name(int kind, const char *name);
+
+typedef struct kn_acl_results kn_acl_results;
+
+/* Java's createAcls (CreateAcls v1+ to any broker). One entry per
+ * distinct binding, in request order, holding that binding and its
+ * error: a binding that is not definite (an ANY or MATCH value, a NULL
+ * string) fails alone with INVALID_REQUEST "Invalid ACL creation: ..."
+ * without being sent, as Java does; the broker's per-binding errors
+ * (e.g. SECURITY_DISABLED without an authorizer) likewise. Creating an
+ * ACL that exists succeeds. *resultsp: caller owns. */
+int kn_admin_create_acls(kn_admin *admin, const kn_acl_binding *acls, size_t count, int timeout_ms,
+                         kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+/* Java's describeAcls (DescribeAcls v1+ to any broker): one entry whose
+ * bindings are every ACL the filter matches. A filter with an UNKNOWN
+ * (0 or out of range) enum value is KN_ERR__INVALID_ARG; the broker's
+ * error (SECURITY_DISABLED, ...) fails the call with that code. */
+int kn_admin_describe_acls(kn_admin *admin, const kn_acl_binding *filter, int timeout_ms,
+                           kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+/* Java's deleteAcls (DeleteAcls v1+ to any broker): one entry per
+ * distinct filter, in request order, with the filter's error or the
+ * bindings it matched and deleted (each with its own error). */
+int kn_admin_delete_acls(kn_admin *admin, const kn_acl_binding *filters, size_t count, int timeout_ms,
+                         kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+size_t kn_acl_results_count(const kn_acl_results *r);
+/* The entry's (binding's or filter's) error, NULL message when none. */
+int kn_acl_results_error(const kn_acl_results *r, size_t i);
+const char *kn_acl_results_error_message(const kn_acl_results *r, size_t i);
+/* The entry's bindings: create, the binding itself; describe, the
+ * matches; delete, the deleted matches. Strings live as long as r. */
+size_t kn_acl_results_binding_count(const kn_acl_results *r, size_t i);
+const kn_acl_binding *kn_acl_results_binding(const kn_acl_results *r, size_t i, size_t b);
+/* delete only: a matched binding's own error (KN_OK when deleted). */
+int kn_acl_results_binding_error(const kn_acl_results *r, size_t i, size_t b);
+const char *kn_acl_results_binding_error_message(const kn_acl_results *r, size_t i, size_t b);
+void kn_acl_results_destroy(kn_acl_results *r);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -76,5 +76,6 @@ extern const luaL_Reg lk_admin_partition_methods[];
 extern const luaL_Reg lk_admin_cluster_methods[];
 extern const luaL_Reg lk_admin_quota_methods[];
 extern const luaL_Reg lk_admin_scram_methods[];
+extern const luaL_Reg lk_admin_acl_methods[];
 
 #endif

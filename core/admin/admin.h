@@ -14,7 +14,9 @@
  * delete_records, per partition leader), admin_partitions.c
  * (create_partitions, controller-routed), admin_log_dirs.c
  * (describe_log_dirs, per broker), admin_cluster_info.c
- * (describe_features, describe_metadata_quorum: any broker).
+ * (describe_features, describe_metadata_quorum: any broker),
+ * admin_quotas.c, admin_scram.c, admin_acls.c (create/describe/delete
+ * ACLs: any broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
