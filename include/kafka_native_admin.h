@@ -757,6 +757,109 @@ int kn_acl_results_binding_error(const kn_acl_results *r, size_t i, size_t b);
 const char *kn_acl_results_binding_error_message(const kn_acl_results *r, size_t i, size_t b);
 void kn_acl_results_destroy(kn_acl_results *r);
 
+/* ---- transactions and producers ------------------------------------------ */
+
+typedef struct kn_txn_descriptions kn_txn_descriptions;
+
+/* Java's describeTransactions: DescribeTransactions to each id's
+ * transaction coordinator (found through the client's coordinator
+ * cache; ids batched per coordinator), retried on NOT_COORDINATOR /
+ * COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS until
+ * timeout_ms. One entry per distinct id, in request order; an unknown id
+ * fails alone with TRANSACTIONAL_ID_NOT_FOUND. *descp: caller owns. */
+int kn_admin_describe_transactions(kn_admin *admin, const char *const *ids, size_t count, int timeout_ms,
+                                   kn_txn_descriptions **descp, char *errstr, size_t errstr_size);
+size_t kn_txn_descriptions_count(const kn_txn_descriptions *d);
+const char *kn_txn_descriptions_id(const kn_txn_descriptions *d, size_t i);
+int kn_txn_descriptions_error(const kn_txn_descriptions *d, size_t i);
+const char *kn_txn_descriptions_error_message(const kn_txn_descriptions *d, size_t i);
+int32_t kn_txn_descriptions_coordinator(const kn_txn_descriptions *d, size_t i);
+/* The coordinator's state name ("Empty", "Ongoing", "PrepareCommit",
+ * "CompleteCommit", "PrepareAbort", "CompleteAbort", ...). */
+const char *kn_txn_descriptions_state(const kn_txn_descriptions *d, size_t i);
+int64_t kn_txn_descriptions_producer_id(const kn_txn_descriptions *d, size_t i);
+int32_t kn_txn_descriptions_producer_epoch(const kn_txn_descriptions *d, size_t i);
+int32_t kn_txn_descriptions_timeout_ms(const kn_txn_descriptions *d, size_t i);
+/* -1 when no transaction is open (Java's empty OptionalLong). */
+int64_t kn_txn_descriptions_start_time_ms(const kn_txn_descriptions *d, size_t i);
+/* The partitions in the open transaction (offsets unused); valid until
+ * d is destroyed, never NULL for an entry without error. */
+const kn_topic_partition_list *kn_txn_descriptions_partitions(const kn_txn_descriptions *d, size_t i);
+void kn_txn_descriptions_destroy(kn_txn_descriptions *d);
+
+/* Java's fenceProducers: InitProducerId for each transactional id at its
+ * transaction coordinator, which bumps the epoch (aborting an open
+ * transaction) so the id's current producer is fenced. Results in a
+ * kn_txn_descriptions whose entries carry only the id, error, producer
+ * id and new epoch. transaction_timeout_ms <= 0 uses the call's timeout
+ * (Java's default). */
+int kn_admin_fence_producers(kn_admin *admin, const char *const *ids, size_t count, int transaction_timeout_ms,
+                             int timeout_ms, kn_txn_descriptions **resultsp, char *errstr, size_t errstr_size);
+
+/* Java's ListTransactionsOptions, all optional (NULL / 0: no filter). */
+typedef struct kn_txn_list_filter {
+    const char *const *states; /* e.g. "Ongoing" */
+    size_t state_count;
+    const int64_t *producer_ids;
+    size_t producer_id_count;
+    int64_t duration_ms;    /* > 0: open for longer than this (ListTransactions v1+) */
+    const char *id_pattern; /* a regex over transactional ids (v2+, KIP-1152) */
+} kn_txn_list_filter;
+
+typedef struct kn_txn_list kn_txn_list;
+
+/* Java's listTransactions: ListTransactions to every broker of fresh
+ * metadata, merged and sorted by id. A broker that failed leaves its
+ * error in kn_txn_list_error (the call fails only when none answered).
+ * A filter the broker cannot serve (duration on v0, pattern below v2)
+ * fails the call with KN_ERR__UNSUPPORTED_VERSION. *listp: caller owns. */
+int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter, int timeout_ms,
+                               kn_txn_list **listp, char *errstr, size_t errstr_size);
+size_t kn_txn_list_count(const kn_txn_list *l);
+const char *kn_txn_list_id(const kn_txn_list *l, size_t i);
+int64_t kn_txn_list_producer_id(const kn_txn_list *l, size_t i);
+const char *kn_txn_list_state(const kn_txn_list *l, size_t i);
+/* The first failed broker's error and message (KN_OK / NULL when all answered). */
+int kn_txn_list_error(const kn_txn_list *l);
+const char *kn_txn_list_error_message(const kn_txn_list *l);
+void kn_txn_list_destroy(kn_txn_list *l);
+
+typedef struct kn_producer_states kn_producer_states;
+
+/* Java's describeProducers: DescribeProducers to each partition's leader
+ * (from fresh metadata, one request per leader, merged), retried on a
+ * leader change until timeout_ms; a missing topic or partition fails
+ * alone. One entry per distinct partition, in request order, with the
+ * partition's active (idempotent or transactional) producers. Offsets
+ * of parts are unused. *statesp: caller owns. */
+int kn_admin_describe_producers(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
+                                kn_producer_states **statesp, char *errstr, size_t errstr_size);
+size_t kn_producer_states_count(const kn_producer_states *s);
+const char *kn_producer_states_topic(const kn_producer_states *s, size_t i);
+int32_t kn_producer_states_partition(const kn_producer_states *s, size_t i);
+int kn_producer_states_error(const kn_producer_states *s, size_t i);
+const char *kn_producer_states_error_message(const kn_producer_states *s, size_t i);
+size_t kn_producer_states_producer_count(const kn_producer_states *s, size_t i);
+int64_t kn_producer_states_producer_id(const kn_producer_states *s, size_t i, size_t k);
+int32_t kn_producer_states_producer_epoch(const kn_producer_states *s, size_t i, size_t k);
+int32_t kn_producer_states_last_sequence(const kn_producer_states *s, size_t i, size_t k);
+int64_t kn_producer_states_last_timestamp(const kn_producer_states *s, size_t i, size_t k);
+/* -1 when none (Java's empty OptionalInt / OptionalLong). */
+int32_t kn_producer_states_coordinator_epoch(const kn_producer_states *s, size_t i, size_t k);
+int64_t kn_producer_states_txn_start_offset(const kn_producer_states *s, size_t i, size_t k);
+void kn_producer_states_destroy(kn_producer_states *s);
+
+/* Java's abortTransaction (AbortTransactionSpec): writes an ABORT marker
+ * for (producer_id, producer_epoch, coordinator_epoch) to topic /
+ * partition with WriteTxnMarkers at the partition's leader, ending a
+ * hanging transaction (take the values from describe_producers). KN_OK
+ * when the marker was written; else the partition's error (e.g.
+ * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) or the
+ * call's, with errstr set. */
+int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t partition, int64_t producer_id,
+                               int16_t producer_epoch, int32_t coordinator_epoch, int timeout_ms, char *errstr,
+                               size_t errstr_size);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -93,7 +93,7 @@ static int lk_walk_partitions(lua_State *L, int idx, bool offsets, kn_topic_part
 }
 
 /* A guarded list from the partition table at idx (pushes the guard). */
-static kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool offsets) {
+kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool offsets) {
     lk_walk_partitions(L, idx, offsets, NULL);
     lk_guard *g = lk_guard_push(L, lk_free_tplist, 0);
     kn_topic_partition_list *l = kn_topic_partition_list_new();
@@ -106,7 +106,7 @@ static kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool of
 }
 
 /* Pushes { [topic] = { p, ... } } (partitions in list order). */
-static void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
+void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
     lua_newtable(L);
     for (size_t i = 0; i < kn_topic_partition_list_count(l); i++) {
         lk_push_topic_table(L, kn_topic_partition_list_topic(l, i));

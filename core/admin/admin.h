@@ -16,7 +16,10 @@
  * (describe_log_dirs, per broker), admin_cluster_info.c
  * (describe_features, describe_metadata_quorum: any broker),
  * admin_quotas.c, admin_scram.c, admin_acls.c (create/describe/delete
- * ACLs: any broker).
+ * ACLs: any broker), admin_txn.c (describe_transactions,
+ * fence_producers: transaction coordinator via kna_group_run),
+ * admin_txn_list.c (list_transactions: every broker), admin_producers.c
+ * (describe_producers, abort_transaction: partition leaders).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -251,6 +254,7 @@ typedef struct kna_group_item {
 
 typedef struct kna_group_call {
     kn_admin *admin;
+    int8_t key_type; /* KNW_COORD_GROUP (0, the default) or KNW_COORD_TXN: what `group` names */
     int64_t deadline;
     const char *what; /* API name for messages */
     int16_t api_key, min_version, max_version;
@@ -274,12 +278,14 @@ typedef enum kna_group_action {
 
 kna_group_action kna_group_error_action(int err);
 
-/* Finds the coordinator of each groups[i] (FindCoordinator v4+, all in
- * one request). nodes[i] gets the node id, or -1 with errs[i] set (a
- * retriable error leaves the group to be looked up again). Returns 0, or
- * the whole request's error with errstr set. */
-int kna_group_coordinators(kn_admin *admin, const char *const *groups, size_t n, int32_t *nodes, int *errs,
-                           int64_t deadline, char *errstr, size_t errstr_size);
+/* Finds the coordinator of each keys[i] of key_type (KNW_COORD_GROUP or
+ * KNW_COORD_TXN) through the client's shared coordinator cache (one
+ * batched FindCoordinator v4+ for the keys it does not know). nodes[i]
+ * gets the node id, or -1 with errs[i] set (a final lookup error such as
+ * GROUP_AUTHORIZATION_FAILED). Returns 0, or KN_ERR__TIMED_OUT (the
+ * deadline passed with a coordinator still unknown) with errstr set. */
+int kna_group_coordinators(kn_admin *admin, int8_t key_type, const char *const *keys, size_t n, int32_t *nodes,
+                           int *errs, int64_t deadline, char *errstr, size_t errstr_size);
 
 /* Records the answer for item i: final, or a retry as the error's action
  * says. Returns 0 or KN_ERR__NOMEM. */
