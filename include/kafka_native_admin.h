@@ -860,6 +860,55 @@ int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t parti
                                int16_t producer_epoch, int32_t coordinator_epoch, int timeout_ms, char *errstr,
                                size_t errstr_size);
 
+/* ---- delegation tokens ------------------------------------------------------
+ *
+ * The broker issues tokens only on an authenticated (SASL) connection
+ * that did not itself log in with a token, and only with
+ * delegation.token.secret.key set; elsewhere the calls fail with
+ * DELEGATION_TOKEN_REQUEST_NOT_ALLOWED or DELEGATION_TOKEN_AUTH_DISABLED.
+ * A token logs in over SCRAM: username the token id, password its HMAC
+ * in base64 (kn_delegation_tokens_hmac_base64) and tokenauth=true in the
+ * JAAS options. Principals are written "User:name". */
+
+typedef struct kn_delegation_tokens kn_delegation_tokens;
+
+/* Java's createDelegationToken (CreateDelegationToken to any broker):
+ * renewers may renew it besides its owner; owner NULL is the requester
+ * (another owner needs CreateTokens on that user, v3+); max_lifetime_ms
+ * <= 0 takes the broker's delegation.token.max.lifetime.ms. A broker
+ * error fails the call with its code. *tokensp (one token): caller owns. */
+int kn_admin_create_delegation_token(kn_admin *admin, const char *const *renewers, size_t renewer_count,
+                                     const char *owner, int64_t max_lifetime_ms, int timeout_ms,
+                                     kn_delegation_tokens **tokensp, char *errstr, size_t errstr_size);
+/* Java's describeDelegationToken: the tokens of the given owners (owners
+ * NULL / count 0: every token the requester may describe). */
+int kn_admin_describe_delegation_tokens(kn_admin *admin, const char *const *owners, size_t owner_count,
+                                        int timeout_ms, kn_delegation_tokens **tokensp, char *errstr,
+                                        size_t errstr_size);
+/* Java's renewDelegationToken / expireDelegationToken by the token's
+ * HMAC: renew extends the expiry by period_ms (capped by the token's max
+ * time); expire sets it to now + period_ms (< 0: expire now). *expiryp
+ * (may be NULL) gets the new expiry timestamp. */
+int kn_admin_renew_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
+                                    int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
+int kn_admin_expire_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
+                                     int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
+size_t kn_delegation_tokens_count(const kn_delegation_tokens *t);
+const char *kn_delegation_tokens_id(const kn_delegation_tokens *t, size_t i);
+/* The HMAC bytes (*lenp gets the length) and their base64 (the SCRAM
+ * password). Valid until t is destroyed. */
+const uint8_t *kn_delegation_tokens_hmac(const kn_delegation_tokens *t, size_t i, size_t *lenp);
+const char *kn_delegation_tokens_hmac_base64(const kn_delegation_tokens *t, size_t i);
+/* "User:alice" */
+const char *kn_delegation_tokens_owner(const kn_delegation_tokens *t, size_t i);
+const char *kn_delegation_tokens_requester(const kn_delegation_tokens *t, size_t i);
+int64_t kn_delegation_tokens_issue_ms(const kn_delegation_tokens *t, size_t i);
+int64_t kn_delegation_tokens_expiry_ms(const kn_delegation_tokens *t, size_t i);
+int64_t kn_delegation_tokens_max_ms(const kn_delegation_tokens *t, size_t i);
+size_t kn_delegation_tokens_renewer_count(const kn_delegation_tokens *t, size_t i);
+const char *kn_delegation_tokens_renewer(const kn_delegation_tokens *t, size_t i, size_t r);
+void kn_delegation_tokens_destroy(kn_delegation_tokens *t);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

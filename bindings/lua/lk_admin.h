@@ -88,5 +88,6 @@ extern const luaL_Reg lk_admin_quota_methods[];
 extern const luaL_Reg lk_admin_scram_methods[];
 extern const luaL_Reg lk_admin_acl_methods[];
 extern const luaL_Reg lk_admin_txn_methods[];
+extern const luaL_Reg lk_admin_token_methods[];
 
 #endif
