@@ -32,7 +32,7 @@ describe("kafka_native.admin transactions and producers", function()
 
     local d = assert(admin:describe_transactions({ tid, none }))
     assert.are.equal("Ongoing", d[tid].state, d[tid].message)
-    assert.are.same({ [topic] = { 0 } }, d[tid].partitions)
+    assert.are.same({ [topic] = { 0 } }, d[tid].partitions) -- one partition written
     assert.are.equal(60000, d[tid].timeout_ms)
     assert.is_true(d[tid].start_time_ms > 0)
     assert.are.equal("TRANSACTIONAL_ID_NOT_FOUND", d[none].error)

@@ -525,7 +525,7 @@ int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t parti
         return KN_ERR__INVALID_ARG;
     }
     kn_topic_partition_list *l = kn_topic_partition_list_new();
-    if (!l || kn_topic_partition_list_add(l, topic, partition) != KN_OK) {
+    if (!l || kn_topic_partition_list_add(l, topic, partition) < 0) {
         kn_topic_partition_list_destroy(l);
         kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
         return KN_ERR__NOMEM;

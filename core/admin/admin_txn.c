@@ -221,7 +221,7 @@ static int kna_dtxn_absorb(kna_group_call *call, const bool *sel, const knw_resp
             const kp_DescribeTransactionsResponse_TopicData *td = &ts->topics.items[t];
             char *topic = kna_strdup_str(td->topic, &ok);
             for (int32_t p = 0; ok && topic && p < td->partitions.count; p++)
-                ok = kn_topic_partition_list_add(x->parts, topic, td->partitions.items[p]) == KN_OK;
+                ok = kn_topic_partition_list_add(x->parts, topic, td->partitions.items[p]) >= 0;
             kn_free(topic);
             if (!ok)
                 return KN_ERR__NOMEM;

@@ -74,7 +74,7 @@ static void test_txn_admin(void **state) {
     snprintf(topic, sizeof topic, "%s", kn_test_topic("admin-txn"));
     snprintf(tid, sizeof tid, "%s", kn_test_topic("admin-txn-id"));
     snprintf(none, sizeof none, "%s", kn_test_topic("admin-txn-none"));
-    kn_test_create_topic(topic, 1);
+    kn_test_create_topic(topic, 2);
 
     kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
@@ -98,9 +98,11 @@ static void test_txn_admin(void **state) {
     r.value = "open";
     r.value_len = 4;
     must(kn_producer_send(p, &r, es, sizeof es), "send", es);
+    r.partition = 1;
+    must(kn_producer_send(p, &r, es, sizeof es), "send", es);
     must(kn_producer_flush(p, TIMEOUT_MS), "flush", "");
 
-    /* describe_transactions: ours Ongoing on topic-0; an unknown id alone. */
+    /* describe_transactions: ours Ongoing on both partitions; an unknown id alone. */
     const char *ids[] = {tid, none, tid};
     kn_txn_descriptions *d = NULL;
     must(kn_admin_describe_transactions(admin, ids, 3, TIMEOUT_MS, &d, es, sizeof es),
@@ -117,9 +119,9 @@ static void test_txn_admin(void **state) {
     assert_true(kn_txn_descriptions_start_time_ms(d, 0) > 0);
     assert_true(kn_txn_descriptions_coordinator(d, 0) >= 0);
     const kn_topic_partition_list *parts = kn_txn_descriptions_partitions(d, 0);
-    assert_int_equal(kn_topic_partition_list_count(parts), 1);
-    assert_string_equal(kn_topic_partition_list_topic(parts, 0), topic);
-    assert_int_equal(kn_topic_partition_list_partition(parts, 0), 0);
+    assert_int_equal(kn_topic_partition_list_count(parts), 2);
+    assert_true(kn_topic_partition_list_find(parts, topic, 0) >= 0);
+    assert_true(kn_topic_partition_list_find(parts, topic, 1) >= 0);
     assert_int_equal(kn_txn_descriptions_error(d, 1), KN_ERR_TRANSACTIONAL_ID_NOT_FOUND);
     kn_txn_descriptions_destroy(d);
 
