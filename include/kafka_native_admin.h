@@ -909,6 +909,51 @@ size_t kn_delegation_tokens_renewer_count(const kn_delegation_tokens *t, size_t 
 const char *kn_delegation_tokens_renewer(const kn_delegation_tokens *t, size_t i, size_t r);
 void kn_delegation_tokens_destroy(kn_delegation_tokens *t);
 
+/* ---- leaders and reassignments ----------------------------------------------- */
+
+#define KN_ELECTION_PREFERRED 0
+#define KN_ELECTION_UNCLEAN   1
+
+/* Java's electLeaders (ElectLeaders to the controller, retried on
+ * NOT_CONTROLLER): parts NULL means every partition (the result then has
+ * the partitions an election was attempted for). *resultsp (caller owns)
+ * has one entry per partition with its error (KN_OK: elected;
+ * ELECTION_NOT_NEEDED: the preferred replica leads already;
+ * UNKNOWN_TOPIC_OR_PARTITION, ...); offsets unused. A whole-request
+ * error (CLUSTER_AUTHORIZATION_FAILED) fails the call. */
+int kn_admin_elect_leaders(kn_admin *admin, int election_type, const kn_topic_partition_list *parts,
+                           int timeout_ms, kn_topic_partition_list **resultsp, char *errstr, size_t errstr_size);
+
+/* One change of Java's alterPartitionReassignments: move topic/partition
+ * to replicas (the first is the preferred leader), or cancel its ongoing
+ * reassignment (replicas NULL). Input only. */
+typedef struct kn_reassignment {
+    const char *topic;
+    int32_t partition;
+    const int32_t *replicas; /* NULL: cancel */
+    size_t replica_count;
+} kn_reassignment;
+
+/* Java's alterPartitionReassignments (to the controller). Per-partition
+ * errors in *resultsp (caller owns): NO_REASSIGNMENT_IN_PROGRESS for a
+ * cancel with nothing to cancel, INVALID_REPLICA_ASSIGNMENT, ... */
+int kn_admin_alter_partition_reassignments(kn_admin *admin, const kn_reassignment *changes, size_t count,
+                                           int timeout_ms, kn_topic_partition_list **resultsp, char *errstr,
+                                           size_t errstr_size);
+
+typedef struct kn_reassignments kn_reassignments;
+
+/* Java's listPartitionReassignments (to the controller): the ongoing
+ * reassignments of parts (NULL: of every partition). *listp: caller owns. */
+int kn_admin_list_partition_reassignments(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
+                                          kn_reassignments **listp, char *errstr, size_t errstr_size);
+size_t kn_reassignments_count(const kn_reassignments *r);
+const char *kn_reassignments_topic(const kn_reassignments *r, size_t i);
+int32_t kn_reassignments_partition(const kn_reassignments *r, size_t i);
+/* which: 0 replicas, 1 adding, 2 removing; *countp gets the length. */
+const int32_t *kn_reassignments_replicas(const kn_reassignments *r, size_t i, int which, size_t *countp);
+void kn_reassignments_destroy(kn_reassignments *r);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -77,6 +77,9 @@ void lk_push_offset_results(lua_State *L, const kn_offset_results *res,
 kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool offsets);
 /* Pushes { [topic] = { p, ... } } for l, in list order. */
 void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l);
+/* Pushes { [topic] = { [p] = item } }: item is {} or the entry's error
+ * fields (with offsets: { offset =, leader_epoch =, metadata = }). */
+void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets);
 
 /* Method families. */
 extern const luaL_Reg lk_admin_config_methods[];
@@ -89,5 +92,6 @@ extern const luaL_Reg lk_admin_scram_methods[];
 extern const luaL_Reg lk_admin_acl_methods[];
 extern const luaL_Reg lk_admin_txn_methods[];
 extern const luaL_Reg lk_admin_token_methods[];
+extern const luaL_Reg lk_admin_reassign_methods[];
 
 #endif

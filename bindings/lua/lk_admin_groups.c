@@ -119,7 +119,7 @@ void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
 /* Pushes { [topic] = { [p] = item } } where item is the entry's error
  * fields or, without error, {offset=, leader_epoch=, metadata=} (with
  * offsets; offset nil when none is committed) or {}. */
-static void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets) {
+void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets) {
     lua_newtable(L);
     for (size_t i = 0; i < kn_topic_partition_list_count(l); i++) {
         lk_push_topic_table(L, kn_topic_partition_list_topic(l, i));

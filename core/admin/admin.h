@@ -20,7 +20,8 @@
  * fence_producers: transaction coordinator via kna_group_run),
  * admin_txn_list.c (list_transactions: every broker), admin_producers.c
  * (describe_producers, abort_transaction: partition leaders),
- * admin_tokens.c (delegation tokens: any broker).
+ * admin_tokens.c (delegation tokens: any broker), admin_reassign.c
+ * (elect_leaders, alter/list partition reassignments: controller).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
