@@ -954,6 +954,49 @@ int32_t kn_reassignments_partition(const kn_reassignments *r, size_t i);
 const int32_t *kn_reassignments_replicas(const kn_reassignments *r, size_t i, int which, size_t *countp);
 void kn_reassignments_destroy(kn_reassignments *r);
 
+/* ---- update_features, unregister_broker, list_config_resources ---------------- */
+
+/* Java's FeatureUpdate.UpgradeType, by wire number. */
+#define KN_FEATURE_UPGRADE          1
+#define KN_FEATURE_SAFE_DOWNGRADE   2
+#define KN_FEATURE_UNSAFE_DOWNGRADE 3
+
+/* One change (Java's FeatureUpdate): max_version_level 0 with a
+ * downgrade type removes the feature. Input only. */
+typedef struct kn_feature_update {
+    const char *feature; /* "group.version", "transaction.version", ... */
+    int16_t max_version_level;
+    int upgrade_type; /* KN_FEATURE_* */
+} kn_feature_update;
+
+/* Java's updateFeatures (UpdateFeatures to the controller, resent on
+ * NOT_CONTROLLER); KN_ADMIN_VALIDATE_ONLY checks without applying. The
+ * broker answers all or nothing: KN_OK when every update was applied (or
+ * would be), else its error (INVALID_UPDATE_VERSION, ...) with errstr
+ * naming the reason, for the whole call. */
+int kn_admin_update_features(kn_admin *admin, const kn_feature_update *updates, size_t count, int flags,
+                             int timeout_ms, char *errstr, size_t errstr_size);
+
+/* Java's unregisterBroker (UnregisterBroker to any broker, forwarded to
+ * the controller): removes a broker that is gone for good from the
+ * cluster metadata. KN_OK, or the error (BROKER_ID_NOT_REGISTERED, ...). */
+int kn_admin_unregister_broker(kn_admin *admin, int32_t broker_id, int timeout_ms, char *errstr,
+                               size_t errstr_size);
+
+typedef struct kn_config_resource_list kn_config_resource_list;
+
+/* Java's listConfigResources (ListConfigResources v1+, KIP-1142, to any
+ * broker): the resources of the given KN_CONFIG_RESOURCE_* types that
+ * have configs (types NULL / 0: every type the broker lists); Java's
+ * deprecated listClientMetricsResources is the CLIENT_METRICS type.
+ * *listp: caller owns. */
+int kn_admin_list_config_resources(kn_admin *admin, const int8_t *types, size_t type_count, int timeout_ms,
+                                   kn_config_resource_list **listp, char *errstr, size_t errstr_size);
+size_t kn_config_resource_list_count(const kn_config_resource_list *l);
+int kn_config_resource_list_type(const kn_config_resource_list *l, size_t i);
+const char *kn_config_resource_list_name(const kn_config_resource_list *l, size_t i);
+void kn_config_resource_list_destroy(kn_config_resource_list *l);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

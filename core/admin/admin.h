@@ -21,7 +21,9 @@
  * admin_txn_list.c (list_transactions: every broker), admin_producers.c
  * (describe_producers, abort_transaction: partition leaders),
  * admin_tokens.c (delegation tokens: any broker), admin_reassign.c
- * (elect_leaders, alter/list partition reassignments: controller).
+ * (elect_leaders, alter/list partition reassignments: controller),
+ * admin_cluster_ops.c (update_features, unregister_broker,
+ * list_config_resources).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -64,6 +66,14 @@ void kna_backoff(const kn_admin *admin, int attempt, int64_t deadline_ms);
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
                    int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
                    char *errstr, size_t errstr_size);
+
+/* kna_call to KNW_NODE_CONTROLLER with the deadline of timeout_ms,
+ * resent after a metadata refresh and a backoff while top_error(body)
+ * (the response's top-level error code) is NOT_CONTROLLER. Returns the
+ * response (caller frees) or NULL with *errp and errstr set. */
+knw_resp *kna_controller_call(kn_admin *admin, int16_t api_key, int16_t min_version, const void *req, int timeout_ms,
+                              const char *what, int16_t (*top_error)(const void *body), int *errp, char *errstr,
+                              size_t errstr_size);
 
 /* A Metadata request for the given names (names NULL: every topic),
  * without auto-creation, to any broker (admin_describe.c). Returns the

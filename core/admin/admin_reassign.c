@@ -71,29 +71,6 @@ static kn_str kna_cstr(const char *s) {
     return out;
 }
 
-/* Sends req to the controller, resending after a metadata refresh and a
- * backoff while top_error(body) is NOT_CONTROLLER. Returns the response
- * or NULL with *errp / errstr set. */
-static knw_resp *kna_controller_call(kn_admin *admin, int16_t api_key, int16_t min_version, const void *req,
-                                     int timeout_ms, const char *what, int16_t (*top_error)(const void *body),
-                                     int *errp, char *errstr, size_t errstr_size) {
-    int64_t deadline = kna_deadline(admin, timeout_ms);
-    for (int attempt = 0;; attempt++) {
-        knw_resp *resp = kna_call(admin, KNW_NODE_CONTROLLER, api_key, min_version, -1, req, deadline, what,
-                                  errp, errstr, errstr_size);
-        if (!resp || top_error(resp->body) != KN_ERR_NOT_CONTROLLER)
-            return resp;
-        knw_resp_free(resp);
-        if (kna_remaining(deadline) <= 0) {
-            *errp = KN_ERR__TIMED_OUT;
-            kn_errstr_set(errstr, errstr_size, "%s timed out (last failure: NOT_CONTROLLER)", what);
-            return NULL;
-        }
-        knw_metadata_request_refresh(admin->client, false, "admin: NOT_CONTROLLER");
-        kna_backoff(admin, attempt, deadline);
-    }
-}
-
 /* A whole-response error: the call's, with the broker's message. */
 static int kna_top_error(int16_t code, kn_str msg, const char *what, char *errstr, size_t errstr_size) {
     if (msg.len > 0)
