@@ -997,6 +997,45 @@ int kn_config_resource_list_type(const kn_config_resource_list *l, size_t i);
 const char *kn_config_resource_list_name(const kn_config_resource_list *l, size_t i);
 void kn_config_resource_list_destroy(kn_config_resource_list *l);
 
+/* ---- replica log dirs ------------------------------------------------------------ */
+
+/* One replica (Java's TopicPartitionReplica) and, for alter, the log dir
+ * to move it to. Input only. */
+typedef struct kn_replica_dir {
+    const char *topic;
+    int32_t partition;
+    int32_t broker;
+    const char *dir; /* alter only: an absolute log dir of that broker */
+} kn_replica_dir;
+
+typedef struct kn_replica_log_dirs kn_replica_log_dirs;
+
+/* Java's describeReplicaLogDirs: DescribeLogDirs for the replicas' topic
+ * partitions to each named broker. One entry per distinct replica, in
+ * request order: the dir holding it (NULL when the broker has no such
+ * replica, as Java's empty ReplicaLogDirInfo) and its offset lag, and
+ * the future dir of a move in progress. A broker not in the cluster
+ * fails its replicas with BROKER_NOT_AVAILABLE. *dirsp: caller owns. */
+int kn_admin_describe_replica_log_dirs(kn_admin *admin, const kn_replica_dir *replicas, size_t count,
+                                       int timeout_ms, kn_replica_log_dirs **dirsp, char *errstr,
+                                       size_t errstr_size);
+/* Java's alterReplicaLogDirs: AlterReplicaLogDirs to each broker; the
+ * results carry each replica's error (LOG_DIR_NOT_FOUND for a dir the
+ * broker does not have, REPLICA_NOT_AVAILABLE, ...). */
+int kn_admin_alter_replica_log_dirs(kn_admin *admin, const kn_replica_dir *moves, size_t count, int timeout_ms,
+                                    kn_replica_log_dirs **resultsp, char *errstr, size_t errstr_size);
+size_t kn_replica_log_dirs_count(const kn_replica_log_dirs *d);
+const char *kn_replica_log_dirs_topic(const kn_replica_log_dirs *d, size_t i);
+int32_t kn_replica_log_dirs_partition(const kn_replica_log_dirs *d, size_t i);
+int32_t kn_replica_log_dirs_broker(const kn_replica_log_dirs *d, size_t i);
+int kn_replica_log_dirs_error(const kn_replica_log_dirs *d, size_t i);
+const char *kn_replica_log_dirs_error_message(const kn_replica_log_dirs *d, size_t i);
+const char *kn_replica_log_dirs_current_dir(const kn_replica_log_dirs *d, size_t i);
+int64_t kn_replica_log_dirs_current_lag(const kn_replica_log_dirs *d, size_t i);
+const char *kn_replica_log_dirs_future_dir(const kn_replica_log_dirs *d, size_t i);
+int64_t kn_replica_log_dirs_future_lag(const kn_replica_log_dirs *d, size_t i);
+void kn_replica_log_dirs_destroy(kn_replica_log_dirs *d);
+
 /* ---- list_offsets ------------------------------------------------------ */
 
 /* What to look up for a partition (Java's OffsetSpec), written as the

@@ -23,7 +23,8 @@
  * admin_tokens.c (delegation tokens: any broker), admin_reassign.c
  * (elect_leaders, alter/list partition reassignments: controller),
  * admin_cluster_ops.c (update_features, unregister_broker,
- * list_config_resources).
+ * list_config_resources), admin_replica_dirs.c (describe/alter replica
+ * log dirs: per broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
