@@ -369,6 +369,15 @@ typedef struct kn_group_descriptions kn_group_descriptions;
 int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
                                       int timeout_ms, kn_group_descriptions **descp, char *errstr,
                                       size_t errstr_size);
+/* Java's describeClassicGroups: DescribeGroups only, for classic groups
+ * of any protocol type (consumer, connect, ...): a consumer group's
+ * members have their assignments decoded, other members an empty one.
+ * An unknown group or a KIP-848 group gets GROUP_ID_NOT_FOUND.
+ * kn_group_descriptions_protocol_type names the group's protocol type.
+ * *descp: caller owns. */
+int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                     int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                     size_t errstr_size);
 size_t kn_group_descriptions_count(const kn_group_descriptions *desc);
 const char *kn_group_descriptions_group_id(const kn_group_descriptions *desc, size_t i);
 int kn_group_descriptions_error(const kn_group_descriptions *desc, size_t i);
@@ -382,6 +391,9 @@ const char *kn_group_descriptions_assignor(const kn_group_descriptions *desc, si
 /* A classic group with protocol type "" (offsets committed without a
  * group membership). */
 int kn_group_descriptions_is_simple(const kn_group_descriptions *desc, size_t i);
+/* A classic group's protocol type ("consumer", "connect", "" for a
+ * simple group); NULL for KIP-848 groups. */
+const char *kn_group_descriptions_protocol_type(const kn_group_descriptions *desc, size_t i);
 int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *desc, size_t i);
 /* KIP-848 only (-1 for classic groups). */
 int32_t kn_group_descriptions_group_epoch(const kn_group_descriptions *desc, size_t i);

@@ -350,6 +350,7 @@ typedef struct kna_group_desc {
     int err;
     char *message;
     char *state, *type, *assignor;
+    char *protocol_type; /* classic groups only */
     bool is_simple;
     int32_t coordinator, group_epoch, assignment_epoch, authorized_ops;
     kna_group_member *members;
