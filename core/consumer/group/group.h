@@ -30,6 +30,8 @@
 
 #include "consumer/assignor/assignor.h"
 #include "consumer/consumer_int.h"
+#include "consumer/group/host.h"
+#include "consumer/offsets.h"
 
 typedef enum kng_state {
     KNG_IDLE,      /* not subscribed */

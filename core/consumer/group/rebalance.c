@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "consumer/assignment.h"
 #include "consumer/group/group.h"
 #include "error.h"
 #include "kn_alloc.h"
