@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "consumer/assignor/assignor.h"
+#include "consumer/assignor/registry.h"
 #include "consumer/consumer_int.h"
 #include "consumer/group/host.h"
 #include "consumer/group/protocol.h"
