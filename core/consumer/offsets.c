@@ -27,7 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "consumer/assignment.h"
 #include "consumer/consumer_int.h"
+#include "consumer/group/host.h"
+#include "consumer/offsets.h"
 #include "error.h"
 #include "kn_alloc.h"
 #include "log.h"

@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "consumer/consumer_int.h"
+#include "consumer/position.h"
 #include "kn_alloc.h"
 
 knc_part *knc_part_new(const char *topic, int32_t partition, uint64_t id, knc_reset reset,
@@ -269,4 +269,13 @@ knc_action knc_fetch_error_action(int16_t error_code) {
         if (table[i].code == error_code)
             return table[i].action;
     return KNC_ACT_FAIL;
+}
+
+size_t knc_part_buffered_bytes(const knc_part *p) {
+    size_t n = 0;
+    if (p->fetched)
+        n += p->fetched->len - p->fetched->it.off;
+    if (p->ahead)
+        n += p->ahead->len;
+    return n;
 }

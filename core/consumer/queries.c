@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "consumer/assignment.h"
 #include "consumer/consumer_int.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "consumer/consumer_int.h"
+#include "consumer/records.h"
 #include "kn_alloc.h"
 
 knc_buf *knc_buf_from_resp(knw_resp *resp) {

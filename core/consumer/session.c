@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer/consumer_int.h"
+#include "consumer/session.h"
+#include "kafka_native.h"
 #include "kn_alloc.h"
 
 static void knc_sess_parts_free(knc_sess_part *parts, int32_t n) {

@@ -12,7 +12,9 @@
  */
 #include <string.h>
 
+#include "consumer/assignment.h"
 #include "consumer/consumer_int.h"
+#include "consumer/validate.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_offset_for_leader_epoch.h"

@@ -1,6 +1,6 @@
 /*
  * window.h: the breadth of one Fetch (window.c). Pure functions, no
- * lock, no I/O: the fetcher (fetcher.c) calls them under the consumer's
+ * lock, no I/O: the fetch planner (tick.c) calls them under the consumer's
  * lock while it plans a tick.
  *
  * A broker answers a Fetch by reading every partition listed in it (its

@@ -1,6 +1,8 @@
 /*
  * sender.c: the producer's network-thread half (knp_sender). A knw
- * ticker that, each round:
+ * ticker that, each round (the state: sender_state.h; producer ids:
+ * idempotence.c; partitions added to a transaction: txn_add.c; the
+ * adaptive partitioner's input: adaptive.c):
  *  - applies new metadata to the accumulator's topics (partition
  *    counts, leaders, available partitions, adaptive load stats);
  *  - expires queued batches past delivery.timeout.ms;
@@ -29,13 +31,13 @@
 #include <string.h>
 
 #include "error.h"
-#include "wire/coordinator.h"
 #include "kn_alloc.h"
 #include "log.h"
-#include "producer/producer_int.h"
-#include "proto/generated/kp_add_partitions_to_txn.h"
+#include "producer/adaptive.h"
+#include "producer/idempotence.h"
+#include "producer/sender_state.h"
+#include "producer/txn_add.h"
 #include "proto/generated/kp_apis.h"
-#include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_produce.h"
 
 /* Produce v13 names topics by id only; v12 carries names, which is all
@@ -47,24 +49,6 @@
  * broker that the client adds partitions implicitly and expects an
  * epoch bump per transaction (EndTxn v5), which this client does not do. */
 #define KNP_PRODUCE_TXN_MAX_VERSION      11
-#define KNP_ADD_PARTITIONS_MAX_VERSION   3
-
-enum { PID_NONE, PID_REQUESTING, PID_READY };
-
-typedef struct knp_node {
-    int32_t id;
-    int32_t inflight;   /* Produce requests not answered */
-    int64_t ready_ms;   /* last time it had batches to send */
-    int64_t drain_ms;   /* last time batches were drained to it */
-} knp_node;
-
-/* One node's request being assembled in a tick. */
-typedef struct knp_draft {
-    int32_t node;
-    knp_batch *head, *tail;
-    int32_t count;
-    int64_t size;
-} knp_draft;
 
 typedef struct knp_req {
     knp_sender *s;
@@ -75,83 +59,6 @@ typedef struct knp_req {
     int32_t nbatches;
     knp_batch *batches[];
 } knp_req;
-
-struct knp_sender {
-    knw_client *wire;
-    knp_acc *acc;
-    knp_sender_conf conf;
-    int ticker;
-    /* network thread only */
-    int pid_state;
-    int64_t producer_id;
-    int16_t epoch;
-    int64_t pid_retry_at_ms;
-    int32_t pid_attempts;
-    bool need_bump;
-    uint32_t pid_gen; /* bumped with every new producer id or epoch */
-    kp_InitProducerIdRequest pid_req;
-    int64_t md_seen_ms;
-    knw_metadata *md;
-    knp_node *nodes;
-    int32_t nnodes, nodes_cap;
-    int32_t inflight_reqs;
-    uint32_t gen;
-    int32_t drain_start;
-    int32_t *scratch; /* avail / queue sizes */
-    int32_t *scratch2;
-    int32_t scratch_cap;
-    knp_draft *drafts;
-    int32_t ndrafts, drafts_cap;
-    bool want_add; /* transactions: a queued partition is not added yet */
-    /* stats (acc.lock) */
-    int64_t lat_sum_us, lat_max_us, lat_n, requests;
-};
-
-static knp_node *sender_node(knp_sender *s, int32_t id) {
-    for (int32_t i = 0; i < s->nnodes; i++)
-        if (s->nodes[i].id == id)
-            return &s->nodes[i];
-    if (s->nnodes == s->nodes_cap) {
-        int32_t cap = s->nodes_cap ? s->nodes_cap * 2 : 8;
-        knp_node *n = kn_realloc(s->nodes, (size_t)cap * sizeof *n);
-        if (!n)
-            return NULL;
-        s->nodes = n;
-        s->nodes_cap = cap;
-    }
-    knp_node *n = &s->nodes[s->nnodes++];
-    memset(n, 0, sizeof *n);
-    n->id = id;
-    return n;
-}
-
-static bool scratch_reserve(knp_sender *s, int32_t n) {
-    if (n <= s->scratch_cap)
-        return true;
-    int32_t *a = kn_realloc(s->scratch, (size_t)n * sizeof *a);
-    if (a)
-        s->scratch = a;
-    int32_t *b = kn_realloc(s->scratch2, (size_t)n * sizeof *b);
-    if (b)
-        s->scratch2 = b;
-    if (!a || !b)
-        return false;
-    s->scratch_cap = n;
-    return true;
-}
-
-static int64_t backoff_ms(const knp_sender *s, int32_t attempts) {
-    int64_t b = s->conf.retry_backoff_ms;
-    for (int32_t i = 1; i < attempts && b < s->conf.retry_backoff_max_ms; i++)
-        b *= 2;
-    if (b > s->conf.retry_backoff_max_ms)
-        b = s->conf.retry_backoff_max_ms;
-    /* +-20% jitter, as Java's ExponentialBackoff. */
-    int64_t j = b / 5;
-    if (j > 0)
-        b += (rand() % (2 * j + 1)) - j;
-    return b;
-}
 
 /* ---- metadata ------------------------------------------------------- */
 
@@ -166,7 +73,7 @@ static void apply_metadata(knp_sender *s, const knw_metadata *md, int64_t now_ms
             t->metadata_error = kt->error;
             if (kt->error || kt->partition_count <= 0)
                 continue;
-            if (!scratch_reserve(s, kt->partition_count))
+            if (!knp_sender_scratch(s, kt->partition_count))
                 continue;
             int32_t navail = 0;
             for (int32_t i = 0; i < kt->partition_count; i++)
@@ -184,93 +91,11 @@ static void apply_metadata(knp_sender *s, const knw_metadata *md, int64_t now_ms
     (void)now_ms;
 }
 
-/* acc.lock held. Java's adaptive partitioning input: queue depth per
- * partition with a leader whose broker keeps up. */
-static void update_load_stats(knp_sender *s, int64_t now_ms) {
-    knp_acc *acc = s->acc;
-    for (uint32_t bi = 0; bi < acc->nbuckets; bi++) {
-        for (knp_topic *t = acc->buckets[bi]; t; t = t->hnext) {
-            int32_t n = t->partition_count;
-            if (n <= 0)
-                continue;
-            bool all = true;
-            for (int32_t i = 0; i < n && all; i++)
-                all = t->parts[i] != NULL;
-            if (!s->conf.adaptive || !all) {
-                t->sticky.len = 0;
-                continue;
-            }
-            if (!scratch_reserve(s, n))
-                continue;
-            int32_t len = 0;
-            for (int32_t i = 0; i < n; i++) {
-                knp_partq *pq = t->parts[i];
-                if (pq->leader < 0)
-                    continue;
-                if (s->conf.availability_timeout_ms > 0) {
-                    knp_node *nd = sender_node(s, pq->leader);
-                    if (nd && nd->ready_ms - nd->drain_ms > s->conf.availability_timeout_ms)
-                        continue;
-                }
-                s->scratch[len] = pq->depth;
-                s->scratch2[len] = i;
-                len++;
-            }
-            knp_sticky_load_stats(&t->sticky, s->scratch, s->scratch2, len, n);
-        }
-    }
-    (void)now_ms;
-}
-
 /* ---- completion and errors ---------------------------------------------- */
 
 static bool is_transport_err(int err) {
     return err == KN_ERR__TRANSPORT || err == KN_ERR__TIMED_OUT ||
            err == KN_ERR__ALL_BROKERS_DOWN || err == KN_ERR__RESOLVE;
-}
-
-static bool is_fatal_err(int err) {
-    return err == KN_ERR__AUTHENTICATION || err == KN_ERR_PRODUCER_FENCED || err == KN_ERR_CLUSTER_AUTHORIZATION_FAILED ||
-           err == KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-}
-
-static void set_fatal(knp_sender *s, int err, const char *msg) {
-    knp_acc *acc = s->acc;
-    if (acc->fatal_err)
-        return;
-    acc->fatal_err = err;
-    if (err == KN_ERR__AUTHENTICATION) /* the broker's reason, as is */
-        kn_errstr_set(acc->fatal_errstr, sizeof acc->fatal_errstr, "%s", msg ? msg : kn_err_message(err));
-    else
-        kn_errstr_set(acc->fatal_errstr, sizeof acc->fatal_errstr, "fatal producer error %s: %s",
-                      kn_err_name(err), msg ? msg : kn_err_message(err));
-}
-
-/* acc.lock held: fail every queued batch (fatal error or close). */
-static void fail_all_queued(knp_sender *s, int err, const char *msg) {
-    knp_acc *acc = s->acc;
-    for (int32_t i = 0; i < acc->npqs; i++) {
-        knp_batch *b;
-        while ((b = knp_acc_pop(acc, acc->pqs[i])) != NULL)
-            knp_acc_complete(acc, b, err, -1, -1, msg);
-    }
-    knp_acc_fail_parked(acc, err, msg);
-}
-
-/* acc.lock held. True if a queued retry of pq has a sequence before seq. */
-static bool lower_seq_queued(const knp_partq *pq, int32_t seq) {
-    for (const knp_batch *q = pq->head; q && q->built; q = q->next)
-        if (q->base_seq >= 0 && (int32_t)(((uint32_t)q->base_seq - (uint32_t)seq) << 1) < 0)
-            return true;
-    return false;
-}
-
-/* acc.lock held. pq's sequences have a gap that the broker will never
- * fill: a new epoch is needed. Only for the current epoch: a batch of an
- * epoch already replaced is re-sequenced when its partition switches. */
-static void request_bump(knp_sender *s, knp_partq *pq) {
-    if (pq->pid_gen == s->pid_gen)
-        s->need_bump = true;
 }
 
 /* acc.lock held. The outcome of one batch of a Produce request. */
@@ -304,12 +129,12 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         if (knp_acc_split(acc, b, s->producer_id, s->epoch, serr, sizeof serr) == 0)
             return;
     }
-    if (is_fatal_err(err) || (s->conf.txn && err == KN_ERR_INVALID_PRODUCER_EPOCH)) {
+    if (knp_is_fatal_err(err) || (s->conf.txn && err == KN_ERR_INVALID_PRODUCER_EPOCH)) {
         /* Transactional: an old epoch means another producer with our
          * transactional.id took over (Java: ProducerFencedException). */
-        set_fatal(s, err, buf);
+        knp_fatal_locked(s, err, buf);
         knp_acc_complete(acc, b, err, -1, -1, buf);
-        fail_all_queued(s, err, acc->fatal_errstr);
+        knp_fail_queued_locked(s, err, acc->fatal_errstr);
         return;
     }
     bool seq_err = s->conf.idempotent && (err == KN_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER ||
@@ -322,15 +147,15 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         pq->stale_before_ms = now_ms;
         knw_metadata_request_refresh(s->wire, false, "producer: leader error or connection lost");
     }
-    if (seq_err && pq->inflight == 0 && !lower_seq_queued(pq, b->base_seq)) {
+    if (seq_err && pq->inflight == 0 && !knp_idem_lower_seq_queued(pq, b->base_seq)) {
         /* Refused at the oldest unacknowledged batch of the partition
          * (nothing earlier in flight or waiting): this epoch cannot make
          * progress (e.g. the broker took later sequences after an earlier
          * batch failed), so a new epoch restarts sequences at 0. */
-        request_bump(s, pq);
+        knp_idem_request_bump(s, pq);
     }
     if (retriable && !acc->closing && b->attempts <= s->conf.retries && now_ms < b->deadline_ms) {
-        b->retry_at_ms = now_ms + backoff_ms(s, b->attempts);
+        b->retry_at_ms = now_ms + knp_backoff_ms(s, b->attempts);
         kn_log(knw_client_logger(s->wire), KN_LOG_WARN,
                "retrying a batch of %d record(s) (sequence %d, attempt %d): %s",
                (int)b->count, (int)b->base_seq, (int)b->attempts, buf);
@@ -347,7 +172,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         err = KN_ERR__MSG_TIMED_OUT;
     }
     if (s->conf.idempotent && b->base_seq >= 0)
-        request_bump(s, pq); /* a sequence gap: later batches need a new epoch */
+        knp_idem_request_bump(s, pq); /* a sequence gap: later batches need a new epoch */
     kn_log(knw_client_logger(s->wire), KN_LOG_WARN, "%d record(s) failed: %s", (int)b->count, buf);
     if (s->conf.txn && !s->conf.txn->abortable_err) {
         /* A lost record makes the transaction abortable (Java). */
@@ -364,7 +189,7 @@ static void on_produce(knw_client *c, knw_resp *resp, void *opaque) {
     int64_t now_ms = knw_now_ms();
     pthread_mutex_lock(&acc->lock);
     s->inflight_reqs--;
-    knp_node *nd = sender_node(s, r->node);
+    knp_node *nd = knp_sender_node(s, r->node);
     if (nd)
         nd->inflight--;
     s->requests++;
@@ -417,64 +242,6 @@ static void on_produce(knw_client *c, knw_resp *resp, void *opaque) {
     /* A freed in-flight slot or a retry may make batches sendable: the
      * ticker only runs when due or woken. */
     knw_wakeup(c);
-}
-
-/* ---- producer id ---------------------------------------------------- */
-
-static void on_init_pid(knw_client *c, knw_resp *resp, void *opaque) {
-    knp_sender *s = opaque;
-    knp_acc *acc = s->acc;
-    int64_t now_ms = knw_now_ms();
-    pthread_mutex_lock(&acc->lock);
-    int err = resp->err;
-    const kp_InitProducerIdResponse *ir = resp->body;
-    if (!err && ir)
-        err = ir->error_code;
-    if (!err && ir) {
-        s->producer_id = ir->producer_id;
-        s->epoch = ir->producer_epoch;
-        s->pid_state = PID_READY;
-        s->pid_attempts = 0;
-        /* New id/epoch: each partition restarts its sequences at 0 once
-         * its in-flight batches have answered (see drain). */
-        s->pid_gen++;
-        s->need_bump = false;
-    } else if (is_fatal_err(err) || err == KN_ERR__CLOSED) {
-        if (err != KN_ERR__CLOSED) {
-            set_fatal(s, err, resp->errstr[0] ? resp->errstr : "InitProducerId failed");
-            fail_all_queued(s, err, acc->fatal_errstr);
-        }
-        s->pid_state = PID_NONE;
-    } else {
-        s->pid_attempts++;
-        s->pid_state = s->producer_id >= 0 ? PID_READY : PID_NONE;
-        s->pid_retry_at_ms = now_ms + backoff_ms(s, s->pid_attempts);
-    }
-    pthread_mutex_unlock(&acc->lock);
-    knw_resp_free(resp);
-    knw_wakeup(c);
-}
-
-/* acc.lock held. Starts InitProducerId if needed; true if a request is
- * to be sent (by the caller, outside the lock). */
-static bool pid_needed(knp_sender *s, int64_t now_ms) {
-    if (!s->conf.idempotent || s->acc->fatal_err || s->conf.txn)
-        return false; /* a transactional id's InitProducerId is txn.c's */
-    if (s->pid_state == PID_REQUESTING || now_ms < s->pid_retry_at_ms)
-        return false;
-    if (s->pid_state == PID_READY && !(s->need_bump && s->inflight_reqs == 0))
-        return false;
-    kp_InitProducerIdRequest_init(&s->pid_req);
-    s->pid_req.transactional_id.ptr = NULL;
-    s->pid_req.transactional_id.len = -1;
-    s->pid_req.transaction_timeout_ms = s->conf.transaction_timeout_ms;
-    if (s->pid_state == PID_READY) {
-        /* Epoch bump (KIP-360): the current id and epoch ask for epoch+1. */
-        s->pid_req.producer_id = s->producer_id;
-        s->pid_req.producer_epoch = s->epoch;
-    }
-    s->pid_state = PID_REQUESTING;
-    return true;
 }
 
 /* ---- draining --------------------------------------------------------- */
@@ -534,7 +301,7 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         }
         if (!knp_acc_head_ready(acc, pq, now_ms, next_ms))
             continue;
-        knp_node *nd = sender_node(s, pq->leader);
+        knp_node *nd = knp_sender_node(s, pq->leader);
         if (!nd)
             continue;
         nd->ready_ms = now_ms;
@@ -676,12 +443,12 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         next = b->next;
         b->pq->inflight--;
         if (s->conf.idempotent && b->base_seq >= 0)
-            request_bump(s, b->pq);
+            knp_idem_request_bump(s, b->pq);
         knp_acc_complete(acc, b, b->err, -1, -1, errstr);
     }
     if (nb > 0) {
         s->inflight_reqs++;
-        knp_node *nd = sender_node(s, d->node);
+        knp_node *nd = knp_sender_node(s, d->node);
         if (nd)
             nd->inflight++;
     }
@@ -696,195 +463,6 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
     /* on_produce runs once, failures to queue included. */
     knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
              s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1, on_produce, r);
-}
-
-/* ---- transactions: coordinator and AddPartitionsToTxn ---------------- */
-
-typedef struct knp_add_req {
-    knp_sender *s;
-    kp_AddPartitionsToTxnRequest req;
-    kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *topics;
-    int32_t *parts;
-    knp_partq **pqs;
-    int32_t npqs;
-    int32_t node; /* the coordinator it went to */
-} knp_add_req;
-
-static int cmp_pq_topic(const void *a, const void *b) {
-    const knp_partq *x = *(knp_partq *const *)a, *y = *(knp_partq *const *)b;
-    if (x->topic != y->topic)
-        return x->topic < y->topic ? -1 : 1;
-    return x->partition - y->partition;
-}
-
-/* acc.lock held. The AddPartitionsToTxn for every queued partition not
- * added yet (NULL if none or out of memory). */
-static knp_add_req *build_add(knp_sender *s) {
-    knp_acc *acc = s->acc;
-    int32_t n = 0;
-    for (int32_t i = 0; i < acc->npqs; i++)
-        if (acc->pqs[i]->head && !acc->pqs[i]->txn_added && !acc->pqs[i]->txn_adding)
-            n++;
-    if (n == 0)
-        return NULL;
-    knp_add_req *ar = kn_calloc(1, sizeof *ar);
-    if (!ar)
-        return NULL;
-    ar->pqs = kn_calloc((size_t)n, sizeof *ar->pqs);
-    ar->parts = kn_calloc((size_t)n, sizeof *ar->parts);
-    ar->topics = kn_calloc((size_t)n, sizeof *ar->topics);
-    if (!ar->pqs || !ar->parts || !ar->topics) {
-        kn_free(ar->pqs);
-        kn_free(ar->parts);
-        kn_free(ar->topics);
-        kn_free(ar);
-        return NULL;
-    }
-    for (int32_t i = 0; i < acc->npqs; i++) {
-        knp_partq *pq = acc->pqs[i];
-        if (pq->head && !pq->txn_added && !pq->txn_adding)
-            ar->pqs[ar->npqs++] = pq;
-    }
-    qsort(ar->pqs, (size_t)ar->npqs, sizeof ar->pqs[0], cmp_pq_topic);
-    int32_t nt = 0;
-    for (int32_t i = 0; i < ar->npqs; i++) {
-        knp_partq *pq = ar->pqs[i];
-        pq->txn_adding = true;
-        ar->parts[i] = pq->partition;
-        if (nt == 0 || ar->pqs[i - 1]->topic != pq->topic) {
-            ar->topics[nt].name = kn_str_c(pq->topic->name);
-            ar->topics[nt].partitions.items = &ar->parts[i];
-            ar->topics[nt].partitions.count = 0;
-            nt++;
-        }
-        ar->topics[nt - 1].partitions.count++;
-    }
-    ar->s = s;
-    kp_AddPartitionsToTxnRequest_init(&ar->req);
-    ar->req.v3_and_below_transactional_id = kn_str_c(s->conf.txn->id);
-    ar->req.v3_and_below_producer_id = s->producer_id;
-    ar->req.v3_and_below_producer_epoch = s->epoch;
-    ar->req.v3_and_below_topics.items = ar->topics;
-    ar->req.v3_and_below_topics.count = nt;
-    s->conf.txn->adding = true;
-    return ar;
-}
-
-static void free_add(knp_add_req *ar) {
-    kn_free(ar->pqs);
-    kn_free(ar->parts);
-    kn_free(ar->topics);
-    kn_free(ar);
-}
-
-/* acc.lock held: the transaction can only be aborted now; its queued
- * records fail with the reason (they could never be committed). */
-static void set_abortable(knp_sender *s, int err, const char *msg) {
-    knp_txn_shared *tx = s->conf.txn;
-    if (!tx->abortable_err) {
-        tx->abortable_err = err;
-        kn_errstr_set(tx->abortable_errstr, sizeof tx->abortable_errstr, "%s", msg);
-    }
-    fail_all_queued(s, err, msg);
-}
-
-static void on_add_partitions(knw_client *c, knw_resp *resp, void *opaque) {
-    knp_add_req *ar = opaque;
-    knp_sender *s = ar->s;
-    knp_acc *acc = s->acc;
-    knp_txn_shared *tx = s->conf.txn;
-    const kp_AddPartitionsToTxnResponse *r = resp->body;
-    int64_t now_ms = knw_now_ms();
-    pthread_mutex_lock(&acc->lock);
-    tx->adding = false;
-    int worst = resp->err; /* the error that decides what happens next */
-    char msg[300] = "";
-    if (worst)
-        kn_errstr_set(msg, sizeof msg, "AddPartitionsToTxn: %s", resp->errstr);
-    for (int32_t i = 0; i < ar->npqs; i++) {
-        knp_partq *pq = ar->pqs[i];
-        pq->txn_adding = false;
-        if (resp->err || !r)
-            continue;
-        int perr = KN_ERR__PROTOCOL;
-        for (int32_t ti = 0; ti < r->results_by_topic_v3_and_below.count; ti++) {
-            const kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *tr =
-                &r->results_by_topic_v3_and_below.items[ti];
-            if (!kn_str_eq(tr->name, pq->topic->name))
-                continue;
-            for (int32_t k = 0; k < tr->results_by_partition.count; k++)
-                if (tr->results_by_partition.items[k].partition_index == pq->partition)
-                    perr = tr->results_by_partition.items[k].partition_error_code;
-        }
-        if (perr == 0) {
-            pq->txn_added = true;
-            tx->started = true;
-            continue;
-        }
-        /* OPERATION_NOT_ATTEMPTED only says another partition failed. */
-        if (perr != KN_ERR_OPERATION_NOT_ATTEMPTED &&
-            (!worst || is_fatal_err(perr) || perr == KN_ERR_INVALID_PRODUCER_EPOCH)) {
-            worst = perr;
-            kn_errstr_set(msg, sizeof msg, "AddPartitionsToTxn %s-%d: %s", pq->topic->name,
-                          (int)pq->partition, kn_err_name(perr));
-        }
-    }
-    if (worst == 0) {
-        /* done */
-    } else if (is_fatal_err(worst) || worst == KN_ERR_INVALID_PRODUCER_EPOCH ||
-               worst == KN_ERR_INVALID_TXN_STATE || worst == KN_ERR_UNSUPPORTED_VERSION ||
-               worst == KN_ERR__UNSUPPORTED_VERSION) {
-        set_fatal(s, worst, msg);
-        fail_all_queued(s, worst, acc->fatal_errstr);
-    } else if (knw_coord_failed(s->wire, KNW_COORD_TXN, tx->id, ar->node, worst) || worst == KN_ERR__CLOSED) {
-        tx->coord = -1; /* find it again (coordinator.h), then retry */
-        tx->add_retry_at_ms = now_ms + s->conf.retry_backoff_ms;
-    } else if (kn_err_is_retriable(worst) || worst == KN_ERR_CONCURRENT_TRANSACTIONS ||
-               worst == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS || worst == KN_ERR__NOMEM) {
-        /* _NOMEM: the request could not even be queued; try again. */
-        /* CONCURRENT_TRANSACTIONS: the previous transaction is still
-         * being completed; Java retries it quickly (20 ms). */
-        tx->add_retry_at_ms =
-            now_ms + (worst == KN_ERR_CONCURRENT_TRANSACTIONS ? 20 : s->conf.retry_backoff_ms);
-    } else {
-        set_abortable(s, worst, msg);
-    }
-    pthread_mutex_unlock(&acc->lock);
-    free_add(ar);
-    knw_resp_free(resp);
-    knw_wakeup(c);
-}
-
-/* acc.lock held. What the transaction needs sent this tick: an
- * AddPartitionsToTxn (*add_req), once its coordinator is known. */
-static void txn_tick(knp_sender *s, int64_t now_ms, int64_t *next_ms, knp_add_req **add_req) {
-    knp_txn_shared *tx = s->conf.txn;
-    if (s->need_bump && !tx->abortable_err && tx->open) {
-        /* A sequence failed for good: only an abort (and the epoch bump
-         * that follows it) can go on. */
-        set_abortable(s, KN_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER,
-                      "a batch with a sequence number failed: the transaction must be aborted");
-    }
-    if (!s->want_add || !tx->open || tx->adding || s->pid_state != PID_READY)
-        return;
-    if (now_ms < tx->add_retry_at_ms) {
-        if (tx->add_retry_at_ms < *next_ms)
-            *next_ms = tx->add_retry_at_ms;
-        return;
-    }
-    /* The client's coordinator table looks it up (batched, with backoff)
-     * and its answer wakes this ticker. */
-    tx->coord = knw_coord_get(s->wire, KNW_COORD_TXN, tx->id, NULL, NULL, 0);
-    if (tx->coord < 0)
-        return;
-    *add_req = build_add(s);
-    if (*add_req)
-        (*add_req)->node = tx->coord;
-}
-
-static void txn_send(knp_sender *s, knp_add_req *ar) {
-    knw_send(s->wire, ar->node, KP_API_ADD_PARTITIONS_TO_TXN, -1, KNP_ADD_PARTITIONS_MAX_VERSION, &ar->req, -1,
-             on_add_partitions, ar);
 }
 
 /* ---- the ticker ------------------------------------------------------ */
@@ -904,8 +482,8 @@ static void expire(knp_sender *s, int64_t now_ms, int64_t *next_ms) {
                      (int)b->count, pq->topic->name, (int)pq->partition,
                      (long long)(now_ms - b->created_ms));
             if (s->conf.idempotent && b->base_seq >= 0)
-                request_bump(s, pq);
-            knp_node *nd = pq->leader >= 0 ? sender_node(s, pq->leader) : NULL;
+                knp_idem_request_bump(s, pq);
+            knp_node *nd = pq->leader >= 0 ? knp_sender_node(s, pq->leader) : NULL;
             kn_log(knw_client_logger(s->wire), KN_LOG_WARN,
                    "%s (queue depth %d, in flight %d on node %d, leader %d, "
                    "stale since %lld, metadata at %lld, node requests %d, requests %d, "
@@ -934,8 +512,8 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
     acc->wake_pending = false;
     if (ferr && !acc->fatal_err) {
         /* Authentication failed: no record can be delivered any more. */
-        set_fatal(s, ferr, fmsg);
-        fail_all_queued(s, ferr, acc->fatal_errstr);
+        knp_fatal_locked(s, ferr, fmsg);
+        knp_fail_queued_locked(s, ferr, acc->fatal_errstr);
     }
     if (md && md != s->md) {
         old = s->md;
@@ -947,41 +525,23 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
     if (acc->parked_head && knp_acc_place_parked(acc, now_ms, &next))
         need_md = true;
     expire(s, now_ms, &next);
-    if (s->need_bump && !s->conf.txn && s->pid_state == PID_READY && s->epoch >= 0 &&
-        s->epoch < INT16_MAX - 1) {
-        /* KIP-360 for the idempotent producer, as Java does it: bump the
-         * epoch locally. The broker takes a higher epoch starting at
-         * sequence 0 on each partition, so partitions switch one by one
-         * as their in-flight batches answer, without a round trip and
-         * without stopping the others. At the epoch's limit a new
-         * producer id comes from InitProducerId instead (pid_needed). */
-        s->epoch++;
-        s->pid_gen++;
-        s->need_bump = false;
-        kn_log(knw_client_logger(s->wire), KN_LOG_WARN, "sequence gap: producer %lld bumps its epoch to %d",
-               (long long)s->producer_id, (int)s->epoch);
-    }
-    send_pid = pid_needed(s, now_ms);
-    if (s->conf.idempotent && s->pid_state != PID_READY && s->pid_retry_at_ms > now_ms &&
-        s->pid_retry_at_ms < next)
-        next = s->pid_retry_at_ms;
+    send_pid = knp_idem_tick(s, now_ms, &next);
     s->want_add = false;
     drain(s, now_ms, &next, &need_md);
     knp_add_req *add_req = NULL;
     if (s->conf.txn)
-        txn_tick(s, now_ms, &next, &add_req);
+        knp_txn_add_tick(s, now_ms, &next, &add_req);
     if (s->conf.adaptive)
-        update_load_stats(s, now_ms);
+        knp_adaptive_update(s, now_ms);
     pthread_mutex_unlock(&acc->lock);
     if (add_req)
-        txn_send(s, add_req);
+        knp_txn_add_send(s, add_req);
     if (md)
         knw_metadata_release(md);
     if (old)
         knw_metadata_release(old);
-    if (send_pid) {
-        knw_send(c, KNW_NODE_ANY, KP_API_INIT_PRODUCER_ID, -1, -1, &s->pid_req, -1, on_init_pid, s);
-    }
+    if (send_pid)
+        knp_idem_send(s);
     int32_t sent = s->ndrafts;
     for (int32_t i = 0; i < s->ndrafts; i++)
         if (s->drafts[i].count > 0)
@@ -1053,44 +613,16 @@ void knp_sender_latency(knp_sender *s, int64_t *avg_us, int64_t *max_us, int64_t
     pthread_mutex_unlock(&s->acc->lock);
 }
 
-void knp_sender_set_pid(knp_sender *s, int64_t producer_id, int16_t epoch) {
-    knp_acc *acc = s->acc;
-    pthread_mutex_lock(&acc->lock);
-    if (producer_id != s->producer_id || epoch != s->epoch)
-        s->pid_gen++; /* partitions restart their sequences (drain) */
-    s->producer_id = producer_id;
-    s->epoch = epoch;
-    s->pid_state = PID_READY;
-    s->need_bump = false;
-    pthread_mutex_unlock(&acc->lock);
-    knw_wakeup(s->wire);
-}
-
-void knp_sender_get_pid(knp_sender *s, int64_t *producer_id, int16_t *epoch, bool *need_bump) {
-    pthread_mutex_lock(&s->acc->lock);
-    *producer_id = s->producer_id;
-    *epoch = s->epoch;
-    *need_bump = s->need_bump;
-    pthread_mutex_unlock(&s->acc->lock);
-}
-
 void knp_sender_set_fatal(knp_sender *s, int err, const char *msg) {
     pthread_mutex_lock(&s->acc->lock);
-    set_fatal(s, err, msg);
-    fail_all_queued(s, err, s->acc->fatal_errstr);
+    knp_fatal_locked(s, err, msg);
+    knp_fail_queued_locked(s, err, s->acc->fatal_errstr);
     pthread_mutex_unlock(&s->acc->lock);
 }
 
 void knp_sender_fail_queued(knp_sender *s, int err, const char *msg) {
     pthread_mutex_lock(&s->acc->lock);
-    fail_all_queued(s, err, msg);
+    knp_fail_queued_locked(s, err, msg);
     pthread_mutex_unlock(&s->acc->lock);
 }
 
-void knp_sender_txn_reset(knp_sender *s) {
-    knp_acc *acc = s->acc;
-    pthread_mutex_lock(&acc->lock);
-    for (int32_t i = 0; i < acc->npqs; i++)
-        acc->pqs[i]->txn_added = false;
-    pthread_mutex_unlock(&acc->lock);
-}

@@ -13,6 +13,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "wire/bodybuf.h"
+#include "wire/conn_sasl.h"
 #include "wire/sasl/oauth_refresher.h"
 #include "wire/sasl/oauth_store.h"
 #include "wire/sasl/oidc.h"

@@ -1,7 +1,7 @@
 /*
  * conn.c: one broker connection's state machine:
  *   DOWN -> (RESOLVING on the resolver thread) -> (every address in turn)
- *   CONNECTING -> APIVERSIONS -> [SASL (sasl/sasl.c)] -> READY -> (error,
+ *   CONNECTING -> APIVERSIONS -> [SASL (conn_sasl.c)] -> READY -> (error,
  *   timeout, idle) BACKOFF/DOWN -> ...
  * It owns the socket (through the transport vtable), the receive
  * framer, the send queue, the in-flight table and the requests queued
@@ -15,6 +15,7 @@
 #include "kn_alloc.h"
 #include "proto/header.h"
 #include "wire/bodybuf.h"
+#include "wire/conn_sasl.h"
 #include "wire/wire_int.h"
 
 const char *knw_conn_name(const knw_conn *conn, char *buf, size_t size) {
@@ -37,7 +38,7 @@ knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const cha
     knw_txq_init(&conn->tx);
     /* Staging reads of 64 KiB: many small responses per recv(). */
     /* With SASL the ring has one slot more than the in-flight limit: a
-     * re-authentication request may join a full pipeline (sasl.c). */
+     * re-authentication request may join a full pipeline (conn_sasl.c). */
     if (!conn->host || knw_rx_init(&conn->rx, 65536, c->set.max_response_bytes) ||
         knw_iftab_init(&conn->inflight, c->set.max_in_flight + (c->set.sasl ? 1 : 0), 1)) {
         kn_free(conn->host);

@@ -32,6 +32,9 @@
 #include "wire/transport.h"
 #include "wire/wire.h"
 
+/* A connection's SASL exchange (conn_sasl.h). */
+typedef struct knw_sasl_session knw_sasl_session;
+
 /* ---- settings (settings.c) ---- */
 typedef struct knw_settings {
     knw_hostport *bootstrap; /* owned */

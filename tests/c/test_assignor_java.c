@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "consumer/assignor/assignor.h"
 #include "consumer/assignor/consumer_protocol.h"
+#include "consumer/assignor/registry.h"
 #include "kafka_native.h"
 #include "kn_alloc.h"
 

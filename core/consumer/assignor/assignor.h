@@ -103,9 +103,6 @@ struct kn_assignor {
     void *opaque; /* custom assignors' state; NULL for built-ins */
 };
 
-/* The built-in assignor of that name, or NULL. Static storage. */
-const kn_assignor *kn_asg_builtin(const char *name);
-
 /* Runs asg over in: sizes out, calls assign, frees out on error. out is
  * owned by the caller afterwards (kn_asg_output_free). Rejects malformed
  * input (NULL ids, duplicate member ids or topic names, negative counts)
@@ -121,24 +118,5 @@ int kn_asg_output_add(kn_asg_output *out, int32_t member, const char *topic, int
 int kn_asg_output_set_user_data(kn_asg_output *out, int32_t member, const uint8_t *data, int32_t len);
 /* Frees everything out owns and zeroes it; safe on a zeroed output. */
 void kn_asg_output_free(kn_asg_output *out);
-
-/* An ordered list of assignors a consumer offers (partition.assignment.strategy),
- * built-in and custom. Per client; no globals. */
-typedef struct kn_asg_list kn_asg_list;
-
-/* Returns a new empty list owned by the caller (kn_asg_list_destroy), or NULL. */
-kn_asg_list *kn_asg_list_new(void);
-void kn_asg_list_destroy(kn_asg_list *l);
-/* Appends the built-in named name. KN_ERR__INVALID_ARG (unknown or
- * duplicate name, errstr says which) or KN_ERR__NOMEM. */
-int kn_asg_list_add_builtin(kn_asg_list *l, const char *name, char *errstr, size_t errstr_size);
-/* Appends a custom assignor. name is copied; opaque is passed through to
- * assign and never freed by the list. */
-int kn_asg_list_add_custom(kn_asg_list *l, const char *name, unsigned protocols, kn_asg_assign_fn assign,
-                           void *opaque, char *errstr, size_t errstr_size);
-int32_t kn_asg_list_count(const kn_asg_list *l);
-const kn_assignor *kn_asg_list_at(const kn_asg_list *l, int32_t i);
-/* The assignor named name (the coordinator's chosen protocol), or NULL. */
-const kn_assignor *kn_asg_list_find(const kn_asg_list *l, const char *name);
 
 #endif

@@ -587,7 +587,7 @@ static kng_req *kng_leave_build(kn_consumer *c, const char *reason) {
     return r;
 }
 
-void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms) {
+static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms) {
     kng_group *g = c->grp;
     kng_req *plan = NULL;
     *next_ms = 1000;
@@ -685,7 +685,7 @@ void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, i
     return plan;
 }
 
-void kng_classic_send(kn_consumer *c, knw_client *client, void *plan) {
+static void kng_classic_send(kn_consumer *c, knw_client *client, void *plan) {
     kng_req *r = plan;
     while (r) {
         kng_req *next = r->next;
@@ -695,7 +695,7 @@ void kng_classic_send(kn_consumer *c, knw_client *client, void *plan) {
     }
 }
 
-int kng_classic_leader_step(kn_consumer *c) {
+static int kng_classic_leader_step(kn_consumer *c) {
     kng_group *g = c->grp;
     knw_resp *resp = g->leader_resp;
     kng_req *sync = g->leader_sync;
@@ -729,16 +729,17 @@ int kng_classic_leader_step(kn_consumer *c) {
     return 0;
 }
 
-void kng_classic_discard(kng_group *g) {
+static void kng_classic_discard(kng_group *g) {
     knw_resp_free(g->leader_resp);
     kng_req_free(g->leader_sync);
     g->leader_resp = NULL;
     g->leader_sync = NULL;
 }
 
-void kng_classic_leave(kn_consumer *c, const char *reason) {
+static void kng_classic_leave(kn_consumer *c, const char *reason) {
     pthread_mutex_lock(&c->lock);
     kng_group *g = c->grp;
+    kng_classic_discard(g); /* a parked leader step is moot */
     kng_req *r = NULL;
     if (!g->instance_id && g->member_id && g->member_id[0] && c->coord_id >= 0)
         r = kng_leave_build(c, reason);
@@ -763,3 +764,11 @@ void kng_classic_leave(kn_consumer *c, const char *reason) {
     knw_resp_free(resp);
     kng_req_free(r);
 }
+
+const kng_ops kng_classic_ops = {
+    .tick = kng_classic_tick,
+    .send = kng_classic_send,
+    .leave = kng_classic_leave,
+    .leader_step = kng_classic_leader_step,
+    .destroy = kng_classic_discard,
+};

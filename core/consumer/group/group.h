@@ -6,7 +6,8 @@
  *    POSIX ERE matched against live metadata) and the cluster view the
  *    leader hands to the assignor;
  *  - classic.c: the classic protocol on the network thread
- *    (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, leader assignment);
+ *    (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, leader assignment),
+ *    behind the ops table of protocol.h, as kip848.c is;
  *  - custom.c: application-defined assignors (kn_consumer_add_assignor);
  *  - kip848.c: the KIP-848 protocol on the network thread
  *    (ConsumerGroupHeartbeat and reconciliation toward the target);
@@ -28,8 +29,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "consumer/assignor/assignor.h"
+#include "consumer/assignor/registry.h"
 #include "consumer/consumer_int.h"
+#include "consumer/group/host.h"
+#include "consumer/group/protocol.h"
+#include "consumer/offsets.h"
 
 typedef enum kng_state {
     KNG_IDLE,      /* not subscribed */
@@ -54,6 +58,7 @@ typedef enum kng_revoke_commit {
 
 typedef struct kng_group {
     bool consumer_protocol; /* group.protocol=consumer (KIP-848) */
+    const kng_ops *ops;     /* kng_848_ops or kng_classic_ops (protocol.h) */
     kng_state state;
     kn_rebalance_cb *cb;
     void *opaque;
@@ -138,28 +143,6 @@ bool kng_counts_changed(const kng_group *g, const knw_metadata *md);
 /* Remembers the partition counts of topics (leader). */
 void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics, int32_t cnt);
 void kng_subscription_clear(kng_group *g);
-
-/* ---- classic.c (network thread, c->lock held unless said) ------------ */
-
-/* Plans the next classic request; sends nothing. The returned plan is
- * sent by kng_classic_send after the lock is released. */
-void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms);
-void kng_classic_send(kn_consumer *c, knw_client *client, void *plan);
-/* KNG_LEADER, application thread, c->lock held (dropped while the
- * assignor runs): assigns and sends SyncGroup. Returns 0 or the error. */
-int kng_classic_leader_step(kn_consumer *c);
-/* Frees a parked leader step (c->lock held). */
-void kng_classic_discard(kng_group *g);
-/* Blocking LeaveGroup (application thread, no lock). */
-void kng_classic_leave(kn_consumer *c, const char *reason);
-
-/* ---- kip848.c --------------------------------------------------------- */
-
-void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms);
-void kng_848_send(kn_consumer *c, knw_client *client, void *plan);
-/* Blocking leave heartbeat (epoch -1, or -2 for a static member). */
-void kng_848_leave(kn_consumer *c);
-void kng_848_destroy(kng_group *g);
 
 /* ---- custom.c --------------------------------------------------------- */
 

@@ -342,7 +342,7 @@ out:
     knw_wakeup(client);
 }
 
-void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms) {
+static void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *next_ms) {
     kng_group *g = c->grp;
     *next_ms = 1000;
     if (!g->member_id || !g->member_id[0]) {
@@ -406,7 +406,7 @@ void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms, int *
     return h;
 }
 
-void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
+static void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
     kng_hb *h = plan;
     if (!h)
         return;
@@ -414,7 +414,10 @@ void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
              kng_848_done, h);
 }
 
-void kng_848_leave(kn_consumer *c) {
+/* Blocking leave heartbeat (epoch -1, or -2 for a static member); the
+ * heartbeat carries no reason. */
+static void kng_848_leave(kn_consumer *c, const char *reason) {
+    (void)reason;
     pthread_mutex_lock(&c->lock);
     kng_group *g = c->grp;
     kng_hb *h = NULL;
@@ -441,7 +444,15 @@ void kng_848_leave(kn_consumer *c) {
     kng_hb_free(h);
 }
 
-void kng_848_destroy(kng_group *g) {
+static void kng_848_destroy(kng_group *g) {
     kng_target_free(g->target);
     g->target = NULL;
 }
+
+const kng_ops kng_848_ops = {
+    .tick = kng_848_tick,
+    .send = kng_848_send,
+    .leave = kng_848_leave,
+    .leader_step = NULL, /* the coordinator assigns (KIP-848) */
+    .destroy = kng_848_destroy,
+};

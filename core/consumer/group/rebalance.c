@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "consumer/assignment.h"
 #include "consumer/group/group.h"
 #include "error.h"
 #include "kn_alloc.h"
@@ -185,6 +186,7 @@ int kng_create(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
         return KN_ERR__NOMEM;
     const char *proto = kn_conf_get_str(conf, "group.protocol");
     g->consumer_protocol = proto && strcmp(proto, "consumer") == 0;
+    g->ops = g->consumer_protocol ? &kng_848_ops : &kng_classic_ops;
     const char *inst = kn_conf_get_str(conf, "group.instance.id");
     if (inst && *inst && !(g->instance_id = kn_strdup(inst)))
         return KN_ERR__NOMEM;
@@ -209,8 +211,8 @@ void kng_destroy(kn_consumer *c) {
     if (!g)
         return;
     kng_subscription_clear(g);
-    kng_848_destroy(g);
-    kng_classic_discard(g);
+    if (g->ops)
+        g->ops->destroy(g);
     kng_custom_destroy(g);
     kn_asg_list_destroy(g->asgs);
     kn_free(g->remote_assignor);
@@ -252,16 +254,10 @@ int kng_tick(knw_client *client, int64_t now_ms, void *opaque) {
         g->next_pattern_refresh_ms = now_ms + (g->metadata_max_age_ms > 0 ? g->metadata_max_age_ms : 1000);
         want_all = true;
     }
-    bool consumer_protocol = g->consumer_protocol;
-    if (consumer_protocol)
-        plan = kng_848_tick(c, md, now_ms, &next);
-    else
-        plan = kng_classic_tick(c, md, now_ms, &next);
+    const kng_ops *ops = g->ops;
+    plan = ops->tick(c, md, now_ms, &next);
     pthread_mutex_unlock(&c->lock);
-    if (consumer_protocol)
-        kng_848_send(c, client, plan);
-    else
-        kng_classic_send(c, client, plan);
+    ops->send(c, client, plan);
     if (md)
         knw_metadata_release(md);
     if (want_all)
@@ -577,7 +573,7 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
         rc = kng_step_lost(c);
         break;
     case KNG_LEADER:
-        rc = kng_classic_leader_step(c);
+        rc = g->ops->leader_step ? g->ops->leader_step(c) : 0;
         break;
     case KNG_FATAL:
         kn_errstr_set(errstr, n, "consumer group %s: %s", c->group_id, g->fatal_msg);
@@ -735,14 +731,10 @@ static int kng_leave(kn_consumer *c, const char *reason) {
     int rc = kng_revoke(c, owned, lost, true);
     kn_topic_partition_list_destroy(owned);
     pthread_mutex_lock(&c->lock);
-    bool consumer_protocol = g->consumer_protocol;
-    kng_classic_discard(g);
+    const kng_ops *ops = g->ops;
     g->state = KNG_IDLE; /* heartbeats stop */
     pthread_mutex_unlock(&c->lock);
-    if (consumer_protocol)
-        kng_848_leave(c);
-    else
-        kng_classic_leave(c, reason);
+    ops->leave(c, reason);
     pthread_mutex_lock(&c->lock);
     g->generation = -1;
     g->inflight = false;

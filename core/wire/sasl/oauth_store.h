@@ -7,7 +7,7 @@
  *
  *   network thread: knw_oauth_store_client_first() -> a client first
  *     message from the current unexpired token, or KNW_SASL_WAIT after
- *     raising "wanted" (the connection waits, sasl.c);
+ *     raising "wanted" (the connection waits, conn_sasl.c);
  *   application thread: knw_oauth_store_due() is a cheap check,
  *     knw_oauth_store_refresh() runs the callback (outside any lock),
  *     stores a copy and schedules the next refresh at Java's

@@ -1,11 +1,12 @@
 /*
  * sasl.h: SASL authentication of a broker connection (security.protocol
  * SASL_PLAINTEXT and SASL_SSL): the configuration read once per client,
- * the pluggable mechanism table, and the per-connection exchange that
+ * the pluggable mechanism table; the per-connection exchange that
  * conn.c runs between ApiVersions and READY, and again on the same
- * connection before the broker's session expires (KIP-368).
+ * connection before the broker's session expires (KIP-368), is
+ * core/wire/conn_sasl.c.
  *
- * Exchange (sasl.c): SaslHandshake v1 names the mechanism (the answer
+ * Exchange (conn_sasl.c): SaslHandshake v1 names the mechanism (the answer
  * lists the broker's enabled ones), then SaslAuthenticate rounds carry
  * the mechanism's tokens until it says done. Versions are negotiated
  * from the connection's ApiVersions answer like any request.
@@ -120,42 +121,6 @@ void knw_sasl_conf_free(knw_sasl_conf *sc);
  * and the largest server token accepted. */
 #define KNW_SASL_MAX_ROUNDS      16
 #define KNW_SASL_MAX_TOKEN_BYTES (64 * 1024)
-
-/* ---- the per-connection exchange (sasl.c), network thread ---- */
-
-typedef struct knw_sasl_session {
-    const knw_sasl_mech *mech;
-    void *state;                /* the mechanism's */
-    kp_SaslHandshakeRequest hs; /* bodies of the requests in flight */
-    kp_SaslAuthenticateRequest auth;
-    knw_sasl_buf token;          /* bytes auth points to */
-    bool active;                 /* an exchange is in progress */
-    bool reauth;                 /* ... and it is a re-authentication */
-    bool waiting;                /* start() said KNW_SASL_WAIT: no token yet */
-    int64_t wait_deadline_ms;
-    int rounds;
-    int64_t started_ms;
-    int64_t reauth_at_ms;        /* 0: the broker set no session lifetime */
-    int64_t session_lifetime_ms; /* last SaslAuthenticate answer's */
-    int64_t reauths;             /* completed re-authentications */
-} knw_sasl_session;
-
-/* Starts authenticating conn (first time after ApiVersions, or a
- * re-authentication of a READY connection). On failure the connection
- * has been closed. */
-void knw_sasl_begin(knw_conn *conn, bool reauth, int64_t now_ms);
-/* True while a re-authentication holds back new requests. */
-bool knw_sasl_reauth_active(const knw_conn *conn);
-/* When conn should re-authenticate (INT64_MAX: never). */
-int64_t knw_sasl_reauth_at(const knw_conn *conn);
-/* Network thread, from knw_conn_service: an exchange waiting for the
- * application's OAUTHBEARER token goes on once there is one, or closes
- * the connection after socket.connection.setup.timeout.max.ms. Returns
- * when to look again (INT64_MAX: nothing waits). */
-int64_t knw_sasl_service(knw_conn *conn, int64_t now_ms);
-/* Drops the exchange state (connection closed). */
-void knw_sasl_reset(knw_conn *conn);
-void knw_sasl_free(knw_conn *conn);
 
 /* The server-first / server-final parsers behind SCRAM, exposed for the
  * unit tests and the fuzz target (sasl_scram.c). */
