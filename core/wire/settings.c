@@ -11,7 +11,7 @@
 #include "config/config.h"
 #include "error.h"
 #include "kn_alloc.h"
-#include "wire/tls_ctx.h"
+#include "tls/tls_ctx.h"
 #include "wire/wire_int.h"
 
 void knw_settings_defaults(knw_settings *s, const char *kind) {

@@ -28,7 +28,7 @@
 
 #include "error.h"
 #include "kn_alloc.h"
-#include "wire/tls_ctx.h"
+#include "tls/tls_ctx.h"
 #include "wire/transport.h"
 
 /* One TLS record's worth: small requests go out as one record. */

@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "kn_alloc.h"
 #include "wire/sasl/oauth_store.h"
+#include "wire/sasl/oauthbearer_ext.h"
 #include "wire/sasl/sasl.h"
 
 #define MODULE "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"

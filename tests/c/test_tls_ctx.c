@@ -19,7 +19,7 @@
 
 #include "config/config.h"
 #include "error.h"
-#include "wire/tls_ctx.h"
+#include "tls/tls_ctx.h"
 
 #define KEY_PASS   "client-key-pass" /* make-pki's */
 #define STORE_PASS "store-pass"

@@ -29,7 +29,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "wire/frame.h"
-#include "wire/tls_ctx.h"
+#include "tls/tls_ctx.h"
 #include "wire/transport.h"
 
 static char dir[256];

@@ -19,6 +19,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "wire/sasl/oauth_store.h"
+#include "wire/sasl/oauthbearer_ext.h"
 
 #define MAX_TOKEN_BYTES (16 * 1024) /* a JWS larger than this is refused */
 #define MAX_EXTENSIONS  32

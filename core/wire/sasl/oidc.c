@@ -40,9 +40,9 @@
 #include "error.h"
 #include "json.h"
 #include "kn_alloc.h"
+#include "tls/tls_ctx.h"
+#include "wire/sasl/oauthbearer_ext.h"
 #include "wire/sasl/oidc.h"
-#include "wire/sasl/sasl.h"
-#include "wire/tls_ctx.h"
 
 #define DEFAULT_TIMEOUT_MS    10000
 #define RELOGIN_EXCERPT_BYTES 200

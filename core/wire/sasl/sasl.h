@@ -103,9 +103,7 @@ int knw_oauthbearer_unsecured_token(const knw_sasl_conf *conf, double now_s, cha
 /* The client first message for token with pairs key/value extensions. */
 int knw_oauthbearer_message(const char *token, const char *const *kv, size_t pairs, knw_sasl_buf *out,
                             char *errstr, size_t errstr_size);
-/* RFC 7628 extension syntax: name letters only and not "auth", value
- * printable ASCII (with space, tab, CR, LF). */
-bool knw_oauthbearer_ext_ok(const char *key, const char *value);
+/* RFC 7628 extension syntax: wire/sasl/oauthbearer_ext.h. */
 int knw_oauthbearer_client_first(const knw_sasl_conf *conf, const char *token, knw_sasl_buf *out, char *errstr,
                                  size_t errstr_size);
 

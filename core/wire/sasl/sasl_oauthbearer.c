@@ -39,6 +39,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "wire/sasl/oauth_store.h"
+#include "wire/sasl/oauthbearer_ext.h"
 #include "wire/sasl/sasl.h"
 
 #define OPT_STRING     "unsecuredLoginStringClaim_"
@@ -160,28 +161,6 @@ static const char *principal_claim(const knw_sasl_conf *conf) {
     return p && *p ? p : "sub";
 }
 
-/* RFC 7628 section 3.1 key and value syntax, as Java checks them. */
-static bool ext_key_ok(const char *k) {
-    if (!*k || !strcmp(k, "auth"))
-        return false;
-    for (; *k; k++)
-        if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z')))
-            return false;
-    return true;
-}
-
-static bool ext_value_ok(const char *v) {
-    if (!*v)
-        return false;
-    for (; *v; v++) {
-        unsigned char c = (unsigned char)*v;
-        if (!((c >= 0x21 && c <= 0x7e) || c == ' ' || c == '\t' || c == '\r' || c == '\n'))
-            return false;
-    }
-    return true;
-}
-
-bool knw_oauthbearer_ext_ok(const char *key, const char *value) { return ext_key_ok(key) && ext_value_ok(value); }
 
 static bool number_ok(const char *v) {
     char *end;
@@ -260,13 +239,13 @@ static int ob_check(const knw_sasl_conf *conf, char *errstr, size_t n) {
             }
         } else if (has_prefix(k, OPT_EXTENSION)) {
             const char *name = k + strlen(OPT_EXTENSION);
-            if (!ext_key_ok(name)) {
+            if (!knw_oauthbearer_ext_key_ok(name)) {
                 kn_errstr_set(errstr, n, "sasl.jaas.config: OAuthBearerLoginModule option %s: an extension name "
                                          "must be letters only and not \"auth\" (RFC 7628)",
                               k);
                 return KN_ERR__CONFIG;
             }
-            if (!ext_value_ok(v)) {
+            if (!knw_oauthbearer_ext_value_ok(v)) {
                 kn_errstr_set(errstr, n, "sasl.jaas.config: OAuthBearerLoginModule option %s: an extension value "
                                          "must be non-empty printable ASCII (RFC 7628)",
                               k);

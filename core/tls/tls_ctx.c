@@ -7,7 +7,7 @@
  * the type is left unset the file's own format is used instead (PEM
  * text or PKCS12 DER), and a real JKS file is still refused.
  */
-#include "wire/tls_ctx.h"
+#include "tls/tls_ctx.h"
 
 #include <errno.h>
 #include <stdio.h>
