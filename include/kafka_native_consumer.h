@@ -425,9 +425,10 @@ void kn_consumer_wakeup(kn_consumer *c);
  * callback is due), or kn_consumer_wakeup() was called (then on the
  * thread that called it). It must return quickly and must not call into the
  * consumer: write a byte to a descriptor the loop watches, set a flag.
- * It is level-agnostic: after it fires, poll(0) until a poll returns no
- * records before waiting again (max.poll.records may leave records
- * buffered, which do not fire it again). fn NULL removes the hook; once
+ * A poll that leaves something else ready behind it (records beyond
+ * max.poll.records, a second partition's error, a due commit callback)
+ * fires it again at its end, on the polling thread, so a loop may poll
+ * once per wake and never stall. fn NULL removes the hook; once
  * this returns, the old fn is not running and will not run again. */
 typedef void kn_consumer_ready_cb(kn_consumer *c, void *opaque);
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque);

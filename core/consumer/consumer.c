@@ -336,6 +336,12 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     for (size_t i = 0; i < out->count; i++)
         c->stats.record_bytes += (out->recs[i].key_len > 0 ? out->recs[i].key_len : 0) +
                                  (out->recs[i].value_len > 0 ? out->recs[i].value_len : 0);
+    /* This poll returned one outcome but another is already due (more
+     * records than max.poll.records, a second partition's error, a commit
+     * callback): no network event will announce it, so an event loop that
+     * polls only when woken is told now (docs/consumer.md). */
+    if (c->ready_fn && knc_poll_ready(c))
+        c->ready_fn(c, c->ready_opaque);
     pthread_mutex_unlock(&c->lock);
     if (drained_dry)
         knw_wakeup(c->client);

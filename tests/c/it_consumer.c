@@ -790,6 +790,37 @@ static void test_ready_hook_resume(void **state) {
     close(fds[1]);
 }
 
+/* A loop that polls once per wake, never "until empty": when one poll
+ * leaves records behind (max.poll.records), the hook fires again at the
+ * end of that poll, so the loop reads the whole partition. The fetch is
+ * held by the broker for 30 s (fetch.min.bytes far above what is
+ * there), so no network event could wake the loop in between: before
+ * the hook fired from poll itself, the loop stalled after the first 10. */
+static void test_ready_hook_poll_leaves_records(void **state) {
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "max.poll.records", "10", "fetch.min.bytes",
+                                  "100000000", "fetch.max.wait.ms", "30000", NULL);
+    kn_consumer_set_ready_cb(c, ready_byte, &fds[1]);
+    assign_all(c, known_topic, 1);
+    int64_t next = 0;
+    char es[256];
+    while (next < 200) {
+        if (!ready_within(fds[0], 10000))
+            fail_msg("no wake after %lld records", (long long)next);
+        kn_records *r = NULL;
+        assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_OK);
+        for (size_t i = 0; i < kn_records_count(r); i++, next++)
+            assert_int_equal(kn_records_offset(r, i), next);
+        kn_records_free(r);
+    }
+    kn_consumer_set_ready_cb(c, NULL, NULL);
+    close_consumer(c);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 static void test_auto_commit(void **state) {
     char group[256];
     snprintf(group, sizeof group, "%s", kn_test_topic("group"));
@@ -838,6 +869,7 @@ int main(void) {
         cmocka_unit_test(test_commit_async_order),
         cmocka_unit_test(test_commit_async_then_close),
         cmocka_unit_test(test_ready_hook_resume),
+        cmocka_unit_test(test_ready_hook_poll_leaves_records),
         cmocka_unit_test(test_auto_commit),
         cmocka_unit_test(test_read_committed),
         cmocka_unit_test(test_offset_queries),
