@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka_native_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -80,8 +82,8 @@ typedef struct kn_record_out {
  * is the default delivery callback, called with dr_opaque. Returns NULL
  * with errstr filled on a configuration or resource error. Owned by the
  * caller: kn_producer_close. */
-kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
-                             char *errstr, size_t errstr_size);
+KN_API kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                                    char *errstr, size_t errstr_size);
 
 /* ---- hooks: custom partitioner and interceptors ----------------------
  *
@@ -133,8 +135,8 @@ typedef struct kn_producer_hooks {
 /* kn_producer_new with hooks (may be NULL: none). A custom partitioner
  * replaces the built-in one (partitioner.ignore.keys and adaptive
  * partitioning then do not apply), as a Java Partitioner instance does. */
-kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
-                                        const kn_producer_hooks *hooks, char *errstr, size_t errstr_size);
+KN_API kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                                               const kn_producer_hooks *hooks, char *errstr, size_t errstr_size);
 
 /* Appends a record (copied) to its partition's open batch. Returns 0
  * when accepted: exactly one delivery report will follow. Otherwise an
@@ -151,7 +153,7 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
  *                           unknown user, mechanism not enabled): the
  *                           broker's reason in errstr; fatal, close it
  *  KN_ERR__CLOSED           close has begun */
-int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size);
+KN_API int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size);
 
 /* Serves queued delivery reports (calls the callbacks), waiting up to
  * timeout_ms (0: never blocks, -1: forever) for the first one. Returns
@@ -159,7 +161,7 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
  * called from a callback of the same producer, or, when no report was
  * served and the producer failed authentication, KN_ERR__AUTHENTICATION
  * (the reason from kn_producer_fatal_error). */
-int kn_producer_poll(kn_producer *p, int timeout_ms);
+KN_API int kn_producer_poll(kn_producer *p, int timeout_ms);
 
 /* Sends every accepted record now (ignoring linger.ms) and serves
  * reports until none is outstanding. Returns 0, KN_ERR__TIMED_OUT if
@@ -167,27 +169,27 @@ int kn_producer_poll(kn_producer *p, int timeout_ms);
  * KN_ERR__AUTHENTICATION when authentication failed (the records then
  * failed with it), or KN_ERR__STATE from a callback of the same producer
  * (e.g. a delivery callback run by close). */
-int kn_producer_flush(kn_producer *p, int timeout_ms);
+KN_API int kn_producer_flush(kn_producer *p, int timeout_ms);
 
 /* The error that ended the producer's connectivity (authentication
  * failure: KN_ERR__AUTHENTICATION, with the broker's reason in errstr),
  * or 0. */
-int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size);
+KN_API int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size);
 
 /* Number of accepted records whose report has not been served yet. */
-int64_t kn_producer_outstanding(kn_producer *p);
+KN_API int64_t kn_producer_outstanding(kn_producer *p);
 
 /* A file descriptor that polls readable while delivery reports are
  * queued (for external event loops: wait for it, then call
  * kn_producer_poll(p, 0)). Owned by the producer; -1 if unavailable. */
-int kn_producer_fd(kn_producer *p);
+KN_API int kn_producer_fd(kn_producer *p);
 
 /* Flushes for up to timeout_ms (-1: no limit), then fails what is left
  * with KN_ERR__CLOSED (reports served here), stops the network thread
  * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
  * be failed. NULL is a no-op. From a callback of the same producer it
  * frees nothing and returns KN_ERR__STATE (logged). */
-int kn_producer_close(kn_producer *p, int timeout_ms);
+KN_API int kn_producer_close(kn_producer *p, int timeout_ms);
 
 /* ---- transactions (transactional.id set) --------------------------------
  *
@@ -215,25 +217,25 @@ int kn_producer_close(kn_producer *p, int timeout_ms);
 /* Gets the producer id and epoch for transactional.id from its
  * transaction coordinator, fencing older producers with the same id and
  * completing (aborting) a transaction they left open. */
-int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* Starts a transaction (local only; the coordinator hears of it with the
  * first partition or offsets). */
-int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_size);
+KN_API int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_size);
 /* Adds consumer offsets to the transaction: committed to the group of gm
  * (its generation, member id and instance id are checked by the group
  * coordinator) only if the transaction commits. offsets: topic,
  * partition and the offset to commit (the next record to read), with
  * optional leader epoch and metadata; borrowed for the call. */
-int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
-                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
-                                            size_t errstr_size);
+KN_API int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                                   const kn_group_metadata *gm, int timeout_ms, char *errstr,
+                                                   size_t errstr_size);
 /* Flushes every record of the transaction, then commits it (EndTxn). A
  * failed record makes it fail with KN_ERR_TRANSACTION_ABORTABLE. */
-int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* Aborts the transaction: records not sent yet fail (KN_ERR__STATE,
  * "aborted"), records already sent are awaited and then marked aborted
  * for read_committed readers (EndTxn). */
-int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* The transaction state now, as Java's TransactionManager names it:
  * "UNINITIALIZED", "READY", "IN_TRANSACTION", "COMMITTING_TRANSACTION",
  * "ABORTING_TRANSACTION", "ABORTABLE_ERROR" (only abort_transaction is
@@ -241,7 +243,7 @@ int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, 
  * abortable failure from a fatal one after any call failed. Static
  * storage; NULL for a producer without transactional.id (or NULL p).
  * Application thread only, like the transaction calls. */
-const char *kn_producer_transaction_state(kn_producer *p);
+KN_API const char *kn_producer_transaction_state(kn_producer *p);
 
 /* Counters since creation (a consistent copy). */
 typedef struct kn_producer_stats {
@@ -258,23 +260,23 @@ typedef struct kn_producer_stats {
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_producer_stats;
-void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
+KN_API void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
 
 /* ---- delivery report accessors (valid during the callback only) ---- */
 
 /* The topic: borrowed, valid during the callback. */
-const char *kn_delivery_topic(const kn_delivery *d);
-int32_t kn_delivery_partition(const kn_delivery *d);
+KN_API const char *kn_delivery_topic(const kn_delivery *d);
+KN_API int32_t kn_delivery_partition(const kn_delivery *d);
 /* The record's offset, or -1 (failed, or acks=0). */
-int64_t kn_delivery_offset(const kn_delivery *d);
+KN_API int64_t kn_delivery_offset(const kn_delivery *d);
 /* CreateTime given or assigned at send, or the broker's LogAppendTime. */
-int64_t kn_delivery_timestamp(const kn_delivery *d);
+KN_API int64_t kn_delivery_timestamp(const kn_delivery *d);
 /* 0 (KN_OK) or the error that failed the record. */
-int kn_delivery_error(const kn_delivery *d);
+KN_API int kn_delivery_error(const kn_delivery *d);
 /* Human detail of the error ("" on success): borrowed. */
-const char *kn_delivery_errstr(const kn_delivery *d);
+KN_API const char *kn_delivery_errstr(const kn_delivery *d);
 /* The kn_record_out.opaque given to kn_producer_send. */
-void *kn_delivery_opaque(const kn_delivery *d);
+KN_API void *kn_delivery_opaque(const kn_delivery *d);
 
 #ifdef __cplusplus
 }
