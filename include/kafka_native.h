@@ -24,6 +24,13 @@ extern "C" {
 
 #define KN_OK 0
 
+/* Whether a size-versioned struct s (leading size_t size: the stats
+ * structs, kn_producer_hooks, kn_producer_interceptor,
+ * kn_oauthbearer_token) reaches field: true when the side that set
+ * s->size knew that field. See "ABI policy" in docs/architecture.md. */
+#define KN_STRUCT_HAS(s, type, field)                                                                  \
+    (offsetof(type, field) + sizeof(((type *)0)->field) <= (s)->size)
+
 /* Kafka's own error codes: KN_ERR_OFFSET_OUT_OF_RANGE == 1, ... */
 enum kn_kafka_err {
 #define KN_KAFKA_ERR(code, name, flags) KN_ERR_##name = (code),
@@ -72,6 +79,17 @@ KN_API const char *kn_err_name(int code);
 KN_API const char *kn_err_message(int code);
 /* Non-zero if retrying the same operation may succeed. */
 KN_API int kn_err_is_retriable(int code);
+
+/* The error code of the last client constructor (kn_producer_new,
+ * kn_producer_new_with_hooks, kn_consumer_new, kn_admin_new) called on
+ * this thread: KN_OK after one that succeeded, else why it returned
+ * NULL: KN_ERR__CONFIG (an invalid value or combination: errstr names
+ * the key), KN_ERR__SSL (a truststore, keystore or key that cannot be
+ * loaded), KN_ERR__INVALID_ARG (NULL or wrong-type conf, bad hooks),
+ * KN_ERR__UNSUPPORTED (a setting this build cannot serve),
+ * KN_ERR__NOMEM, or KN_ERR__FAIL (a thread or descriptor could not be
+ * created). Per thread, like errno. */
+KN_API int kn_last_error(void);
 
 /* Replaceable allocator (set once, before any other call): lets tests
  * inject allocation failures. NULL members keep the libc function. */
@@ -188,8 +206,14 @@ KN_API const char *kn_log_level_name(int level);
 /* ====================== SASL OAUTHBEARER tokens ==================== */
 
 /* What a token callback hands over. The strings are the callback's:
- * the client copies them as soon as the callback returns. */
+ * the client copies them as soon as the callback returns.
+ * Size-versioned the other way round: the library allocates it zeroed
+ * and sets size to the size it knows; the callback writes a field only
+ * when KN_STRUCT_HAS(out, kn_oauthbearer_token, field) (a callback built
+ * against a newer header then never writes past an older library's
+ * struct). The fields here are in every version. */
 typedef struct kn_oauthbearer_token {
+    size_t size;           /* set by the library: sizeof the struct it allocated (see below) */
     const char *token;     /* the compact JWS the broker validates */
     int64_t lifetime_ms;   /* when it expires, ms since the epoch (Java's OAuthBearerToken.lifetimeMs) */
     const char *principal; /* the principal it names (for logs), may be NULL */

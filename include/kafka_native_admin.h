@@ -34,11 +34,20 @@ typedef struct kn_admin kn_admin;
 
 /* Creates an admin client from conf (copied: the caller keeps and may
  * destroy its conf right away). Returns NULL with errstr filled when the
- * configuration is invalid or resources are short. Broker connections
- * are made lazily, so a dead cluster is reported by the first operation. */
+ * configuration is invalid or resources are short (the code:
+ * kn_last_error()). Broker connections are made lazily, so a dead
+ * cluster is reported by the first operation. Owned by the caller:
+ * kn_admin_close then kn_admin_destroy. */
 KN_API kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size);
-/* Closes connections, stops the network thread, frees the client.
- * NULL is a no-op. */
+/* Closes connections and stops the network thread. Operations are
+ * synchronous, so none is in flight when the caller closes: timeout_ms
+ * (kept for the one lifecycle all clients share; see "Lifecycle" in
+ * docs/architecture.md) bounds nothing today. Operations after it fail
+ * with KN_ERR__CLOSED; the handle stays valid until kn_admin_destroy.
+ * Idempotent; NULL is a no-op. Returns KN_OK. */
+KN_API int kn_admin_close(kn_admin *admin, int timeout_ms);
+/* Frees the client, closing it first if that was not done. NULL is a
+ * no-op. */
 KN_API void kn_admin_destroy(kn_admin *admin);
 
 /* ---- Topic specifications (input of create_topics) ------------------ */

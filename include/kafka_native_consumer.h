@@ -141,7 +141,8 @@ typedef struct kn_consumer kn_consumer;
 /* Builds a consumer from a KN_CLIENT_CONSUMER configuration (copied;
  * the caller keeps conf) and starts its network thread. Returns NULL
  * with errstr filled on invalid configuration or resource failure.
- * Owned by the caller: kn_consumer_close then kn_consumer_destroy. */
+ * Owned by the caller: kn_consumer_close then kn_consumer_destroy. On
+ * NULL, kn_last_error() says why. */
 KN_API kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size);
 
 /* Replaces the assignment with the partitions in list (offsets in the
@@ -381,8 +382,13 @@ KN_API int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t p
 
 /* ---- statistics ----
  * A consistent snapshot of counters since the consumer was created;
- * cheap (one lock, no allocation), so it can be read every poll. */
+ * cheap (one lock, no allocation), so it can be read every poll.
+ * Size-versioned like kn_producer_stats: set size first
+ * (kn_consumer_stats st = {.size = sizeof st};); the library writes at
+ * most size bytes and sets size to the bytes it wrote. New counters are
+ * only ever added at the end. */
 typedef struct kn_consumer_stats {
+    size_t size;                 /* in: sizeof the caller's struct; out: bytes written */
     int64_t polls;               /* kn_consumer_poll calls */
     int64_t records;             /* records returned by poll */
     int64_t record_bytes;        /* key + value bytes of those records */
@@ -409,7 +415,10 @@ typedef struct kn_consumer_stats {
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_consumer_stats;
-KN_API void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
+/* KN_OK, or KN_ERR__INVALID_ARG (NULL c or out, or out->size smaller
+ * than a size_t: nothing written). After close the connection counters
+ * read 0. */
+KN_API int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 
 /* Any thread: makes the poll that is waiting (or the next poll that
  * would wait) return KN_ERR__WAKEUP. Exactly one poll is interrupted; a
@@ -445,13 +454,18 @@ KN_API void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, v
  * commit, no LeaveGroup: the coordinator expires the member). From a
  * callback of the same consumer: KN_ERR__STATE, nothing done.
  * Records handed out earlier stay valid until freed. Idempotent;
- * calls after it return KN_ERR__CLOSED. Returns KN_OK. */
-KN_API int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms);
-/* kn_consumer_close_timeout(c, -1). */
-KN_API int kn_consumer_close(kn_consumer *c);
-/* Closes if needed and frees the handle. NULL is a no-op; so is a call
- * from a callback of the same consumer (logged). */
+ * calls after it return KN_ERR__CLOSED; the handle stays valid (so a
+ * wakeup racing with close is safe) until kn_consumer_destroy. NULL is
+ * a no-op. Returns KN_OK. The lifecycle every client shares: see
+ * "Lifecycle" in docs/architecture.md. */
+KN_API int kn_consumer_close(kn_consumer *c, int timeout_ms);
+/* Frees the handle, closing it first with the default timeout
+ * (kn_consumer_close(c, -1)) if that was not done. NULL is a no-op; so
+ * is a call from a callback of the same consumer (logged). */
 KN_API void kn_consumer_destroy(kn_consumer *c);
+/* Deprecated: the old name of kn_consumer_close(c, timeout_ms). */
+KN_API int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms)
+    KN_DEPRECATED("use kn_consumer_close(c, timeout_ms)");
 
 #ifdef __cplusplus
 }

@@ -80,8 +80,9 @@ typedef struct kn_record_out {
  * finalises a private copy (Java's idempotence/acks rules), starts the
  * network thread. The caller keeps ownership of conf. dr (may be NULL)
  * is the default delivery callback, called with dr_opaque. Returns NULL
- * with errstr filled on a configuration or resource error. Owned by the
- * caller: kn_producer_close. */
+ * with errstr filled on a configuration or resource error (the code:
+ * kn_last_error()). Owned by the caller: kn_producer_close then
+ * kn_producer_destroy. */
 KN_API kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
                                     char *errstr, size_t errstr_size);
 
@@ -118,23 +119,40 @@ typedef int32_t kn_partitioner_cb(const char *topic, const void *key, size_t key
  *   kn_producer_send when the send fails after on_send ran (partition -1
  *   if none was chosen yet). It only observes. */
 typedef struct kn_producer_interceptor {
+    size_t size; /* sizeof(kn_producer_interceptor): see kn_producer_hooks */
     int (*on_send)(kn_producer *p, const kn_record_out *in, kn_record_out *out, void *opaque);
     void (*on_acknowledgement)(kn_producer *p, const kn_delivery *d, void *opaque);
     void *opaque;
 } kn_producer_interceptor;
 
-/* Hooks given at creation; zero-initialise (later fields may be added
- * at the end). The interceptor array is copied. */
+/* Hooks given at creation, read during the call and copied.
+ * Size-versioned, like every struct the library and the caller exchange
+ * by pointer (see "ABI policy" in docs/architecture.md): zero-initialise
+ * it and set size to sizeof(kn_producer_hooks), and each interceptor's
+ * size to sizeof(kn_producer_interceptor):
+ *   kn_producer_hooks hooks = {.size = sizeof hooks};
+ * The library reads only size bytes (fields added later in a newer
+ * header keep their defaults for a program built against this one); a
+ * struct larger than the library knows must have only zero bytes past
+ * what it knows, else the constructor fails with KN_ERR__UNSUPPORTED
+ * (a hook this library cannot honour), as Linux's openat2 does. New
+ * fields are only ever added at the end. */
 typedef struct kn_producer_hooks {
+    size_t size;                    /* sizeof(kn_producer_hooks) */
     kn_partitioner_cb *partitioner; /* NULL: partitioner.class / built-in */
     void *partitioner_opaque;
-    const kn_producer_interceptor *interceptors;
+    /* interceptor_count pointers, each to a size-versioned interceptor */
+    const kn_producer_interceptor *const *interceptors;
     size_t interceptor_count;
 } kn_producer_hooks;
 
 /* kn_producer_new with hooks (may be NULL: none). A custom partitioner
  * replaces the built-in one (partitioner.ignore.keys and adaptive
- * partitioning then do not apply), as a Java Partitioner instance does. */
+ * partitioning then do not apply), as a Java Partitioner instance does.
+ * KN_ERR__INVALID_ARG (kn_last_error) for a hooks or interceptor size
+ * that is too small (under sizeof(size_t)) or absurd (over 4096), or
+ * interceptor_count without interceptors; KN_ERR__UNSUPPORTED for
+ * non-zero bytes past the struct this library knows. */
 KN_API kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
                                                const kn_producer_hooks *hooks, char *errstr, size_t errstr_size);
 
@@ -185,11 +203,20 @@ KN_API int64_t kn_producer_outstanding(kn_producer *p);
 KN_API int kn_producer_fd(kn_producer *p);
 
 /* Flushes for up to timeout_ms (-1: no limit), then fails what is left
- * with KN_ERR__CLOSED (reports served here), stops the network thread
- * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
- * be failed. NULL is a no-op. From a callback of the same producer it
- * frees nothing and returns KN_ERR__STATE (logged). */
+ * with KN_ERR__CLOSED (reports served here) and stops the network
+ * thread. The handle stays valid (stats, fatal_error, outstanding) until
+ * kn_producer_destroy; send, poll, flush and the transaction calls
+ * return KN_ERR__CLOSED after it. Returns 0, or KN_ERR__TIMED_OUT if
+ * records had to be failed. Idempotent (a second close returns 0); NULL
+ * is a no-op. From a callback of the same producer it does nothing and
+ * returns KN_ERR__STATE (logged). Before 0.1 this also freed the
+ * producer: call kn_producer_destroy now. See "Lifecycle" in
+ * docs/architecture.md. */
 KN_API int kn_producer_close(kn_producer *p, int timeout_ms);
+/* Frees the producer, closing it first (kn_producer_close(p, -1)) if
+ * that was not done. NULL is a no-op; so is a call from a callback of
+ * the same producer (logged). */
+KN_API void kn_producer_destroy(kn_producer *p);
 
 /* ---- transactions (transactional.id set) --------------------------------
  *
@@ -245,8 +272,16 @@ KN_API int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *e
  * Application thread only, like the transaction calls. */
 KN_API const char *kn_producer_transaction_state(kn_producer *p);
 
-/* Counters since creation (a consistent copy). */
+/* Counters since creation (a consistent copy).
+ * Size-versioned: set size to sizeof(kn_producer_stats) before the
+ * call (kn_producer_stats st = {.size = sizeof st};). The library writes
+ * at most size bytes, so a program built against an older, shorter
+ * struct keeps working with a newer library; it sets size to the bytes
+ * it wrote, so a program built against a newer, longer struct can tell
+ * which fields an older library filled. New counters are only ever
+ * added at the end. */
 typedef struct kn_producer_stats {
+    size_t size;               /* in: sizeof the caller's struct; out: bytes written */
     int64_t records_sent;      /* acknowledged (or sent with acks=0) */
     int64_t records_failed;
     int64_t bytes_sent;        /* record batch bytes on the wire, compressed */
@@ -260,7 +295,9 @@ typedef struct kn_producer_stats {
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_producer_stats;
-KN_API void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
+/* KN_OK, or KN_ERR__INVALID_ARG (NULL p or out, or out->size smaller
+ * than a size_t: nothing written). Valid after close, until destroy. */
+KN_API int kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
 
 /* ---- delivery report accessors (valid during the callback only) ---- */
 

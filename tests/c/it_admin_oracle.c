@@ -305,7 +305,7 @@ static void test_oracle(void **state) {
     free_lines(&ours);
     free_lines(&java);
     for (int i = 0; i < 2; i++) {
-        kn_consumer_close(cs[i]);
+        kn_consumer_close(cs[i], -1);
         kn_consumer_destroy(cs[i]);
     }
     kn_admin_destroy(admin);
