@@ -44,11 +44,19 @@ KN_API kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_s
  * (kept for the one lifecycle all clients share; see "Lifecycle" in
  * docs/architecture.md) bounds nothing today. Operations after it fail
  * with KN_ERR__CLOSED; the handle stays valid until kn_admin_destroy.
- * Idempotent; NULL is a no-op. Returns KN_OK. */
+ * Idempotent; NULL is a no-op. Returns KN_OK (in another process than
+ * the creator's it does nothing: see kn_admin_forked). */
 KN_API int kn_admin_close(kn_admin *admin, int timeout_ms);
 /* Frees the client, closing it first if that was not done. NULL is a
- * no-op. */
+ * no-op. In another process than the creator's (after a fork) it does
+ * nothing: the threads are not there (see kn_admin_forked). */
 KN_API void kn_admin_destroy(kn_admin *admin);
+/* Non-zero when admin was created in another process (this one is a
+ * fork() child of it): every operation then fails with KN_ERR__FORKED,
+ * and kn_admin_destroy leaves the copy alone (leaked: its threads and
+ * the locks they may have held at the fork exist only in the parent).
+ * Create clients after forking. */
+KN_API int kn_admin_forked(const kn_admin *admin);
 
 /* ---- Topic specifications (input of create_topics) ------------------ */
 

@@ -416,8 +416,8 @@ typedef struct kn_consumer_stats {
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_consumer_stats;
 /* KN_OK, or KN_ERR__INVALID_ARG (NULL c or out, or out->size smaller
- * than a size_t: nothing written). After close the connection counters
- * read 0. */
+ * than a size_t: nothing written), or KN_ERR__FORKED (kn_consumer_forked:
+ * nothing written). After close the connection counters read 0. */
 KN_API int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 
 /* Any thread: makes the poll that is waiting (or the next poll that
@@ -456,16 +456,26 @@ KN_API void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, v
  * Records handed out earlier stay valid until freed. Idempotent;
  * calls after it return KN_ERR__CLOSED; the handle stays valid (so a
  * wakeup racing with close is safe) until kn_consumer_destroy. NULL is
- * a no-op. Returns KN_OK. The lifecycle every client shares: see
+ * a no-op. In a fork() child of the creator: KN_ERR__FORKED
+ * (kn_consumer_forked). Returns KN_OK. The lifecycle every client shares: see
  * "Lifecycle" in docs/architecture.md. */
 KN_API int kn_consumer_close(kn_consumer *c, int timeout_ms);
 /* Frees the handle, closing it first with the default timeout
  * (kn_consumer_close(c, -1)) if that was not done. NULL is a no-op; so
- * is a call from a callback of the same consumer (logged). */
+ * is a call from a callback of the same consumer (logged), and one in
+ * another process than the creator's (kn_consumer_forked). */
 KN_API void kn_consumer_destroy(kn_consumer *c);
 /* Deprecated: the old name of kn_consumer_close(c, timeout_ms). */
 KN_API int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms)
     KN_DEPRECATED("use kn_consumer_close(c, timeout_ms)");
+/* Non-zero when c was created in another process (this one is a fork()
+ * child of it). Its network thread exists only in the parent, so poll,
+ * commit, assign, subscribe, seek, position, the offset queries and
+ * close (and get_stats) return KN_ERR__FORKED without waiting or
+ * touching its locks; wakeup and set_ready_cb do nothing, and destroy leaves the
+ * copy alone (leaked). Create clients after forking (nginx: in each
+ * worker, from init_worker_by_lua). */
+KN_API int kn_consumer_forked(const kn_consumer *c);
 
 #ifdef __cplusplus
 }

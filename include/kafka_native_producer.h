@@ -202,6 +202,19 @@ KN_API int64_t kn_producer_outstanding(kn_producer *p);
  * kn_producer_poll(p, 0)). Owned by the producer; -1 if unavailable. */
 KN_API int kn_producer_fd(kn_producer *p);
 
+/* A readiness hook, for event loops that wait on something else than a
+ * descriptor (OpenResty cosockets; the Lua binding's ready_listen).
+ * fn is called on the client's network thread, with the producer's
+ * internal lock held, each time delivery reports become available to
+ * kn_producer_poll when none were waiting (the queue of reports went
+ * from empty to not empty). It must return quickly and must not call
+ * into the producer: write a byte, set a flag. After it fires, poll(0)
+ * serves every report queued so far; the next report to arrive fires
+ * it again. fn NULL removes the hook; once this returns the old fn is
+ * not running and will not run again. */
+typedef void kn_producer_ready_cb(kn_producer *p, void *opaque);
+KN_API void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque);
+
 /* Flushes for up to timeout_ms (-1: no limit), then fails what is left
  * with KN_ERR__CLOSED (reports served here) and stops the network
  * thread. The handle stays valid (stats, fatal_error, outstanding) until
@@ -215,8 +228,18 @@ KN_API int kn_producer_fd(kn_producer *p);
 KN_API int kn_producer_close(kn_producer *p, int timeout_ms);
 /* Frees the producer, closing it first (kn_producer_close(p, -1)) if
  * that was not done. NULL is a no-op; so is a call from a callback of
- * the same producer (logged). */
+ * the same producer (logged), and one in another process than the
+ * creator's (kn_producer_forked). */
 KN_API void kn_producer_destroy(kn_producer *p);
+
+/* Non-zero when p was created in another process (this one is a
+ * fork() child of it). Its network thread exists only in the parent, so
+ * send, poll, flush, the transaction calls and close return
+ * KN_ERR__FORKED without flushing, waiting or touching its locks
+ * (destroy leaves the copy alone: leaked); outstanding is 0 and
+ * get_stats returns KN_ERR__FORKED. Create clients after forking (nginx: in each
+ * worker, from init_worker_by_lua). */
+KN_API int kn_producer_forked(const kn_producer *p);
 
 /* ---- transactions (transactional.id set) --------------------------------
  *
@@ -295,8 +318,9 @@ typedef struct kn_producer_stats {
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_producer_stats;
-/* KN_OK, or KN_ERR__INVALID_ARG (NULL p or out, or out->size smaller
- * than a size_t: nothing written). Valid after close, until destroy. */
+/* KN_OK, KN_ERR__INVALID_ARG (NULL p or out, or out->size smaller
+ * than a size_t: nothing written) or KN_ERR__FORKED (nothing written).
+ * Valid after close, until destroy. */
 KN_API int kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
 
 /* ---- delivery report accessors (valid during the callback only) ---- */

@@ -97,6 +97,7 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
     }
+    kn_fork_stamp_now(&c->fork);
     c->ticker_id = -1;
     c->grp_ticker_id = -1;
     if ((err = kn_conf_finalize(copy, errstr, errstr_size)) != KN_OK)
@@ -149,6 +150,7 @@ static int knc_part_cmp(const void *a, const void *b) {
 }
 
 int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -273,6 +275,7 @@ kn_topic_partition_list *kn_consumer_paused(kn_consumer *c) {
 
 int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms,
                                kn_topic_partition_list **list) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || !*topic || !list)
         return KN_ERR__INVALID_ARG;
     *list = NULL;
@@ -329,6 +332,7 @@ static void knc_abs_time(struct timespec *ts, int64_t deadline_ms) {
 
 int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *errstr,
                      size_t errstr_size) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !recs)
         return KN_ERR__INVALID_ARG;
     *recs = NULL;
@@ -524,6 +528,7 @@ int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list) {
 }
 
 int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64_t offset) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || (offset < 0 && offset != KN_OFFSET_BEGINNING && offset != KN_OFFSET_END))
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -550,6 +555,7 @@ int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64
 
 int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, int timeout_ms,
                          int64_t *offset) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || !offset)
         return KN_ERR__INVALID_ARG;
     if (timeout_ms < 0)
@@ -589,6 +595,7 @@ int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, i
 }
 
 int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     /* Size-versioned (see the header): filled in full here, then only
      * the caller's out->size bytes are copied out. */
     if (!c || !out || out->size < sizeof out->size)
@@ -615,6 +622,7 @@ int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
 }
 
 void kn_consumer_wakeup(kn_consumer *c) {
+    KNC_FORK_GUARD(c, );
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
@@ -678,6 +686,7 @@ int knc_call_timeout(const kn_consumer *c, int want_ms) {
 }
 
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque) {
+    KNC_FORK_GUARD(c, );
     if (!c)
         return;
     /* Under the lock the hook is called with: no call of the old fn
@@ -695,6 +704,7 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
 int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) { return kn_consumer_close(c, timeout_ms); }
 
 int kn_consumer_close(kn_consumer *c, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_OK; /* NULL is a no-op, as for every client */
     if (c->cb_depth > 0) {
@@ -749,7 +759,10 @@ int kn_consumer_close(kn_consumer *c, int timeout_ms) {
     return KN_OK;
 }
 
+int kn_consumer_forked(const kn_consumer *c) { return c && kn_fork_changed(&c->fork); }
+
 void kn_consumer_destroy(kn_consumer *c) {
+    KNC_FORK_GUARD(c, );
     if (!c)
         return;
     if (c->cb_depth > 0) {
