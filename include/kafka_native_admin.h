@@ -388,6 +388,15 @@ typedef struct kn_group_descriptions kn_group_descriptions;
 KN_API int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
                                              int timeout_ms, kn_group_descriptions **descp, char *errstr,
                                              size_t errstr_size);
+/* Java's describeClassicGroups: DescribeGroups only, for classic groups
+ * of any protocol type (consumer, connect, ...): a consumer group's
+ * members have their assignments decoded, other members an empty one.
+ * An unknown group or a KIP-848 group gets GROUP_ID_NOT_FOUND.
+ * kn_group_descriptions_protocol_type names the group's protocol type.
+ * *descp: caller owns. */
+KN_API int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                            int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                            size_t errstr_size);
 KN_API size_t kn_group_descriptions_count(const kn_group_descriptions *desc);
 KN_API const char *kn_group_descriptions_group_id(const kn_group_descriptions *desc, size_t i);
 KN_API int kn_group_descriptions_error(const kn_group_descriptions *desc, size_t i);
@@ -401,6 +410,9 @@ KN_API const char *kn_group_descriptions_assignor(const kn_group_descriptions *d
 /* A classic group with protocol type "" (offsets committed without a
  * group membership). */
 KN_API int kn_group_descriptions_is_simple(const kn_group_descriptions *desc, size_t i);
+/* A classic group's protocol type ("consumer", "connect", "" for a
+ * simple group); NULL for KIP-848 groups. */
+KN_API const char *kn_group_descriptions_protocol_type(const kn_group_descriptions *desc, size_t i);
 KN_API int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *desc, size_t i);
 /* KIP-848 only (-1 for classic groups). */
 KN_API int32_t kn_group_descriptions_group_epoch(const kn_group_descriptions *desc, size_t i);
@@ -678,6 +690,382 @@ typedef struct kn_scram_op {
 KN_API int kn_admin_alter_user_scram_credentials(kn_admin *admin, const kn_scram_op *ops, size_t count,
                                                  int timeout_ms, kn_scram_credentials **resultsp, char *errstr,
                                                  size_t errstr_size);
+
+/* ---- ACLs --------------------------------------------------------------
+ *
+ * Java's AclBinding / AclBindingFilter as one struct, with Kafka's wire
+ * numbers for the enums. As a binding (create_acls) every field is
+ * definite; as a filter (describe_acls, delete_acls) a NULL string and
+ * the ANY values match anything, PATTERN_MATCH matches every pattern
+ * that applies to the name (literal, prefixed, or the "*" wildcard).
+ * Input only: read during the call, never kept. */
+#define KN_ACL_RESOURCE_ANY              1
+#define KN_ACL_RESOURCE_TOPIC            2
+#define KN_ACL_RESOURCE_GROUP            3
+#define KN_ACL_RESOURCE_CLUSTER          4 /* name "kafka-cluster" */
+#define KN_ACL_RESOURCE_TRANSACTIONAL_ID 5
+#define KN_ACL_RESOURCE_DELEGATION_TOKEN 6
+#define KN_ACL_RESOURCE_USER             7
+
+#define KN_ACL_PATTERN_ANY      1 /* filters only */
+#define KN_ACL_PATTERN_MATCH    2 /* filters only */
+#define KN_ACL_PATTERN_LITERAL  3
+#define KN_ACL_PATTERN_PREFIXED 4
+
+#define KN_ACL_OP_ANY              1 /* filters only */
+#define KN_ACL_OP_ALL              2
+#define KN_ACL_OP_READ             3
+#define KN_ACL_OP_WRITE            4
+#define KN_ACL_OP_CREATE           5
+#define KN_ACL_OP_DELETE           6
+#define KN_ACL_OP_ALTER            7
+#define KN_ACL_OP_DESCRIBE         8
+#define KN_ACL_OP_CLUSTER_ACTION   9
+#define KN_ACL_OP_DESCRIBE_CONFIGS 10
+#define KN_ACL_OP_ALTER_CONFIGS    11
+#define KN_ACL_OP_IDEMPOTENT_WRITE 12
+#define KN_ACL_OP_CREATE_TOKENS    13
+#define KN_ACL_OP_DESCRIBE_TOKENS  14
+#define KN_ACL_OP_TWO_PHASE_COMMIT 15
+
+#define KN_ACL_PERMISSION_ANY   1 /* filters only */
+#define KN_ACL_PERMISSION_DENY  2
+#define KN_ACL_PERMISSION_ALLOW 3
+
+typedef struct kn_acl_binding {
+    int8_t resource_type; /* KN_ACL_RESOURCE_* */
+    const char *resource_name;
+    int8_t pattern_type; /* KN_ACL_PATTERN_* */
+    const char *principal; /* "User:alice" */
+    const char *host;      /* "*" for any host */
+    int8_t operation;      /* KN_ACL_OP_* */
+    int8_t permission;     /* KN_ACL_PERMISSION_* */
+} kn_acl_binding;
+
+/* Which enum kn_acl_enum_name() / kn_acl_enum_from_name() name. */
+#define KN_ACL_ENUM_RESOURCE   0
+#define KN_ACL_ENUM_PATTERN    1
+#define KN_ACL_ENUM_OPERATION  2
+#define KN_ACL_ENUM_PERMISSION 3
+/* Java's enum constant name ("TOPIC", "PREFIXED", "IDEMPOTENT_WRITE",
+ * "DENY"), "UNKNOWN" for a number that is none. Static strings. */
+KN_API const char *kn_acl_enum_name(int kind, int value);
+/* Back from a name, case-insensitively; -1 when it is none. */
+KN_API int kn_acl_enum_from_name(int kind, const char *name);
+
+typedef struct kn_acl_results kn_acl_results;
+
+/* Java's createAcls (CreateAcls v1+ to any broker). One entry per
+ * distinct binding, in request order, holding that binding and its
+ * error: a binding that is not definite (an ANY or MATCH value, a NULL
+ * string) fails alone with INVALID_REQUEST "Invalid ACL creation: ..."
+ * without being sent, as Java does; the broker's per-binding errors
+ * (e.g. SECURITY_DISABLED without an authorizer) likewise. Creating an
+ * ACL that exists succeeds. *resultsp: caller owns. */
+KN_API int kn_admin_create_acls(kn_admin *admin, const kn_acl_binding *acls, size_t count, int timeout_ms,
+                                kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+/* Java's describeAcls (DescribeAcls v1+ to any broker): one entry whose
+ * bindings are every ACL the filter matches. A filter with an UNKNOWN
+ * (0 or out of range) enum value is KN_ERR__INVALID_ARG; the broker's
+ * error (SECURITY_DISABLED, ...) fails the call with that code. */
+KN_API int kn_admin_describe_acls(kn_admin *admin, const kn_acl_binding *filter, int timeout_ms,
+                                  kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+/* Java's deleteAcls (DeleteAcls v1+ to any broker): one entry per
+ * distinct filter, in request order, with the filter's error or the
+ * bindings it matched and deleted (each with its own error). */
+KN_API int kn_admin_delete_acls(kn_admin *admin, const kn_acl_binding *filters, size_t count, int timeout_ms,
+                                kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+KN_API size_t kn_acl_results_count(const kn_acl_results *r);
+/* The entry's (binding's or filter's) error, NULL message when none. */
+KN_API int kn_acl_results_error(const kn_acl_results *r, size_t i);
+KN_API const char *kn_acl_results_error_message(const kn_acl_results *r, size_t i);
+/* The entry's bindings: create, the binding itself; describe, the
+ * matches; delete, the deleted matches. Strings live as long as r. */
+KN_API size_t kn_acl_results_binding_count(const kn_acl_results *r, size_t i);
+KN_API const kn_acl_binding *kn_acl_results_binding(const kn_acl_results *r, size_t i, size_t b);
+/* delete only: a matched binding's own error (KN_OK when deleted). */
+KN_API int kn_acl_results_binding_error(const kn_acl_results *r, size_t i, size_t b);
+KN_API const char *kn_acl_results_binding_error_message(const kn_acl_results *r, size_t i, size_t b);
+KN_API void kn_acl_results_destroy(kn_acl_results *r);
+
+/* ---- transactions and producers ------------------------------------------ */
+
+typedef struct kn_txn_descriptions kn_txn_descriptions;
+
+/* Java's describeTransactions: DescribeTransactions to each id's
+ * transaction coordinator (found through the client's coordinator
+ * cache; ids batched per coordinator), retried on NOT_COORDINATOR /
+ * COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS until
+ * timeout_ms. One entry per distinct id, in request order; an unknown id
+ * fails alone with TRANSACTIONAL_ID_NOT_FOUND. *descp: caller owns. */
+KN_API int kn_admin_describe_transactions(kn_admin *admin, const char *const *ids, size_t count, int timeout_ms,
+                                          kn_txn_descriptions **descp, char *errstr, size_t errstr_size);
+KN_API size_t kn_txn_descriptions_count(const kn_txn_descriptions *d);
+KN_API const char *kn_txn_descriptions_id(const kn_txn_descriptions *d, size_t i);
+KN_API int kn_txn_descriptions_error(const kn_txn_descriptions *d, size_t i);
+KN_API const char *kn_txn_descriptions_error_message(const kn_txn_descriptions *d, size_t i);
+KN_API int32_t kn_txn_descriptions_coordinator(const kn_txn_descriptions *d, size_t i);
+/* The coordinator's state name ("Empty", "Ongoing", "PrepareCommit",
+ * "CompleteCommit", "PrepareAbort", "CompleteAbort", ...). */
+KN_API const char *kn_txn_descriptions_state(const kn_txn_descriptions *d, size_t i);
+KN_API int64_t kn_txn_descriptions_producer_id(const kn_txn_descriptions *d, size_t i);
+KN_API int32_t kn_txn_descriptions_producer_epoch(const kn_txn_descriptions *d, size_t i);
+KN_API int32_t kn_txn_descriptions_timeout_ms(const kn_txn_descriptions *d, size_t i);
+/* -1 when no transaction is open (Java's empty OptionalLong). */
+KN_API int64_t kn_txn_descriptions_start_time_ms(const kn_txn_descriptions *d, size_t i);
+/* The partitions in the open transaction (offsets unused); valid until
+ * d is destroyed, never NULL for an entry without error. */
+KN_API const kn_topic_partition_list *kn_txn_descriptions_partitions(const kn_txn_descriptions *d, size_t i);
+KN_API void kn_txn_descriptions_destroy(kn_txn_descriptions *d);
+
+/* Java's fenceProducers: InitProducerId for each transactional id at its
+ * transaction coordinator, which bumps the epoch (aborting an open
+ * transaction) so the id's current producer is fenced. Results in a
+ * kn_txn_descriptions whose entries carry only the id, error, producer
+ * id and new epoch. transaction_timeout_ms <= 0 uses the call's timeout
+ * (Java's default). */
+KN_API int kn_admin_fence_producers(kn_admin *admin, const char *const *ids, size_t count, int transaction_timeout_ms,
+                                    int timeout_ms, kn_txn_descriptions **resultsp, char *errstr, size_t errstr_size);
+
+/* Java's ListTransactionsOptions, all optional (NULL / 0: no filter). */
+typedef struct kn_txn_list_filter {
+    const char *const *states; /* e.g. "Ongoing" */
+    size_t state_count;
+    const int64_t *producer_ids;
+    size_t producer_id_count;
+    int64_t duration_ms;    /* > 0: open for longer than this (ListTransactions v1+) */
+    const char *id_pattern; /* a regex over transactional ids (v2+, KIP-1152) */
+} kn_txn_list_filter;
+
+typedef struct kn_txn_list kn_txn_list;
+
+/* Java's listTransactions: ListTransactions to every broker of fresh
+ * metadata, merged and sorted by id. A broker that failed leaves its
+ * error in kn_txn_list_error (the call fails only when none answered).
+ * A filter the broker cannot serve (duration on v0, pattern below v2)
+ * fails the call with KN_ERR__UNSUPPORTED_VERSION. *listp: caller owns. */
+KN_API int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter, int timeout_ms,
+                                      kn_txn_list **listp, char *errstr, size_t errstr_size);
+KN_API size_t kn_txn_list_count(const kn_txn_list *l);
+KN_API const char *kn_txn_list_id(const kn_txn_list *l, size_t i);
+KN_API int64_t kn_txn_list_producer_id(const kn_txn_list *l, size_t i);
+KN_API const char *kn_txn_list_state(const kn_txn_list *l, size_t i);
+/* The first failed broker's error and message (KN_OK / NULL when all answered). */
+KN_API int kn_txn_list_error(const kn_txn_list *l);
+KN_API const char *kn_txn_list_error_message(const kn_txn_list *l);
+KN_API void kn_txn_list_destroy(kn_txn_list *l);
+
+typedef struct kn_producer_states kn_producer_states;
+
+/* Java's describeProducers: DescribeProducers to each partition's leader
+ * (from fresh metadata, one request per leader, merged), retried on a
+ * leader change until timeout_ms; a missing topic or partition fails
+ * alone. One entry per distinct partition, in request order, with the
+ * partition's active (idempotent or transactional) producers. Offsets
+ * of parts are unused. *statesp: caller owns. */
+KN_API int kn_admin_describe_producers(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
+                                       kn_producer_states **statesp, char *errstr, size_t errstr_size);
+KN_API size_t kn_producer_states_count(const kn_producer_states *s);
+KN_API const char *kn_producer_states_topic(const kn_producer_states *s, size_t i);
+KN_API int32_t kn_producer_states_partition(const kn_producer_states *s, size_t i);
+KN_API int kn_producer_states_error(const kn_producer_states *s, size_t i);
+KN_API const char *kn_producer_states_error_message(const kn_producer_states *s, size_t i);
+KN_API size_t kn_producer_states_producer_count(const kn_producer_states *s, size_t i);
+KN_API int64_t kn_producer_states_producer_id(const kn_producer_states *s, size_t i, size_t k);
+KN_API int32_t kn_producer_states_producer_epoch(const kn_producer_states *s, size_t i, size_t k);
+KN_API int32_t kn_producer_states_last_sequence(const kn_producer_states *s, size_t i, size_t k);
+KN_API int64_t kn_producer_states_last_timestamp(const kn_producer_states *s, size_t i, size_t k);
+/* -1 when none (Java's empty OptionalInt / OptionalLong). */
+KN_API int32_t kn_producer_states_coordinator_epoch(const kn_producer_states *s, size_t i, size_t k);
+KN_API int64_t kn_producer_states_txn_start_offset(const kn_producer_states *s, size_t i, size_t k);
+KN_API void kn_producer_states_destroy(kn_producer_states *s);
+
+/* Java's abortTransaction (AbortTransactionSpec): writes an ABORT marker
+ * for (producer_id, producer_epoch, coordinator_epoch) to topic /
+ * partition with WriteTxnMarkers at the partition's leader, ending a
+ * hanging transaction (take the values from describe_producers). KN_OK
+ * when the marker was written; else the partition's error (e.g.
+ * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) or the
+ * call's, with errstr set. */
+KN_API int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t partition, int64_t producer_id,
+                                      int16_t producer_epoch, int32_t coordinator_epoch, int timeout_ms, char *errstr,
+                                      size_t errstr_size);
+
+/* ---- delegation tokens ------------------------------------------------------
+ *
+ * The broker issues tokens only on an authenticated (SASL) connection
+ * that did not itself log in with a token, and only with
+ * delegation.token.secret.key set; elsewhere the calls fail with
+ * DELEGATION_TOKEN_REQUEST_NOT_ALLOWED or DELEGATION_TOKEN_AUTH_DISABLED.
+ * A token logs in over SCRAM: username the token id, password its HMAC
+ * in base64 (kn_delegation_tokens_hmac_base64) and tokenauth=true in the
+ * JAAS options. Principals are written "User:name". */
+
+typedef struct kn_delegation_tokens kn_delegation_tokens;
+
+/* Java's createDelegationToken (CreateDelegationToken to any broker):
+ * renewers may renew it besides its owner; owner NULL is the requester
+ * (another owner needs CreateTokens on that user, v3+); max_lifetime_ms
+ * <= 0 takes the broker's delegation.token.max.lifetime.ms. A broker
+ * error fails the call with its code. *tokensp (one token): caller owns. */
+KN_API int kn_admin_create_delegation_token(kn_admin *admin, const char *const *renewers, size_t renewer_count,
+                                            const char *owner, int64_t max_lifetime_ms, int timeout_ms,
+                                            kn_delegation_tokens **tokensp, char *errstr, size_t errstr_size);
+/* Java's describeDelegationToken: the tokens of the given owners (owners
+ * NULL / count 0: every token the requester may describe). */
+KN_API int kn_admin_describe_delegation_tokens(kn_admin *admin, const char *const *owners, size_t owner_count,
+                                               int timeout_ms, kn_delegation_tokens **tokensp, char *errstr,
+                                               size_t errstr_size);
+/* Java's renewDelegationToken / expireDelegationToken by the token's
+ * HMAC: renew extends the expiry by period_ms (capped by the token's max
+ * time); expire sets it to now + period_ms (< 0: expire now). *expiryp
+ * (may be NULL) gets the new expiry timestamp. */
+KN_API int kn_admin_renew_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
+                                           int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_expire_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
+                                            int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
+KN_API size_t kn_delegation_tokens_count(const kn_delegation_tokens *t);
+KN_API const char *kn_delegation_tokens_id(const kn_delegation_tokens *t, size_t i);
+/* The HMAC bytes (*lenp gets the length) and their base64 (the SCRAM
+ * password). Valid until t is destroyed. */
+KN_API const uint8_t *kn_delegation_tokens_hmac(const kn_delegation_tokens *t, size_t i, size_t *lenp);
+KN_API const char *kn_delegation_tokens_hmac_base64(const kn_delegation_tokens *t, size_t i);
+/* "User:alice" */
+KN_API const char *kn_delegation_tokens_owner(const kn_delegation_tokens *t, size_t i);
+KN_API const char *kn_delegation_tokens_requester(const kn_delegation_tokens *t, size_t i);
+KN_API int64_t kn_delegation_tokens_issue_ms(const kn_delegation_tokens *t, size_t i);
+KN_API int64_t kn_delegation_tokens_expiry_ms(const kn_delegation_tokens *t, size_t i);
+KN_API int64_t kn_delegation_tokens_max_ms(const kn_delegation_tokens *t, size_t i);
+KN_API size_t kn_delegation_tokens_renewer_count(const kn_delegation_tokens *t, size_t i);
+KN_API const char *kn_delegation_tokens_renewer(const kn_delegation_tokens *t, size_t i, size_t r);
+KN_API void kn_delegation_tokens_destroy(kn_delegation_tokens *t);
+
+/* ---- leaders and reassignments ----------------------------------------------- */
+
+#define KN_ELECTION_PREFERRED 0
+#define KN_ELECTION_UNCLEAN   1
+
+/* Java's electLeaders (ElectLeaders to the controller, retried on
+ * NOT_CONTROLLER): parts NULL means every partition (the result then has
+ * the partitions an election was attempted for). *resultsp (caller owns)
+ * has one entry per partition with its error (KN_OK: elected;
+ * ELECTION_NOT_NEEDED: the preferred replica leads already;
+ * UNKNOWN_TOPIC_OR_PARTITION, ...); offsets unused. A whole-request
+ * error (CLUSTER_AUTHORIZATION_FAILED) fails the call. */
+KN_API int kn_admin_elect_leaders(kn_admin *admin, int election_type, const kn_topic_partition_list *parts,
+                                  int timeout_ms, kn_topic_partition_list **resultsp, char *errstr, size_t errstr_size);
+
+/* One change of Java's alterPartitionReassignments: move topic/partition
+ * to replicas (the first is the preferred leader), or cancel its ongoing
+ * reassignment (replicas NULL). Input only. */
+typedef struct kn_reassignment {
+    const char *topic;
+    int32_t partition;
+    const int32_t *replicas; /* NULL: cancel */
+    size_t replica_count;
+} kn_reassignment;
+
+/* Java's alterPartitionReassignments (to the controller). Per-partition
+ * errors in *resultsp (caller owns): NO_REASSIGNMENT_IN_PROGRESS for a
+ * cancel with nothing to cancel, INVALID_REPLICA_ASSIGNMENT, ... */
+KN_API int kn_admin_alter_partition_reassignments(kn_admin *admin, const kn_reassignment *changes, size_t count,
+                                                  int timeout_ms, kn_topic_partition_list **resultsp, char *errstr,
+                                                  size_t errstr_size);
+
+typedef struct kn_reassignments kn_reassignments;
+
+/* Java's listPartitionReassignments (to the controller): the ongoing
+ * reassignments of parts (NULL: of every partition). *listp: caller owns. */
+KN_API int kn_admin_list_partition_reassignments(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
+                                                 kn_reassignments **listp, char *errstr, size_t errstr_size);
+KN_API size_t kn_reassignments_count(const kn_reassignments *r);
+KN_API const char *kn_reassignments_topic(const kn_reassignments *r, size_t i);
+KN_API int32_t kn_reassignments_partition(const kn_reassignments *r, size_t i);
+/* which: 0 replicas, 1 adding, 2 removing; *countp gets the length. */
+KN_API const int32_t *kn_reassignments_replicas(const kn_reassignments *r, size_t i, int which, size_t *countp);
+KN_API void kn_reassignments_destroy(kn_reassignments *r);
+
+/* ---- update_features, unregister_broker, list_config_resources ---------------- */
+
+/* Java's FeatureUpdate.UpgradeType, by wire number. */
+#define KN_FEATURE_UPGRADE          1
+#define KN_FEATURE_SAFE_DOWNGRADE   2
+#define KN_FEATURE_UNSAFE_DOWNGRADE 3
+
+/* One change (Java's FeatureUpdate): max_version_level 0 with a
+ * downgrade type removes the feature. Input only. */
+typedef struct kn_feature_update {
+    const char *feature; /* "group.version", "transaction.version", ... */
+    int16_t max_version_level;
+    int upgrade_type; /* KN_FEATURE_* */
+} kn_feature_update;
+
+/* Java's updateFeatures (UpdateFeatures to the controller, resent on
+ * NOT_CONTROLLER); KN_ADMIN_VALIDATE_ONLY checks without applying. The
+ * broker answers all or nothing: KN_OK when every update was applied (or
+ * would be), else its error (INVALID_UPDATE_VERSION, ...) with errstr
+ * naming the reason, for the whole call. */
+KN_API int kn_admin_update_features(kn_admin *admin, const kn_feature_update *updates, size_t count, int flags,
+                                    int timeout_ms, char *errstr, size_t errstr_size);
+
+/* Java's unregisterBroker (UnregisterBroker to any broker, forwarded to
+ * the controller): removes a broker that is gone for good from the
+ * cluster metadata. KN_OK, or the error (BROKER_ID_NOT_REGISTERED, ...). */
+KN_API int kn_admin_unregister_broker(kn_admin *admin, int32_t broker_id, int timeout_ms, char *errstr,
+                                      size_t errstr_size);
+
+typedef struct kn_config_resource_list kn_config_resource_list;
+
+/* Java's listConfigResources (ListConfigResources v1+, KIP-1142, to any
+ * broker): the resources of the given KN_CONFIG_RESOURCE_* types that
+ * have configs (types NULL / 0: every type the broker lists); Java's
+ * deprecated listClientMetricsResources is the CLIENT_METRICS type.
+ * *listp: caller owns. */
+KN_API int kn_admin_list_config_resources(kn_admin *admin, const int8_t *types, size_t type_count, int timeout_ms,
+                                          kn_config_resource_list **listp, char *errstr, size_t errstr_size);
+KN_API size_t kn_config_resource_list_count(const kn_config_resource_list *l);
+KN_API int kn_config_resource_list_type(const kn_config_resource_list *l, size_t i);
+KN_API const char *kn_config_resource_list_name(const kn_config_resource_list *l, size_t i);
+KN_API void kn_config_resource_list_destroy(kn_config_resource_list *l);
+
+/* ---- replica log dirs ------------------------------------------------------------ */
+
+/* One replica (Java's TopicPartitionReplica) and, for alter, the log dir
+ * to move it to. Input only. */
+typedef struct kn_replica_dir {
+    const char *topic;
+    int32_t partition;
+    int32_t broker;
+    const char *dir; /* alter only: an absolute log dir of that broker */
+} kn_replica_dir;
+
+typedef struct kn_replica_log_dirs kn_replica_log_dirs;
+
+/* Java's describeReplicaLogDirs: DescribeLogDirs for the replicas' topic
+ * partitions to each named broker. One entry per distinct replica, in
+ * request order: the dir holding it (NULL when the broker has no such
+ * replica, as Java's empty ReplicaLogDirInfo) and its offset lag, and
+ * the future dir of a move in progress. A broker not in the cluster
+ * fails its replicas with BROKER_NOT_AVAILABLE. *dirsp: caller owns. */
+KN_API int kn_admin_describe_replica_log_dirs(kn_admin *admin, const kn_replica_dir *replicas, size_t count,
+                                              int timeout_ms, kn_replica_log_dirs **dirsp, char *errstr,
+                                              size_t errstr_size);
+/* Java's alterReplicaLogDirs: AlterReplicaLogDirs to each broker; the
+ * results carry each replica's error (LOG_DIR_NOT_FOUND for a dir the
+ * broker does not have, REPLICA_NOT_AVAILABLE, ...). */
+KN_API int kn_admin_alter_replica_log_dirs(kn_admin *admin, const kn_replica_dir *moves, size_t count, int timeout_ms,
+                                           kn_replica_log_dirs **resultsp, char *errstr, size_t errstr_size);
+KN_API size_t kn_replica_log_dirs_count(const kn_replica_log_dirs *d);
+KN_API const char *kn_replica_log_dirs_topic(const kn_replica_log_dirs *d, size_t i);
+KN_API int32_t kn_replica_log_dirs_partition(const kn_replica_log_dirs *d, size_t i);
+KN_API int32_t kn_replica_log_dirs_broker(const kn_replica_log_dirs *d, size_t i);
+KN_API int kn_replica_log_dirs_error(const kn_replica_log_dirs *d, size_t i);
+KN_API const char *kn_replica_log_dirs_error_message(const kn_replica_log_dirs *d, size_t i);
+KN_API const char *kn_replica_log_dirs_current_dir(const kn_replica_log_dirs *d, size_t i);
+KN_API int64_t kn_replica_log_dirs_current_lag(const kn_replica_log_dirs *d, size_t i);
+KN_API const char *kn_replica_log_dirs_future_dir(const kn_replica_log_dirs *d, size_t i);
+KN_API int64_t kn_replica_log_dirs_future_lag(const kn_replica_log_dirs *d, size_t i);
+KN_API void kn_replica_log_dirs_destroy(kn_replica_log_dirs *d);
 
 /* ---- list_offsets ------------------------------------------------------ */
 

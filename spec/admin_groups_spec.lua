@@ -115,6 +115,13 @@ describe("kafka_native.admin consumer groups", function()
     assert.are.equal("inst-1", desc[gclassic].members[1].instance_id)
     assert.is_nil(desc[gclassic].members[1].target_assignment)
 
+    -- describe_classic_groups: DescribeGroups only; a KIP-848 group is not one
+    local cl = assert(admin:describe_classic_groups({ gclassic, g848 }))
+    assert.are.equal("consumer", cl[gclassic].protocol_type)
+    assert.are.equal("Stable", cl[gclassic].state)
+    assert.are.equal(3, #cl[gclassic].members[1].assignment[topic])
+    assert.are.equal("GROUP_ID_NOT_FOUND", cl[g848].error)
+
     local deleted = assert(admin:delete_consumer_groups({ g848, gclassic }))
     assert.are.equal("NON_EMPTY_GROUP", deleted[g848].error)
     assert.are.equal("NON_EMPTY_GROUP", deleted[gclassic].error)

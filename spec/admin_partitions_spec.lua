@@ -3,7 +3,7 @@
 -- an explicit assignment, validate_only), a shrinking count and a
 -- missing topic failing alone; records deleted before an offset and
 -- before the high watermark, an offset past the end failing alone;
--- describe_log_dirs.
+-- describe_log_dirs, describe_replica_log_dirs and alter_replica_log_dirs.
 local helper = require("spec.helper")
 local kafka = require("kafka_native")
 
@@ -87,5 +87,27 @@ describe("kafka_native.admin partitions and records", function()
     end
     assert.are.equal(2, found)
     assert.has_error(function() admin:describe_log_dirs({ "one" }) end)
+
+    -- describe/alter_replica_log_dirs: replica 0 in its dir; moves
+    local leader = assert(admin:describe_topics({ topic }))[topic].partitions[1].leader
+    local rd = assert(admin:describe_replica_log_dirs({
+      { topic = topic, partition = 0, broker = leader },
+      { topic = topic, partition = 9, broker = leader },
+      { topic = topic, partition = 0, broker = 4242 },
+    }))
+    assert.are.equal(3, #rd)
+    assert.is_nil(rd[1].error, rd[1].message)
+    assert.are.equal("/", rd[1].current_dir:sub(1, 1))
+    assert.are.equal(0, rd[1].current_lag)
+    assert.is_nil(rd[1].future_dir)
+    assert.is_nil(rd[2].current_dir)
+    assert.are.equal("BROKER_NOT_AVAILABLE", rd[3].error)
+    local moved = assert(admin:alter_replica_log_dirs({
+      { topic = topic, partition = 0, broker = leader, dir = rd[1].current_dir } }))
+    assert.is_nil(moved[1].error, moved[1].message)
+    moved = assert(admin:alter_replica_log_dirs({
+      { topic = topic, partition = 0, broker = leader, dir = "/no/such/kafka/log/dir" } }))
+    assert.are.equal("LOG_DIR_NOT_FOUND", moved[1].error)
+    assert.has_error(function() admin:alter_replica_log_dirs({ { topic = topic, partition = 0, broker = leader } }) end)
   end)
 end)

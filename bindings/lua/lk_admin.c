@@ -688,7 +688,9 @@ void lk_admin_register(lua_State *L) {
         const luaL_Reg *const families[] = {lk_admin_methods,           lk_admin_config_methods,
                                             lk_admin_group_methods,     lk_admin_offset_methods,
                                             lk_admin_partition_methods, lk_admin_cluster_methods,
-                                            lk_admin_quota_methods,     lk_admin_scram_methods};
+                                            lk_admin_quota_methods,     lk_admin_scram_methods,
+                                            lk_admin_acl_methods,       lk_admin_txn_methods,
+                                            lk_admin_token_methods,     lk_admin_reassign_methods};
         for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
             for (const luaL_Reg *m = families[f]; m->name; m++) {
                 lua_pushcfunction(L, m->func);

@@ -7,6 +7,8 @@
 #ifndef LK_ADMIN_H
 #define LK_ADMIN_H
 
+#include <stdbool.h>
+
 #include "kafka_native_admin.h"
 #include "kafka_native_consumer.h"
 #include "lk.h"
@@ -68,6 +70,17 @@ lk_guard *lk_offsets_arg(lua_State *L, const char *shape, const char *bad_partit
 void lk_push_offset_results(lua_State *L, const kn_offset_results *res,
                             void (*ok_fields)(lua_State *L, const kn_offset_results *res, size_t i));
 
+/* The { [topic] = { p, ... } } table at idx (with offsets: { [topic] =
+ * { [p] = offset or { offset =, leader_epoch =, metadata = } } }) as a
+ * list held by a guard it pushes (lk_admin_groups.c); raises on a wrong
+ * shape. */
+kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool offsets);
+/* Pushes { [topic] = { p, ... } } for l, in list order. */
+void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l);
+/* Pushes { [topic] = { [p] = item } }: item is {} or the entry's error
+ * fields (with offsets: { offset =, leader_epoch =, metadata = }). */
+void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets);
+
 /* Method families. */
 extern const luaL_Reg lk_admin_config_methods[];
 extern const luaL_Reg lk_admin_group_methods[];
@@ -76,5 +89,9 @@ extern const luaL_Reg lk_admin_partition_methods[];
 extern const luaL_Reg lk_admin_cluster_methods[];
 extern const luaL_Reg lk_admin_quota_methods[];
 extern const luaL_Reg lk_admin_scram_methods[];
+extern const luaL_Reg lk_admin_acl_methods[];
+extern const luaL_Reg lk_admin_txn_methods[];
+extern const luaL_Reg lk_admin_token_methods[];
+extern const luaL_Reg lk_admin_reassign_methods[];
 
 #endif

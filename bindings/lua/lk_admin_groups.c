@@ -93,7 +93,7 @@ static int lk_walk_partitions(lua_State *L, int idx, bool offsets, kn_topic_part
 }
 
 /* A guarded list from the partition table at idx (pushes the guard). */
-static kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool offsets) {
+kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool offsets) {
     lk_walk_partitions(L, idx, offsets, NULL);
     lk_guard *g = lk_guard_push(L, lk_free_tplist, 0);
     kn_topic_partition_list *l = kn_topic_partition_list_new();
@@ -106,7 +106,7 @@ static kn_topic_partition_list *lk_partitions_arg(lua_State *L, int idx, bool of
 }
 
 /* Pushes { [topic] = { p, ... } } (partitions in list order). */
-static void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
+void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
     lua_newtable(L);
     for (size_t i = 0; i < kn_topic_partition_list_count(l); i++) {
         lk_push_topic_table(L, kn_topic_partition_list_topic(l, i));
@@ -119,7 +119,7 @@ static void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l) {
 /* Pushes { [topic] = { [p] = item } } where item is the entry's error
  * fields or, without error, {offset=, leader_epoch=, metadata=} (with
  * offsets; offset nil when none is committed) or {}. */
-static void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets) {
+void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets) {
     lua_newtable(L);
     for (size_t i = 0; i < kn_topic_partition_list_count(l); i++) {
         lk_push_topic_table(L, kn_topic_partition_list_topic(l, i));
@@ -268,7 +268,7 @@ static void lk_push_member(lua_State *L, const kn_group_descriptions *d, size_t 
 /* admin:describe_consumer_groups({groups}, {authorized_operations=,
  *   timeout_ms=}) -> group -> {state=, type=, assignor=, simple=,
  *   coordinator=, group_epoch=, assignment_epoch=, members={...}} */
-static int lk_admin_describe_consumer_groups(lua_State *L) {
+static int lk_describe_groups(lua_State *L, bool classic) {
     lk_admin *la = lk_admin_check(L);
     size_t n = lk_check_strings(L, 2, "array of group ids expected");
     int timeout_ms = lk_timeout_opt(L, 3);
@@ -278,8 +278,10 @@ static int lk_admin_describe_consumer_groups(lua_State *L) {
     lk_guard *g = lk_guard_push(L, lk_free_group_desc, 0);
     char errstr[512] = "";
     kn_group_descriptions *d = NULL;
-    int err = kn_admin_describe_consumer_groups(la->admin, groups, n, flags, timeout_ms, &d, errstr,
-                                                sizeof(errstr));
+    int err = classic ? kn_admin_describe_classic_groups(la->admin, groups, n, flags, timeout_ms, &d, errstr,
+                                                         sizeof(errstr))
+                      : kn_admin_describe_consumer_groups(la->admin, groups, n, flags, timeout_ms, &d, errstr,
+                                                          sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = d;
@@ -297,6 +299,7 @@ static int lk_admin_describe_consumer_groups(lua_State *L) {
             lk_set_str(L, "assignor", kn_group_descriptions_assignor(d, i));
             lua_pushboolean(L, kn_group_descriptions_is_simple(d, i));
             lua_setfield(L, -2, "simple");
+            lk_set_str(L, "protocol_type", kn_group_descriptions_protocol_type(d, i));
             lk_set_int(L, "coordinator", kn_group_descriptions_coordinator(d, i));
             if (kn_group_descriptions_group_epoch(d, i) >= 0) {
                 lk_set_int(L, "group_epoch", kn_group_descriptions_group_epoch(d, i));
@@ -418,7 +421,14 @@ static int lk_admin_alter_consumer_group_offsets(lua_State *L) { return lk_one_g
  *   {timeout_ms=}) -> {[topic] = {[p] = {} or {error=...}}}, or nil, msg, code */
 static int lk_admin_delete_consumer_group_offsets(lua_State *L) { return lk_one_group(L, false); }
 
+static int lk_admin_describe_consumer_groups(lua_State *L) { return lk_describe_groups(L, false); }
+
+/* admin:describe_classic_groups: the same shape, DescribeGroups only,
+ * any protocol type (protocol_type = "consumer", "connect", "", ...). */
+static int lk_admin_describe_classic_groups(lua_State *L) { return lk_describe_groups(L, true); }
+
 const luaL_Reg lk_admin_group_methods[] = {
+    {"describe_classic_groups", lk_admin_describe_classic_groups},
     {"list_groups", lk_admin_list_groups},
     {"describe_consumer_groups", lk_admin_describe_consumer_groups},
     {"list_consumer_group_offsets", lk_admin_list_consumer_group_offsets},

@@ -7,6 +7,11 @@
  * {} or {error=...}; delete_records({ [topic] = { [partition] = offset
  * } }, {timeout_ms=}) -> { [topic] = { [partition] = { low_watermark = }
  * or {error=...} } } (offset -1: before the high watermark).
+ * describe_replica_log_dirs({ { topic =, partition =, broker = }, ... })
+ * and alter_replica_log_dirs({ { topic =, partition =, broker =, dir = },
+ * ... }) -> one entry per distinct replica, in order: { topic =,
+ * partition =, broker =, current_dir =, current_lag =, future_dir =,
+ * future_lag = } (describe; nil dirs when none) or with error fields.
  */
 #include <string.h>
 
@@ -219,7 +224,74 @@ static int lk_admin_describe_log_dirs(lua_State *L) {
     return 1;
 }
 
+static void lk_free_rdirs(void *p) { kn_replica_log_dirs_destroy((kn_replica_log_dirs *)p); }
+
+static int lk_replica_dirs(lua_State *L, bool alter) {
+    lk_admin *la = lk_admin_check(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int timeout_ms = lk_timeout_opt(L, 3);
+    const char *shape = alter ? "array of { topic =, partition =, broker =, dir = } expected"
+                              : "array of { topic =, partition =, broker = } expected";
+    size_t n = lua_rawlen(L, 2);
+    kn_replica_dir *v = (kn_replica_dir *)lua_newuserdata(L, (n ? n : 1) * sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, (int)(i + 1));
+        if (!lua_istable(L, -1))
+            return luaL_argerror(L, 2, shape);
+        lua_getfield(L, -1, "topic");
+        lua_getfield(L, -2, "partition");
+        lua_getfield(L, -3, "broker");
+        lua_getfield(L, -4, "dir");
+        lua_Integer p, b;
+        if (lua_type(L, -4) != LUA_TSTRING || !lk_get_integer(L, -3, &p) || !lk_get_integer(L, -2, &b) ||
+            p < 0 || p > 0x7fffffff || b < 0 || b > 0x7fffffff || (alter && lua_type(L, -1) != LUA_TSTRING))
+            return luaL_argerror(L, 2, shape);
+        v[i].topic = lua_tostring(L, -4); /* values of the argument: alive */
+        v[i].partition = (int32_t)p;
+        v[i].broker = (int32_t)b;
+        v[i].dir = alter ? lua_tostring(L, -1) : NULL;
+        lua_pop(L, 5);
+    }
+    lk_guard *g = lk_guard_push(L, lk_free_rdirs, 0);
+    char errstr[512] = "";
+    kn_replica_log_dirs *d = NULL;
+    int err =
+        alter ? kn_admin_alter_replica_log_dirs(la->admin, v, n, timeout_ms, &d, errstr, sizeof(errstr))
+              : kn_admin_describe_replica_log_dirs(la->admin, v, n, timeout_ms, &d, errstr, sizeof(errstr));
+    if (err == KN_ERR__INVALID_ARG)
+        return luaL_argerror(L, 2, errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    g->ptr = d;
+    lua_createtable(L, (int)kn_replica_log_dirs_count(d), 0);
+    for (size_t i = 0; i < kn_replica_log_dirs_count(d); i++) {
+        lua_createtable(L, 0, 7);
+        lk_set_str(L, "topic", kn_replica_log_dirs_topic(d, i));
+        lk_set_int(L, "partition", kn_replica_log_dirs_partition(d, i));
+        lk_set_int(L, "broker", kn_replica_log_dirs_broker(d, i));
+        int rerr = kn_replica_log_dirs_error(d, i);
+        if (rerr) {
+            lk_set_error(L, rerr, kn_replica_log_dirs_error_message(d, i));
+        } else if (!alter) {
+            lk_set_str(L, "current_dir", kn_replica_log_dirs_current_dir(d, i));
+            if (kn_replica_log_dirs_current_dir(d, i))
+                lk_set_int(L, "current_lag", kn_replica_log_dirs_current_lag(d, i));
+            lk_set_str(L, "future_dir", kn_replica_log_dirs_future_dir(d, i));
+            if (kn_replica_log_dirs_future_dir(d, i))
+                lk_set_int(L, "future_lag", kn_replica_log_dirs_future_lag(d, i));
+        }
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    lk_guard_release(g);
+    return 1;
+}
+
+static int lk_admin_describe_replica_log_dirs(lua_State *L) { return lk_replica_dirs(L, false); }
+static int lk_admin_alter_replica_log_dirs(lua_State *L) { return lk_replica_dirs(L, true); }
+
 const luaL_Reg lk_admin_partition_methods[] = {
+    {"describe_replica_log_dirs", lk_admin_describe_replica_log_dirs},
+    {"alter_replica_log_dirs", lk_admin_alter_replica_log_dirs},
     {"describe_log_dirs", lk_admin_describe_log_dirs},
     {"create_partitions", lk_admin_create_partitions},
     {"delete_records", lk_admin_delete_records},

@@ -171,6 +171,28 @@ knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t mi
     return NULL;
 }
 
+/* Resends while the answer's top-level error is NOT_CONTROLLER: the
+ * metadata's controller moved (a KRaft broker forwards, so this is rare). */
+knw_resp *kna_controller_call(kn_admin *admin, int16_t api_key, int16_t min_version, const void *req,
+                              int timeout_ms, const char *what, int16_t (*top_error)(const void *body),
+                              int *errp, char *errstr, size_t errstr_size) {
+    int64_t deadline = kna_deadline(admin, timeout_ms);
+    for (int attempt = 0;; attempt++) {
+        knw_resp *resp = kna_call(admin, KNW_NODE_CONTROLLER, api_key, min_version, -1, req, deadline, what,
+                                  errp, errstr, errstr_size);
+        if (!resp || top_error(resp->body) != KN_ERR_NOT_CONTROLLER)
+            return resp;
+        knw_resp_free(resp);
+        if (kna_remaining(deadline) <= 0) {
+            *errp = KN_ERR__TIMED_OUT;
+            kn_errstr_set(errstr, errstr_size, "%s timed out (last failure: NOT_CONTROLLER)", what);
+            return NULL;
+        }
+        knw_metadata_request_refresh(admin->client, false, "admin: NOT_CONTROLLER");
+        kna_backoff(admin, attempt, deadline);
+    }
+}
+
 bool kna_uuid_str(const kn_uuid *id, char out[23]) {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     if (kn_uuid_is_zero(id)) {

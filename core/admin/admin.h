@@ -14,7 +14,17 @@
  * delete_records, per partition leader), admin_partitions.c
  * (create_partitions, controller-routed), admin_log_dirs.c
  * (describe_log_dirs, per broker), admin_cluster_info.c
- * (describe_features, describe_metadata_quorum: any broker).
+ * (describe_features, describe_metadata_quorum: any broker),
+ * admin_quotas.c, admin_scram.c, admin_acls.c (create/describe/delete
+ * ACLs: any broker), admin_txn.c (describe_transactions,
+ * fence_producers: transaction coordinator via kna_group_run),
+ * admin_txn_list.c (list_transactions: every broker), admin_producers.c
+ * (describe_producers, abort_transaction: partition leaders),
+ * admin_tokens.c (delegation tokens: any broker), admin_reassign.c
+ * (elect_leaders, alter/list partition reassignments: controller),
+ * admin_cluster_ops.c (update_features, unregister_broker,
+ * list_config_resources), admin_replica_dirs.c (describe/alter replica
+ * log dirs: per broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -59,6 +69,14 @@ void kna_backoff(const kn_admin *admin, int attempt, int64_t deadline_ms);
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
                    int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
                    char *errstr, size_t errstr_size);
+
+/* kna_call to KNW_NODE_CONTROLLER with the deadline of timeout_ms,
+ * resent after a metadata refresh and a backoff while top_error(body)
+ * (the response's top-level error code) is NOT_CONTROLLER. Returns the
+ * response (caller frees) or NULL with *errp and errstr set. */
+knw_resp *kna_controller_call(kn_admin *admin, int16_t api_key, int16_t min_version, const void *req, int timeout_ms,
+                              const char *what, int16_t (*top_error)(const void *body), int *errp, char *errstr,
+                              size_t errstr_size);
 
 /* A Metadata request for the given names (names NULL: every topic),
  * without auto-creation, to any broker (admin_describe.c). Returns the
@@ -251,6 +269,7 @@ typedef struct kna_group_item {
 
 typedef struct kna_group_call {
     kn_admin *admin;
+    int8_t key_type; /* KNW_COORD_GROUP (0, the default) or KNW_COORD_TXN: what `group` names */
     int64_t deadline;
     const char *what; /* API name for messages */
     int16_t api_key, min_version, max_version;
@@ -274,12 +293,14 @@ typedef enum kna_group_action {
 
 kna_group_action kna_group_error_action(int err);
 
-/* Finds the coordinator of each groups[i] (FindCoordinator v4+, all in
- * one request). nodes[i] gets the node id, or -1 with errs[i] set (a
- * retriable error leaves the group to be looked up again). Returns 0, or
- * the whole request's error with errstr set. */
-int kna_group_coordinators(kn_admin *admin, const char *const *groups, size_t n, int32_t *nodes, int *errs,
-                           int64_t deadline, char *errstr, size_t errstr_size);
+/* Finds the coordinator of each keys[i] of key_type (KNW_COORD_GROUP or
+ * KNW_COORD_TXN) through the client's shared coordinator cache (one
+ * batched FindCoordinator v4+ for the keys it does not know). nodes[i]
+ * gets the node id, or -1 with errs[i] set (a final lookup error such as
+ * GROUP_AUTHORIZATION_FAILED). Returns 0, or KN_ERR__TIMED_OUT (the
+ * deadline passed with a coordinator still unknown) with errstr set. */
+int kna_group_coordinators(kn_admin *admin, int8_t key_type, const char *const *keys, size_t n, int32_t *nodes,
+                           int *errs, int64_t deadline, char *errstr, size_t errstr_size);
 
 /* Records the answer for item i: final, or a retry as the error's action
  * says. Returns 0 or KN_ERR__NOMEM. */
@@ -331,6 +352,7 @@ typedef struct kna_group_desc {
     int err;
     char *message;
     char *state, *type, *assignor;
+    char *protocol_type; /* classic groups only */
     bool is_simple;
     int32_t coordinator, group_epoch, assignment_epoch, authorized_ops;
     kna_group_member *members;

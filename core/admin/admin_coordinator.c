@@ -1,9 +1,11 @@
 /*
  * admin_coordinator.c: how the admin reaches group coordinators.
  *
- * kna_group_coordinators is the one routing function (FindCoordinator
- * v4+, every group of a call in one request); when the shared
- * coordinator-lookup module lands it is the only thing to swap.
+ * kna_group_coordinators is the one routing function: the client's
+ * shared coordinator cache (core/wire/coordinator.c, the consumer's and
+ * the transactional producer's too), which batches the lookups of a
+ * call into one FindCoordinator v4+ and is told when a coordinator
+ * failed. Groups (key type 0) and transactional ids (1) run the same way.
  * kna_group_run drives a group operation as Java's
  * CoordinatorStrategy + AdminApiDriver do: look up, batch the groups per
  * coordinator (KIP-699), send, and on a coordinator error look up again
@@ -17,7 +19,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
-#include "proto/generated/kp_find_coordinator.h"
+#include "wire/coordinator.h"
 
 kna_group_action kna_group_error_action(int err) {
     static const struct {
@@ -29,6 +31,9 @@ kna_group_action kna_group_error_action(int err) {
         {KN_ERR_COORDINATOR_LOAD_IN_PROGRESS, KNA_GROUP_RESEND},
         /* OffsetFetch with require_stable: a transaction is in flight. */
         {KN_ERR_UNSTABLE_OFFSET_COMMIT, KNA_GROUP_RESEND},
+        /* InitProducerId (fence_producers) while the coordinator is
+         * still completing the id's last transaction. */
+        {KN_ERR_CONCURRENT_TRANSACTIONS, KNA_GROUP_RESEND},
     };
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         if (table[i].err == err)
@@ -36,39 +41,27 @@ kna_group_action kna_group_error_action(int err) {
     return KNA_GROUP_DONE;
 }
 
-int kna_group_coordinators(kn_admin *admin, const char *const *groups, size_t n, int32_t *nodes, int *errs,
-                           int64_t deadline, char *errstr, size_t errstr_size) {
-    kn_str *keys = kn_calloc(n ? n : 1, sizeof(*keys));
-    if (!keys)
-        return KN_ERR__NOMEM;
+int kna_group_coordinators(kn_admin *admin, int8_t key_type, const char *const *keys, size_t n, int32_t *nodes,
+                           int *errs, int64_t deadline, char *errstr, size_t errstr_size) {
+    /* Ask for every key first: the shared cache batches the lookups due
+     * together into one FindCoordinator v4+ (KIP-699). */
     for (size_t i = 0; i < n; i++) {
-        keys[i] = (kn_str){groups[i], (int32_t)strlen(groups[i])};
-        nodes[i] = -1;
-        errs[i] = KN_ERR_COORDINATOR_NOT_AVAILABLE;
+        nodes[i] = knw_coord_get(admin->client, key_type, keys[i], NULL, NULL, 0);
+        errs[i] = nodes[i] >= 0 ? 0 : KN_ERR_COORDINATOR_NOT_AVAILABLE;
     }
-    kp_FindCoordinatorRequest req;
-    kp_FindCoordinatorRequest_init(&req);
-    req.key_type = 0; /* group */
-    req.coordinator_keys.items = keys;
-    req.coordinator_keys.count = (int32_t)n;
-    int err = 0;
-    knw_resp *resp = kna_call(admin, KNW_NODE_ANY, KP_API_FIND_COORDINATOR, 4, -1, &req, deadline,
-                              "FindCoordinator", &err, errstr, errstr_size);
-    kn_free(keys);
-    if (!resp)
-        return err;
-    const kp_FindCoordinatorResponse *body = resp->body;
-    for (int32_t k = 0; k < body->coordinators.count; k++) {
-        const kp_FindCoordinatorResponse_Coordinator *c = &body->coordinators.items[k];
-        for (size_t i = 0; i < n; i++) {
-            if (c->key.len < 0 || strlen(groups[i]) != (size_t)c->key.len ||
-                memcmp(groups[i], c->key.ptr, (size_t)c->key.len) != 0)
-                continue;
-            errs[i] = c->error_code;
-            nodes[i] = c->error_code == 0 ? c->node_id : -1;
+    for (size_t i = 0; i < n; i++) {
+        if (nodes[i] >= 0)
+            continue;
+        char why[256] = "";
+        int err = knw_coord_wait(admin->client, key_type, keys[i], deadline, &nodes[i], why, sizeof(why));
+        if (err == KN_ERR__TIMED_OUT) { /* the call's deadline: the whole call's failure */
+            kn_errstr_set(errstr, errstr_size, "FindCoordinator timed out: %s", why);
+            return err;
         }
+        errs[i] = err;
+        if (err)
+            nodes[i] = -1;
     }
-    knw_resp_free(resp);
     return 0;
 }
 
@@ -88,6 +81,8 @@ int kna_group_answer(kna_group_call *call, size_t i, int err, kn_str message) {
     it->err = err;
     switch (kna_group_error_action(err)) {
     case KNA_GROUP_RELOOKUP:
+        if (it->node >= 0)
+            knw_coord_failed(call->admin->client, call->key_type, it->group, it->node, err);
         it->node = -1;
         it->again = true;
         break;
@@ -141,7 +136,8 @@ static int kna_group_lookup(kna_group_call *call, bool *answered, int *call_err,
             groups[k++] = call->items[i].group;
         }
     rc = 0;
-    int err = kna_group_coordinators(call->admin, groups, n, nodes, errs, call->deadline, why, why_size);
+    int err =
+        kna_group_coordinators(call->admin, call->key_type, groups, n, nodes, errs, call->deadline, why, why_size);
     if (err == KN_ERR__NOMEM) {
         rc = err;
         goto done;
@@ -168,7 +164,8 @@ static int kna_group_lookup(kna_group_call *call, bool *answered, int *call_err,
         else
             it->again = true;
         char msg[200];
-        snprintf(msg, sizeof(msg), "FindCoordinator for group '%.100s': %s", it->group, kn_err_name(errs[k]));
+        snprintf(msg, sizeof(msg), "FindCoordinator for %s '%.100s': %s",
+                 call->key_type == KNW_COORD_TXN ? "transactional id" : "group", it->group, kn_err_name(errs[k]));
         rc = kna_item_message(it, msg, (int32_t)strlen(msg));
     }
 done:
@@ -209,6 +206,8 @@ static int kna_group_send(kna_group_call *call, int32_t node, bool *sel, bool *a
         *call_err = err;
         for (size_t i = 0; i < call->count && !rc; i++)
             if (sel[i]) {
+                /* a coordinator we could not reach is not cached on */
+                knw_coord_failed(call->admin->client, call->key_type, call->items[i].group, node, err);
                 call->items[i].err = err;
                 call->items[i].pending = false;
                 rc = kna_item_message(&call->items[i], why, (int32_t)strlen(why));

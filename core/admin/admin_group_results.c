@@ -160,6 +160,11 @@ int kn_group_descriptions_is_simple(const kn_group_descriptions *d, size_t i) {
     return x && x->is_simple;
 }
 
+const char *kn_group_descriptions_protocol_type(const kn_group_descriptions *d, size_t i) {
+    const kna_group_desc *x = KNA_AT(d, i);
+    return x ? x->protocol_type : NULL;
+}
+
 int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *d, size_t i) {
     const kna_group_desc *x = KNA_AT(d, i);
     return x ? x->coordinator : -1;
@@ -247,6 +252,7 @@ void kn_group_descriptions_destroy(kn_group_descriptions *d) {
         kn_free(x->state);
         kn_free(x->type);
         kn_free(x->assignor);
+        kn_free(x->protocol_type);
     }
     kn_free(d->items);
     kn_free(d);

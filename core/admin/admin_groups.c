@@ -166,6 +166,7 @@ int kn_admin_delete_consumer_groups(kn_admin *admin, const char *const *groups, 
 typedef struct kna_describe_ctx {
     kn_group_descriptions *desc; /* items[i] matches call items[i] */
     int flags;
+    bool classic; /* describe_classic_groups: any protocol type */
 } kna_describe_ctx;
 
 static kn_topic_partition_list *kna_tplist_848(const kp_ConsumerGroupDescribeResponse_Assignment *a) {
@@ -284,7 +285,7 @@ static int kna_dg_one(kna_group_call *call, size_t i, const kp_DescribeGroupsRes
         snprintf(msg, sizeof(msg), "Group %s not found.", call->items[i].group);
         return kna_group_answer(call, i, KN_ERR_GROUP_ID_NOT_FOUND, kna_cstr(msg));
     }
-    if (!g->error_code && !consumer) {
+    if (!g->error_code && !consumer && !ctx->classic) {
         snprintf(msg, sizeof(msg), "GroupId %s is not a consumer group (%.*s).", call->items[i].group,
                  (int)(g->protocol_type.len > 64 ? 64 : g->protocol_type.len), g->protocol_type.ptr);
         return kna_group_answer(call, i, KN_ERR__INVALID_ARG, kna_cstr(msg));
@@ -298,6 +299,8 @@ static int kna_dg_one(kna_group_call *call, size_t i, const kp_DescribeGroupsRes
     d->assignment_epoch = -1;
     d->authorized_ops = g->authorized_operations;
     d->is_simple = g->protocol_type.len == 0;
+    if (!kna_set_str(&d->protocol_type, g->protocol_type))
+        return KN_ERR__NOMEM;
     if (!kna_set_str(&d->state, g->group_state) || !kna_set_str(&d->assignor, g->protocol_data) ||
         !kna_set_str(&d->type, kna_cstr("classic")))
         return KN_ERR__NOMEM;
@@ -368,7 +371,7 @@ int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups
         desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch = -1;
         desc->items[i].authorized_ops = INT32_MIN;
     }
-    kna_describe_ctx ctx = {desc, flags};
+    kna_describe_ctx ctx = {desc, flags, false};
     kna_group_call call = {.admin = admin,
                            .deadline = kna_deadline(admin, timeout_ms),
                            .what = "ConsumerGroupDescribe",
@@ -405,6 +408,60 @@ int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups
         if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
             goto fail;
     }
+    for (size_t i = 0; i < n; i++)
+        kna_take_item_error(&items[i], &desc->items[i].err, &desc->items[i].message);
+    kna_group_items_clear(items, n);
+    kn_free(items);
+    *descp = desc;
+    return KN_OK;
+nomem:
+    err = KN_ERR__NOMEM;
+    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+fail:
+    kna_group_items_clear(items, n);
+    kn_free(items);
+    kn_group_descriptions_destroy(desc);
+    return err;
+}
+
+int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                     int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                     size_t errstr_size) {
+    static const char fn[] = "kn_admin_describe_classic_groups";
+    if (!admin || !descp || !kna_check_names(groups, count, fn, errstr, errstr_size)) {
+        if (!admin || !descp)
+            kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *descp = NULL;
+    size_t n = 0;
+    int err = KN_ERR__NOMEM;
+    kna_group_item *items = kna_group_items(groups, count, &n);
+    kn_group_descriptions *desc = kn_calloc(1, sizeof(*desc));
+    if (!items || !desc || !(desc->items = kn_calloc(n ? n : 1, sizeof(*desc->items))))
+        goto nomem;
+    desc->count = n;
+    for (size_t i = 0; i < n; i++) {
+        if (!(desc->items[i].group_id = kn_strdup(items[i].group)))
+            goto nomem;
+        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch = -1;
+        desc->items[i].authorized_ops = INT32_MIN;
+    }
+    kna_describe_ctx ctx = {desc, flags, true};
+    kna_group_call call = {.admin = admin,
+                           .deadline = kna_deadline(admin, timeout_ms),
+                           .what = "DescribeGroups",
+                           .api_key = KP_API_DESCRIBE_GROUPS,
+                           .min_version = -1,
+                           .max_version = -1,
+                           .batch = true,
+                           .items = items,
+                           .count = n,
+                           .ctx = &ctx,
+                           .build = kna_dg_build,
+                           .absorb = kna_dg_absorb};
+    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+        goto fail;
     for (size_t i = 0; i < n; i++)
         kna_take_item_error(&items[i], &desc->items[i].err, &desc->items[i].message);
     kna_group_items_clear(items, n);

@@ -292,6 +292,16 @@ static int await_topic(kn_producer *p, const char *topic, int64_t deadline_ms, c
         }
         if (kt)
             last_err = kt->error;
+        /* As Java's Metadata.maybeThrowExceptionForTopic: a topic the
+         * principal may not see (an ACL) is the answer, not a reason to
+         * wait out max.block.ms. */
+        if (last_err == KN_ERR_TOPIC_AUTHORIZATION_FAILED) {
+            if (md)
+                knw_metadata_release(md);
+            kn_errstr_set(errstr, n, "topic %s: not authorized to access it (TOPIC_AUTHORIZATION_FAILED)",
+                          topic);
+            return last_err;
+        }
         int64_t fetched = md ? md->fetched_at_ms : 0;
         if (md)
             knw_metadata_release(md);

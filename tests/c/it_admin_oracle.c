@@ -4,8 +4,10 @@
  * Java's describeConfigs (topic and broker, with synonyms and
  * documentation) and describeConsumerGroups (a simple group, an unknown
  * group, a live KIP-848 group, a live classic group with a static
- * member: members, assignments, epochs) canonically; this test prints ours the same way and compares
- * every line. The scenario (a topic with a dynamic config, a group with
+ * member: members, assignments, epochs) and describeAcls (three filters
+ * over ACLs this test creates: MATCH, a principal on a literal topic,
+ * a principal over any resource) canonically; this test prints ours the
+ * same way and compares every line. The scenario (a topic with a dynamic config, a group with
  * a committed offset) is set up by our admin first.
  */
 #include "kn_test.h"
@@ -185,6 +187,41 @@ static void our_groups(kn_admin *admin, const char *const *groups, size_t n, lin
     kn_group_descriptions_destroy(d);
 }
 
+/* The oracle's three describeAcls filters on topic's ACLs, each filter's
+ * bindings as sorted lines "acl F TYPE:name:PATTERN principal host OP
+ * PERM" (Java's enum names). */
+static void our_acls(kn_admin *admin, const char *topic, lines *out) {
+    char p[240], q[240], errstr[512] = "";
+    snprintf(p, sizeof p, "User:%s-p", topic);
+    snprintf(q, sizeof q, "User:%s-q", topic);
+    const kn_acl_binding filters[3] = {
+        {KN_ACL_RESOURCE_ANY, topic, KN_ACL_PATTERN_MATCH, NULL, NULL, KN_ACL_OP_ANY, KN_ACL_PERMISSION_ANY},
+        {KN_ACL_RESOURCE_TOPIC, topic, KN_ACL_PATTERN_LITERAL, p, NULL, KN_ACL_OP_ANY, KN_ACL_PERMISSION_ANY},
+        {KN_ACL_RESOURCE_ANY, NULL, KN_ACL_PATTERN_ANY, q, NULL, KN_ACL_OP_ANY, KN_ACL_PERMISSION_ANY},
+    };
+    for (int f = 0; f < 3; f++) {
+        kn_acl_results *r = NULL;
+        if (kn_admin_describe_acls(admin, &filters[f], TIMEOUT_MS, &r, errstr, sizeof errstr) != KN_OK)
+            fail_msg("describe_acls: %s", errstr);
+        lines l = {0};
+        for (size_t b = 0; b < kn_acl_results_binding_count(r, 0); b++) {
+            const kn_acl_binding *x = kn_acl_results_binding(r, 0, b);
+            char line[LINE_MAX_LEN];
+            snprintf(line, sizeof line, "acl %d %s:%s:%s %s %s %s %s", f,
+                     kn_acl_enum_name(KN_ACL_ENUM_RESOURCE, x->resource_type), x->resource_name,
+                     kn_acl_enum_name(KN_ACL_ENUM_PATTERN, x->pattern_type), x->principal, x->host,
+                     kn_acl_enum_name(KN_ACL_ENUM_OPERATION, x->operation),
+                     kn_acl_enum_name(KN_ACL_ENUM_PERMISSION, x->permission));
+            add_line(&l, line);
+        }
+        kn_acl_results_destroy(r);
+        qsort(l.v, l.n, sizeof(l.v[0]), cmp_str);
+        for (size_t i = 0; i < l.n; i++)
+            add_line(out, l.v[i]);
+        free_lines(&l);
+    }
+}
+
 static void test_oracle(void **state) {
     (void)state;
     char topic[200], group[200], unknown[200], broker[16], errstr[512] = "";
@@ -218,6 +255,28 @@ static void test_oracle(void **state) {
         KN_OK);
     kn_group_offsets_destroy(go);
     kn_topic_partition_list_destroy(l);
+
+    /* ACLs on the topic (and a group of its name) for two principals
+     * that never log in: nothing else is affected by them. */
+    char pp[240], pq[240];
+    snprintf(pp, sizeof pp, "User:%s-p", topic);
+    snprintf(pq, sizeof pq, "User:%s-q", topic);
+    const kn_acl_binding acls[] = {
+        {KN_ACL_RESOURCE_TOPIC, topic, KN_ACL_PATTERN_LITERAL, pp, "*", KN_ACL_OP_READ,
+         KN_ACL_PERMISSION_ALLOW},
+        {KN_ACL_RESOURCE_TOPIC, topic, KN_ACL_PATTERN_LITERAL, pp, "127.0.0.1", KN_ACL_OP_WRITE,
+         KN_ACL_PERMISSION_DENY},
+        {KN_ACL_RESOURCE_TOPIC, topic, KN_ACL_PATTERN_PREFIXED, pq, "*", KN_ACL_OP_DESCRIBE,
+         KN_ACL_PERMISSION_ALLOW},
+        {KN_ACL_RESOURCE_GROUP, topic, KN_ACL_PATTERN_LITERAL, pp, "*", KN_ACL_OP_READ,
+         KN_ACL_PERMISSION_ALLOW},
+    };
+    kn_acl_results *ar = NULL;
+    assert_int_equal(kn_admin_create_acls(admin, acls, 4, TIMEOUT_MS, &ar, errstr, sizeof(errstr)), KN_OK);
+    for (size_t i = 0; i < 4; i++)
+        if (kn_acl_results_error(ar, i))
+            fail_msg("create_acls %zu: %s", i, kn_acl_results_error_message(ar, i));
+    kn_acl_results_destroy(ar);
 
     /* Two live groups: a KIP-848 member and a static classic member. */
     char g848[200], gclassic[200], es[512];
@@ -274,6 +333,21 @@ static void test_oracle(void **state) {
         struct timespec ts = {0, 100 * 1000000L};
         nanosleep(&ts, NULL);
     }
+    /* every ACL visible (applied from the metadata log) before both read them */
+    until = kn_test_now_ms() + TIMEOUT_MS;
+    for (;;) {
+        lines acl = {0};
+        our_acls(admin, topic, &acl);
+        size_t n = acl.n;
+        free_lines(&acl);
+        if (n == 4 + 2 + 1)
+            break;
+        if (kn_test_now_ms() > until)
+            fail_msg("%zu ACL lines, want 7", n);
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    our_acls(admin, topic, &ours);
     our_groups(admin, groups, 4, &ours);
 
     char cmd[1024];
@@ -308,6 +382,11 @@ static void test_oracle(void **state) {
         kn_consumer_close(cs[i], -1);
         kn_consumer_destroy(cs[i]);
     }
+    const kn_acl_binding mine = {KN_ACL_RESOURCE_ANY,  topic, KN_ACL_PATTERN_ANY, NULL, NULL, KN_ACL_OP_ANY,
+                                 KN_ACL_PERMISSION_ANY};
+    assert_int_equal(kn_admin_delete_acls(admin, &mine, 1, TIMEOUT_MS, &ar, errstr, sizeof(errstr)), KN_OK);
+    assert_int_equal(kn_acl_results_binding_count(ar, 0), 4);
+    kn_acl_results_destroy(ar);
     kn_admin_destroy(admin);
 }
 

@@ -5,8 +5,10 @@
  * here, a random salt and a given one), too few iterations failing its
  * user alone, deleting a credential that is not there, describing named
  * users (one without credentials failing alone) and all users, and a
- * deletion. A SASL login with the credentials is not part of this test
- * (the test broker has no SASL listener).
+ * deletion; and a SASL login over the broker's SASL_PLAINTEXT listener
+ * as a fresh user whose SCRAM-SHA-256 and SCRAM-SHA-512 credentials our
+ * admin salted and set (a wrong password refused; the harness user is
+ * never touched).
  */
 #include "kn_test.h"
 
@@ -17,6 +19,7 @@
 
 #include "kafka_native.h"
 #include "kafka_native_admin.h"
+#include "secure.h"
 
 #define TIMEOUT_MS 30000
 
@@ -143,7 +146,90 @@ static void test_scram(void **state) {
     kn_admin_destroy(admin);
 }
 
+/* A producer logging in as user/password with mechanism sends one
+ * record to topic: 0, or the send's / flush's error. */
+static int login_send(const char *mechanism, const char *user, const char *password, const char *topic) {
+    char jaas[512], es[512] = "";
+    snprintf(
+        jaas, sizeof jaas,
+        "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"%s\" password=\"%s\";",
+        user, password);
+    kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_secure_env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT"));
+    kn_test_conf_set(conf, "security.protocol", "SASL_PLAINTEXT");
+    kn_test_conf_set(conf, "sasl.mechanism", mechanism);
+    kn_test_conf_set(conf, "sasl.jaas.config", jaas);
+    kn_test_conf_set(conf, "max.block.ms", "10000");
+    kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", es);
+    kn_record_out r = KN_RECORD_OUT_INIT;
+    r.topic = topic;
+    r.partition = 0;
+    r.value = "s";
+    r.value_len = 1;
+    int rc = kn_producer_send(p, &r, es, sizeof es);
+    if (!rc)
+        rc = kn_producer_flush(p, TIMEOUT_MS);
+    kn_producer_close(p, 2000);
+    kn_producer_destroy(p);
+    return rc;
+}
+
+static void test_scram_login(void **state) {
+    (void)state;
+    if (!kn_secure_env("KAFKA_BOOTSTRAP_SASL_PLAINTEXT")) {
+        if (kn_secure_env("KN_TEST_REQUIRE_SECURE") && !strcmp(kn_secure_env("KN_TEST_REQUIRE_SECURE"), "1"))
+            fail_msg("KAFKA_BOOTSTRAP_SASL_PLAINTEXT not set (tools/kafka/broker env)");
+        skip();
+    }
+    char errstr[512] = "", user[200], topic[200];
+    snprintf(user, sizeof(user), "%s", kn_test_topic("scram-login"));
+    snprintf(topic, sizeof(topic), "%s", kn_test_topic("scram-login-topic"));
+    kn_test_create_topic(topic, 1);
+    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_admin *admin = kn_admin_new(conf, errstr, sizeof(errstr));
+    kn_conf_destroy(conf);
+    assert_non_null(admin);
+    kn_scram_op up[] = {{user, KN_SCRAM_SHA_256, "pw-256", 4096, NULL, 0}};
+    kn_scram_op up512 = {user, KN_SCRAM_SHA_512, "pw-512", 4096, NULL, 0};
+    kn_scram_credentials *res = NULL;
+    for (int k = 0; k < 2; k++) { /* one call per mechanism: the broker refuses a user twice in one */
+        assert_int_equal(kn_admin_alter_user_scram_credentials(admin, k ? &up512 : up, 1, TIMEOUT_MS, &res,
+                                                               errstr, sizeof(errstr)),
+                         KN_OK);
+        assert_int_equal(kn_scram_credentials_error(res, 0), KN_OK);
+        kn_scram_credentials_destroy(res);
+    }
+    wait_iterations(admin, user, KN_SCRAM_SHA_256, 4096);
+    wait_iterations(admin, user, KN_SCRAM_SHA_512, 4096);
+    /* Every broker applies credentials from the metadata log: bounded. */
+    const char *mechs[2] = {"SCRAM-SHA-256", "SCRAM-SHA-512"}, *pws[2] = {"pw-256", "pw-512"};
+    for (int k = 0; k < 2; k++) {
+        int64_t until = kn_test_now_ms() + TIMEOUT_MS;
+        int rc;
+        while ((rc = login_send(mechs[k], user, pws[k], topic)) != KN_OK) {
+            if (kn_test_now_ms() > until)
+                fail_msg("%s login as %s: %s", mechs[k], user, kn_err_name(rc));
+            struct timespec ts = {0, 200 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_int_equal(login_send("SCRAM-SHA-256", user, "pw-512", topic), KN_ERR__AUTHENTICATION);
+    kn_scram_op del[2] = {{user, KN_SCRAM_SHA_256, NULL, 0, NULL, 0},
+                          {user, KN_SCRAM_SHA_512, NULL, 0, NULL, 0}};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(kn_admin_alter_user_scram_credentials(admin, &del[k], 1, TIMEOUT_MS, &res, errstr,
+                                                               sizeof(errstr)),
+                         KN_OK);
+        kn_scram_credentials_destroy(res);
+    }
+    kn_admin_destroy(admin);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_scram)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_scram), cmocka_unit_test(test_scram_login)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

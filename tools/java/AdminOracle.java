@@ -6,12 +6,17 @@
 //
 // Prints describeConfigs (with synonyms and documentation) of the topic
 // and of the broker, one line per config sorted by name, then
+// describeAcls with three filters on the topic's ACLs (MATCH over every
+// resource type; the topic's literal ACLs of principal User:TOPIC-p;
+// every ACL of User:TOPIC-q), one line per binding, sorted, then
 // describeConsumerGroups of each group (an error as its Errors name)
 // with its members sorted by member id.
 import java.util.*;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.*;
+import org.apache.kafka.common.acl.*;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.resource.*;
 import org.apache.kafka.common.protocol.Errors;
 
 public class AdminOracle {
@@ -51,6 +56,26 @@ public class AdminOracle {
                         + " sensitive=" + e.isSensitive() + " type=" + e.type() + " syn=" + syn
                         + " doc=" + clean(e.documentation()));
                 }
+            }
+            String at = a[1];
+            List<AclBindingFilter> filters = List.of(
+                new AclBindingFilter(new ResourcePatternFilter(ResourceType.ANY, at, PatternType.MATCH),
+                                     AccessControlEntryFilter.ANY),
+                new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, at, PatternType.LITERAL),
+                                     new AccessControlEntryFilter("User:" + at + "-p", null, AclOperation.ANY,
+                                                                  AclPermissionType.ANY)),
+                new AclBindingFilter(ResourcePatternFilter.ANY,
+                                     new AccessControlEntryFilter("User:" + at + "-q", null, AclOperation.ANY,
+                                                                  AclPermissionType.ANY)));
+            for (int f = 0; f < filters.size(); f++) {
+                List<String> lines = new ArrayList<>();
+                for (AclBinding b : admin.describeAcls(filters.get(f)).values().get())
+                    lines.add("acl " + f + " " + b.pattern().resourceType() + ":" + b.pattern().name() + ":"
+                        + b.pattern().patternType() + " " + b.entry().principal() + " " + b.entry().host() + " "
+                        + b.entry().operation() + " " + b.entry().permissionType());
+                Collections.sort(lines);
+                for (String l : lines)
+                    System.out.println(l);
             }
             List<String> groups = Arrays.asList(a).subList(3, a.length);
             for (String g : groups) {
