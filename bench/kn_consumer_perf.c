@@ -250,9 +250,9 @@ configured:;
                "ms) exceeded. You can use the --timeout option to increase the timeout.\n",
                (long long)timeout_ms);
     int64_t end_ms = wall_ms();
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
 
     double elapsed_s = (double)(end_ms - start_ms) / 1000.0;

@@ -176,11 +176,13 @@ int main(int argc, char **argv) {
 done:
     kn_topic_partition_list_destroy(parts);
     if (c) {
-        kn_consumer_close(c);
+        kn_consumer_close(c, -1);
         kn_consumer_destroy(c);
     }
-    if (p)
+    if (p) {
         kn_producer_close(p, 10000);
+        kn_producer_destroy(p);
+    }
     kn_conf_destroy(pconf);
     kn_conf_destroy(cconf);
     free(e2e.lat_us);

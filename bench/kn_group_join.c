@@ -86,10 +86,10 @@ static double join_once(const char *bootstrap, const char *topic, const char *pr
         if (kn_consumer_poll(c, 10, &recs, es, sizeof es) == KN_OK)
             kn_records_free(recs);
     }
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     *lib_ms = (double)st.join_latency_ms_last;
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     return js.assigned ? js.assigned_at - start : -1;
 }

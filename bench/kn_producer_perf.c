@@ -150,8 +150,10 @@ int main(int argc, char **argv) {
     kn_conf_destroy(conf);
     if (!p || !st.latencies) {
         fprintf(stderr, "cannot create the producer: %s\n", p ? "out of memory" : errstr);
-        if (p)
+        if (p) {
             kn_producer_close(p, 0);
+            kn_producer_destroy(p);
+        }
         free(st.latencies);
         return 1;
     }
@@ -205,6 +207,7 @@ int main(int argc, char **argv) {
            st.count ? (double)st.total_latency / (double)st.count : 0.0, (double)st.max_latency,
            pv[0], pv[1], pv[2], pv[3]);
     kn_producer_close(p, -1);
+    kn_producer_destroy(p);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("peak RSS %.1f MB, CPU %.2f s user + %.2f s system\n", (double)ru.ru_maxrss / 1024.0,

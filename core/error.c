@@ -3,6 +3,7 @@
  * Kafka table (kafka_native_errors.def) and the library's own (kafka_native.h).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "error.h"
 
@@ -77,6 +78,23 @@ int kn_err_is_retriable(int code) {
 
 int kn_err_is_coordinator(int code) {
     return own_unreachable(code) || (kn_err_flags(code) & KN_EF_COORDINATOR) != 0;
+}
+
+/* Per thread, like errno: a constructor's failure is read back on the
+ * thread that called it, and clients built on other threads at the same
+ * time do not overwrite it. */
+static _Thread_local int kn_last_err;
+
+int kn_last_error(void) { return kn_last_err; }
+
+void kn_set_last_error(int code) { kn_last_err = code; }
+
+void kn_stats_copy_out(void *out, const void *full, size_t full_size) {
+    size_t want;
+    memcpy(&want, out, sizeof want);
+    size_t n = want < full_size ? want : full_size;
+    memcpy(out, full, n);
+    memcpy(out, &n, sizeof n);
 }
 
 void kn_errstr_set(char *errstr, size_t size, const char *fmt, ...) {

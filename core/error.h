@@ -26,6 +26,19 @@ int kn_err_is_coordinator(int code);
 /* Flags of a Kafka error code (0 for unknown codes and the library's own). */
 int kn_err_flags(int code);
 
+/* Records code as the calling thread's kn_last_error(): the public
+ * constructors (and knw_client_new, which they share) call it on every
+ * failure, so the code a NULL return lost is still there to read. */
+void kn_set_last_error(int code);
+
+/* Copies a size-versioned public struct (leading size_t size, set by the
+ * caller to the size it was built with) out of the library's full copy
+ * full (full_size bytes): min(out's size, full_size) bytes, so a caller
+ * built against an older, smaller struct is never written past, and
+ * sets out's size to the bytes written (a newer, larger caller learns
+ * which fields it got). The caller checked size >= sizeof(size_t). */
+void kn_stats_copy_out(void *out, const void *full, size_t full_size);
+
 /* snprintf into errstr (if non-NULL and size > 0). */
 void kn_errstr_set(char *errstr, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

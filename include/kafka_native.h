@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka_native_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,6 +23,13 @@ extern "C" {
 #define KN_SOFTWARE_NAME "kafka-native"
 
 #define KN_OK 0
+
+/* Whether a size-versioned struct s (leading size_t size: the stats
+ * structs, kn_producer_hooks, kn_producer_interceptor,
+ * kn_oauthbearer_token) reaches field: true when the side that set
+ * s->size knew that field. See "ABI policy" in docs/architecture.md. */
+#define KN_STRUCT_HAS(s, type, field)                                                                  \
+    (offsetof(type, field) + sizeof(((type *)0)->field) <= (s)->size)
 
 /* Kafka's own error codes: KN_ERR_OFFSET_OUT_OF_RANGE == 1, ... */
 enum kn_kafka_err {
@@ -66,11 +75,22 @@ enum kn_own_err {
 
 /* Name of an error code ("UNKNOWN_TOPIC_OR_PARTITION", "_TIMED_OUT"):
  * static storage, never NULL. */
-const char *kn_err_name(int code);
+KN_API const char *kn_err_name(int code);
 /* Short human description of an error code: static storage, never NULL. */
-const char *kn_err_message(int code);
+KN_API const char *kn_err_message(int code);
 /* Non-zero if retrying the same operation may succeed. */
-int kn_err_is_retriable(int code);
+KN_API int kn_err_is_retriable(int code);
+
+/* The error code of the last client constructor (kn_producer_new,
+ * kn_producer_new_with_hooks, kn_consumer_new, kn_admin_new) called on
+ * this thread: KN_OK after one that succeeded, else why it returned
+ * NULL: KN_ERR__CONFIG (an invalid value or combination: errstr names
+ * the key), KN_ERR__SSL (a truststore, keystore or key that cannot be
+ * loaded), KN_ERR__INVALID_ARG (NULL or wrong-type conf, bad hooks),
+ * KN_ERR__UNSUPPORTED (a setting this build cannot serve),
+ * KN_ERR__NOMEM, or KN_ERR__FAIL (a thread or descriptor could not be
+ * created). Per thread, like errno. */
+KN_API int kn_last_error(void);
 
 /* Replaceable allocator (set once, before any other call): lets tests
  * inject allocation failures. NULL members keep the libc function. */
@@ -79,7 +99,7 @@ typedef struct kn_allocator {
     void *(*realloc_fn)(void *ptr, size_t size);
     void (*free_fn)(void *ptr);
 } kn_allocator;
-void kn_set_allocator(const kn_allocator *allocator);
+KN_API void kn_set_allocator(const kn_allocator *allocator);
 
 /* ===================================================================
  * Configuration (core/config/)
@@ -104,14 +124,14 @@ typedef enum kn_client_type {
 /* A new configuration holding every default for that client type.
  * Owned by the caller: kn_conf_destroy. NULL on allocation failure or
  * an invalid type. */
-kn_conf *kn_conf_new(kn_client_type type);
+KN_API kn_conf *kn_conf_new(kn_client_type type);
 /* Deep copy (values and which keys were set explicitly). Owned by the
  * caller: kn_conf_destroy. NULL on allocation failure or NULL conf.
  * A kn_conf is not locked: use one from one thread at a time (copies
  * are independent). */
-kn_conf *kn_conf_dup(const kn_conf *conf);
+KN_API kn_conf *kn_conf_dup(const kn_conf *conf);
 /* Frees conf and everything it holds. NULL is a no-op. */
-void kn_conf_destroy(kn_conf *conf);
+KN_API void kn_conf_destroy(kn_conf *conf);
 
 /* Sets key to value after validating it for this client type.
  * value == NULL resets the key to its default (and forgets that it was
@@ -121,15 +141,15 @@ void kn_conf_destroy(kn_conf *conf);
  *   unknown configuration key "bootstrap.server" for a consumer
  *     (did you mean "bootstrap.servers"?)
  * conf is unchanged on error. */
-int kn_conf_set(kn_conf *conf, const char *key, const char *value, char *errstr,
-                size_t errstr_size);
+KN_API int kn_conf_set(kn_conf *conf, const char *key, const char *value, char *errstr,
+                       size_t errstr_size);
 
 /* Reads a Java .properties file (# and ! comments, key=value, key: value
  * or key value, backslash continuation lines, \uXXXX and \t \n \r \f
  * escapes) and kn_conf_set()s every entry. Errors name the file and
  * line. Stops at the first error; entries before it stay set. */
-int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr,
-                            size_t errstr_size);
+KN_API int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr,
+                                   size_t errstr_size);
 
 /* Copies the current value of key (or its default) into buf as the
  * string a user would write, NUL-terminated. On entry *sizep is the
@@ -138,7 +158,7 @@ int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr,
  * buf may be NULL to query the size. Returns KN_OK, KN_ERR__CONFIG for
  * a key unknown to this client type, or KN_ERR__NOT_FOUND when the
  * value is null (no default and not set; *sizep is then 0). */
-int kn_conf_get(const kn_conf *conf, const char *key, char *buf, size_t *sizep);
+KN_API int kn_conf_get(const kn_conf *conf, const char *key, char *buf, size_t *sizep);
 
 /* Cross-key validation, run by every client constructor (and callable
  * earlier): bootstrap.servers present and well-formed, the producer's
@@ -147,19 +167,19 @@ int kn_conf_get(const kn_conf *conf, const char *key, char *buf, size_t *sizep);
  * Java, may adjust values the user did not set explicitly (e.g.
  * disables the default idempotence when acks=1 was set). Returns KN_OK
  * or KN_ERR__CONFIG with errstr. */
-int kn_conf_finalize(kn_conf *conf, char *errstr, size_t errstr_size);
+KN_API int kn_conf_finalize(kn_conf *conf, char *errstr, size_t errstr_size);
 
 /* Calls fn for every key of this client type in name order with its
  * effective value (NULL for a null value), and is_default = 1 when the
  * key was not set explicitly. Password values are passed as
  * "[hidden]". The strings are valid only during the call. Returns
  * KN_OK, or KN_ERR__INVALID_ARG for a NULL conf or fn. */
-int kn_conf_dump(const kn_conf *conf,
-                 void (*fn)(const char *key, const char *value, int is_default, void *opaque),
-                 void *opaque);
+KN_API int kn_conf_dump(const kn_conf *conf,
+                        void (*fn)(const char *key, const char *value, int is_default, void *opaque),
+                        void *opaque);
 
 /* The client type a configuration was created for. */
-kn_client_type kn_conf_client_type(const kn_conf *conf);
+KN_API kn_client_type kn_conf_client_type(const kn_conf *conf);
 
 /* ============================== Logging ============================ */
 
@@ -179,16 +199,22 @@ typedef void kn_log_cb(int level, const char *message, void *opaque);
  * process default). fn NULL restores stderr. opaque must outlive those
  * clients. Returns KN_OK, or KN_ERR__INVALID_ARG for a NULL conf or a
  * level outside -1..KN_LOG_DEBUG. */
-int kn_conf_set_log_cb(kn_conf *conf, int max_level, kn_log_cb *fn, void *opaque);
+KN_API int kn_conf_set_log_cb(kn_conf *conf, int max_level, kn_log_cb *fn, void *opaque);
 
 /* "ERROR", "WARN", "INFO" or "DEBUG". */
-const char *kn_log_level_name(int level);
+KN_API const char *kn_log_level_name(int level);
 
 /* ====================== SASL OAUTHBEARER tokens ==================== */
 
 /* What a token callback hands over. The strings are the callback's:
- * the client copies them as soon as the callback returns. */
+ * the client copies them as soon as the callback returns.
+ * Size-versioned the other way round: the library allocates it zeroed
+ * and sets size to the size it knows; the callback writes a field only
+ * when KN_STRUCT_HAS(out, kn_oauthbearer_token, field) (a callback built
+ * against a newer header then never writes past an older library's
+ * struct). The fields here are in every version. */
 typedef struct kn_oauthbearer_token {
+    size_t size;           /* set by the library: sizeof the struct it allocated (see below) */
     const char *token;     /* the compact JWS the broker validates */
     int64_t lifetime_ms;   /* when it expires, ms since the epoch (Java's OAuthBearerToken.lifetimeMs) */
     const char *principal; /* the principal it names (for logs), may be NULL */
@@ -215,7 +241,7 @@ typedef int kn_oauthbearer_token_cb(kn_oauthbearer_token *out, char *errstr, siz
  * a callback, sasl.jaas.config is optional for OAUTHBEARER and its
  * unsecuredLogin* options are not used. opaque must outlive those
  * clients. KN_OK or KN_ERR__INVALID_ARG for a NULL conf. */
-int kn_conf_set_oauthbearer_token_cb(kn_conf *conf, kn_oauthbearer_token_cb *fn, void *opaque);
+KN_API int kn_conf_set_oauthbearer_token_cb(kn_conf *conf, kn_oauthbearer_token_cb *fn, void *opaque);
 
 /* A bounded, thread-safe FIFO of log records, so that records logged on
  * a network thread can be handed to application code (a Lua function,
@@ -227,20 +253,20 @@ typedef struct kn_log_queue kn_log_queue;
 /* capacity: records held at most (>= 1). Owned by the caller:
  * kn_log_queue_destroy (after every client logging into it is closed).
  * NULL on allocation failure. */
-kn_log_queue *kn_log_queue_new(size_t capacity);
-void kn_log_queue_destroy(kn_log_queue *q);
+KN_API kn_log_queue *kn_log_queue_new(size_t capacity);
+KN_API void kn_log_queue_destroy(kn_log_queue *q);
 /* A kn_log_cb: opaque is the queue. Copies message. */
-void kn_log_queue_push(int level, const char *message, void *opaque);
+KN_API void kn_log_queue_push(int level, const char *message, void *opaque);
 /* Takes the oldest record: returns 1 with *level set and its message
  * copied into buf (NUL-terminated, cut to size - 1 bytes; records are
  * at most KN_LOG_MESSAGE_MAX - 1 bytes), or 0 when empty. Any thread. */
 #define KN_LOG_MESSAGE_MAX 1024
-int kn_log_queue_pop(kn_log_queue *q, int *level, char *buf, size_t size);
+KN_API int kn_log_queue_pop(kn_log_queue *q, int *level, char *buf, size_t size);
 /* Records queued now (a cheap check before popping). */
-size_t kn_log_queue_count(kn_log_queue *q);
+KN_API size_t kn_log_queue_count(kn_log_queue *q);
 /* Records dropped because the queue was full (or memory ran out) since
  * the last call; resets the count. */
-uint64_t kn_log_queue_take_dropped(kn_log_queue *q);
+KN_API uint64_t kn_log_queue_take_dropped(kn_log_queue *q);
 
 /* ======================= end of Configuration ====================== */
 

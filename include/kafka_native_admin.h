@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka_native_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,20 +34,29 @@ typedef struct kn_admin kn_admin;
 
 /* Creates an admin client from conf (copied: the caller keeps and may
  * destroy its conf right away). Returns NULL with errstr filled when the
- * configuration is invalid or resources are short. Broker connections
- * are made lazily, so a dead cluster is reported by the first operation. */
-kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size);
-/* Closes connections, stops the network thread, frees the client.
- * NULL is a no-op. In another process than the creator's (after a
- * fork) it does nothing: the threads are not there (see
- * kn_admin_forked). */
-void kn_admin_destroy(kn_admin *admin);
+ * configuration is invalid or resources are short (the code:
+ * kn_last_error()). Broker connections are made lazily, so a dead
+ * cluster is reported by the first operation. Owned by the caller:
+ * kn_admin_close then kn_admin_destroy. */
+KN_API kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size);
+/* Closes connections and stops the network thread. Operations are
+ * synchronous, so none is in flight when the caller closes: timeout_ms
+ * (kept for the one lifecycle all clients share; see "Lifecycle" in
+ * docs/architecture.md) bounds nothing today. Operations after it fail
+ * with KN_ERR__CLOSED; the handle stays valid until kn_admin_destroy.
+ * Idempotent; NULL is a no-op. Returns KN_OK (in another process than
+ * the creator's it does nothing: see kn_admin_forked). */
+KN_API int kn_admin_close(kn_admin *admin, int timeout_ms);
+/* Frees the client, closing it first if that was not done. NULL is a
+ * no-op. In another process than the creator's (after a fork) it does
+ * nothing: the threads are not there (see kn_admin_forked). */
+KN_API void kn_admin_destroy(kn_admin *admin);
 /* Non-zero when admin was created in another process (this one is a
  * fork() child of it): every operation then fails with KN_ERR__FORKED,
  * and kn_admin_destroy leaves the copy alone (leaked: its threads and
  * the locks they may have held at the fork exist only in the parent).
  * Create clients after forking. */
-int kn_admin_forked(const kn_admin *admin);
+KN_API int kn_admin_forked(const kn_admin *admin);
 
 /* ---- Topic specifications (input of create_topics) ------------------ */
 
@@ -55,41 +66,41 @@ typedef struct kn_new_topic kn_new_topic;
  * broker's defaults (num.partitions, default.replication.factor).
  * name is copied. Returns NULL on NULL name or out of memory. Caller owns
  * the result (kn_new_topic_destroy). */
-kn_new_topic *kn_new_topic_new(const char *name, int32_t partitions, int16_t replication_factor);
-void kn_new_topic_destroy(kn_new_topic *topic);
+KN_API kn_new_topic *kn_new_topic_new(const char *name, int32_t partitions, int16_t replication_factor);
+KN_API void kn_new_topic_destroy(kn_new_topic *topic);
 /* Adds a topic config (e.g. "cleanup.policy" = "compact"); both copied.
  * value NULL sends a null value. Returns KN_OK, KN_ERR__INVALID_ARG or
  * KN_ERR__NOMEM. */
-int kn_new_topic_set_config(kn_new_topic *topic, const char *key, const char *value);
+KN_API int kn_new_topic_set_config(kn_new_topic *topic, const char *key, const char *value);
 /* Places partition `partition` on the given brokers (the first one is
  * the preferred leader); ids are copied. With an explicit assignment the
  * topic must be created with partitions -1 and replication_factor -1,
  * which the broker checks. Returns KN_OK, KN_ERR__INVALID_ARG or
  * KN_ERR__NOMEM. */
-int kn_new_topic_set_replica_assignment(kn_new_topic *topic, int32_t partition, const int32_t *broker_ids,
-                                        size_t broker_count);
+KN_API int kn_new_topic_set_replica_assignment(kn_new_topic *topic, int32_t partition, const int32_t *broker_ids,
+                                               size_t broker_count);
 
 /* ---- Per-topic results of create_topics / delete_topics ------------- */
 
 typedef struct kn_topic_results kn_topic_results;
 
 /* One entry per distinct requested name, in request order. */
-size_t kn_topic_results_count(const kn_topic_results *results);
+KN_API size_t kn_topic_results_count(const kn_topic_results *results);
 /* Topic name: valid until the results are destroyed. */
-const char *kn_topic_results_name(const kn_topic_results *results, size_t i);
+KN_API const char *kn_topic_results_name(const kn_topic_results *results, size_t i);
 /* KN_OK or the topic's error (KN_ERR_TOPIC_ALREADY_EXISTS, ...). */
-int kn_topic_results_error(const kn_topic_results *results, size_t i);
+KN_API int kn_topic_results_error(const kn_topic_results *results, size_t i);
 /* The broker's message for that error (or a library message), NULL when
  * the topic succeeded. Valid until the results are destroyed. */
-const char *kn_topic_results_error_message(const kn_topic_results *results, size_t i);
+KN_API const char *kn_topic_results_error_message(const kn_topic_results *results, size_t i);
 /* The topic id as Kafka prints it (22 chars of URL-safe base64), or NULL
  * when the broker did not tell it. */
-const char *kn_topic_results_topic_id(const kn_topic_results *results, size_t i);
+KN_API const char *kn_topic_results_topic_id(const kn_topic_results *results, size_t i);
 /* create_topics only: the partition count and replication factor the
  * topic got (-1 if unknown, e.g. on error). */
-int32_t kn_topic_results_partitions(const kn_topic_results *results, size_t i);
-int32_t kn_topic_results_replication_factor(const kn_topic_results *results, size_t i);
-void kn_topic_results_destroy(kn_topic_results *results);
+KN_API int32_t kn_topic_results_partitions(const kn_topic_results *results, size_t i);
+KN_API int32_t kn_topic_results_replication_factor(const kn_topic_results *results, size_t i);
+KN_API void kn_topic_results_destroy(kn_topic_results *results);
 
 /* Flags for kn_admin_create_topics(). */
 #define KN_ADMIN_VALIDATE_ONLY 0x1 /* check the request, create nothing */
@@ -102,13 +113,13 @@ void kn_topic_results_destroy(kn_topic_results *results);
  * given twice is sent once (the first spec wins) and an empty name fails
  * that entry with INVALID_TOPIC_EXCEPTION without being sent. Creation is
  * not waited for: see kn_admin_wait_for_topics(). */
-int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count, int flags,
-                           int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_create_topics(kn_admin *admin, kn_new_topic *const *topics, size_t topic_count, int flags,
+                                  int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
 
 /* Deletes topics by name, routed like create. An unknown topic gets
  * UNKNOWN_TOPIC_OR_PARTITION in its own entry. *resultsp as above. */
-int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
-                           kn_topic_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_delete_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                                  kn_topic_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- list_topics ----------------------------------------------------- */
 
@@ -118,13 +129,13 @@ typedef struct kn_topic_list kn_topic_list;
 
 /* Lists the cluster's topics (sorted by name) from a fresh Metadata
  * request to any broker. *listp is owned by the caller. */
-int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_list **listp, char *errstr,
-                         size_t errstr_size);
-size_t kn_topic_list_count(const kn_topic_list *list);
-const char *kn_topic_list_name(const kn_topic_list *list, size_t i);
-const char *kn_topic_list_topic_id(const kn_topic_list *list, size_t i);
-int kn_topic_list_is_internal(const kn_topic_list *list, size_t i);
-void kn_topic_list_destroy(kn_topic_list *list);
+KN_API int kn_admin_list_topics(kn_admin *admin, int flags, int timeout_ms, kn_topic_list **listp, char *errstr,
+                                size_t errstr_size);
+KN_API size_t kn_topic_list_count(const kn_topic_list *list);
+KN_API const char *kn_topic_list_name(const kn_topic_list *list, size_t i);
+KN_API const char *kn_topic_list_topic_id(const kn_topic_list *list, size_t i);
+KN_API int kn_topic_list_is_internal(const kn_topic_list *list, size_t i);
+KN_API void kn_topic_list_destroy(kn_topic_list *list);
 
 /* ---- describe_topics ------------------------------------------------- */
 
@@ -134,31 +145,31 @@ typedef struct kn_partition_info kn_partition_info;
 /* Describes topics by name from a fresh Metadata request. One entry per
  * requested name, in request order; an unknown topic has error
  * UNKNOWN_TOPIC_OR_PARTITION and no partitions. *descp: caller owns. */
-int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
-                             kn_topic_descriptions **descp, char *errstr, size_t errstr_size);
-size_t kn_topic_descriptions_count(const kn_topic_descriptions *desc);
-const char *kn_topic_descriptions_name(const kn_topic_descriptions *desc, size_t i);
-int kn_topic_descriptions_error(const kn_topic_descriptions *desc, size_t i);
-const char *kn_topic_descriptions_error_message(const kn_topic_descriptions *desc, size_t i);
-const char *kn_topic_descriptions_topic_id(const kn_topic_descriptions *desc, size_t i);
-int kn_topic_descriptions_is_internal(const kn_topic_descriptions *desc, size_t i);
+KN_API int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                                    kn_topic_descriptions **descp, char *errstr, size_t errstr_size);
+KN_API size_t kn_topic_descriptions_count(const kn_topic_descriptions *desc);
+KN_API const char *kn_topic_descriptions_name(const kn_topic_descriptions *desc, size_t i);
+KN_API int kn_topic_descriptions_error(const kn_topic_descriptions *desc, size_t i);
+KN_API const char *kn_topic_descriptions_error_message(const kn_topic_descriptions *desc, size_t i);
+KN_API const char *kn_topic_descriptions_topic_id(const kn_topic_descriptions *desc, size_t i);
+KN_API int kn_topic_descriptions_is_internal(const kn_topic_descriptions *desc, size_t i);
 /* Partitions, sorted by partition id. */
-size_t kn_topic_descriptions_partition_count(const kn_topic_descriptions *desc, size_t i);
+KN_API size_t kn_topic_descriptions_partition_count(const kn_topic_descriptions *desc, size_t i);
 /* Partition p of topic i; valid until desc is destroyed. NULL if out of range. */
-const kn_partition_info *kn_topic_descriptions_partition(const kn_topic_descriptions *desc, size_t i,
-                                                         size_t p);
-void kn_topic_descriptions_destroy(kn_topic_descriptions *desc);
+KN_API const kn_partition_info *kn_topic_descriptions_partition(const kn_topic_descriptions *desc, size_t i,
+                                                                size_t p);
+KN_API void kn_topic_descriptions_destroy(kn_topic_descriptions *desc);
 
-int32_t kn_partition_info_id(const kn_partition_info *part);
+KN_API int32_t kn_partition_info_id(const kn_partition_info *part);
 /* Leader broker id, -1 when the partition has no leader. */
-int32_t kn_partition_info_leader(const kn_partition_info *part);
-int32_t kn_partition_info_leader_epoch(const kn_partition_info *part);
+KN_API int32_t kn_partition_info_leader(const kn_partition_info *part);
+KN_API int32_t kn_partition_info_leader_epoch(const kn_partition_info *part);
 /* The partition's own error (e.g. LEADER_NOT_AVAILABLE), KN_OK if none. */
-int kn_partition_info_error(const kn_partition_info *part);
+KN_API int kn_partition_info_error(const kn_partition_info *part);
 /* Broker id arrays; *countp gets the length. Valid until desc is destroyed. */
-const int32_t *kn_partition_info_replicas(const kn_partition_info *part, size_t *countp);
-const int32_t *kn_partition_info_isr(const kn_partition_info *part, size_t *countp);
-const int32_t *kn_partition_info_offline(const kn_partition_info *part, size_t *countp);
+KN_API const int32_t *kn_partition_info_replicas(const kn_partition_info *part, size_t *countp);
+KN_API const int32_t *kn_partition_info_isr(const kn_partition_info *part, size_t *countp);
+KN_API const int32_t *kn_partition_info_offline(const kn_partition_info *part, size_t *countp);
 
 /* ---- describe_cluster ------------------------------------------------ */
 
@@ -166,19 +177,19 @@ typedef struct kn_cluster_description kn_cluster_description;
 
 /* Describes the cluster via DescribeCluster (Metadata on brokers that
  * lack it). *descp: caller owns. */
-int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_description **descp, char *errstr,
-                              size_t errstr_size);
+KN_API int kn_admin_describe_cluster(kn_admin *admin, int timeout_ms, kn_cluster_description **descp, char *errstr,
+                                     size_t errstr_size);
 /* NULL if the broker did not tell. */
-const char *kn_cluster_description_cluster_id(const kn_cluster_description *desc);
-int32_t kn_cluster_description_controller_id(const kn_cluster_description *desc);
+KN_API const char *kn_cluster_description_cluster_id(const kn_cluster_description *desc);
+KN_API int32_t kn_cluster_description_controller_id(const kn_cluster_description *desc);
 /* Brokers sorted by id. */
-size_t kn_cluster_description_broker_count(const kn_cluster_description *desc);
-int32_t kn_cluster_description_broker_id(const kn_cluster_description *desc, size_t i);
-const char *kn_cluster_description_broker_host(const kn_cluster_description *desc, size_t i);
-int32_t kn_cluster_description_broker_port(const kn_cluster_description *desc, size_t i);
+KN_API size_t kn_cluster_description_broker_count(const kn_cluster_description *desc);
+KN_API int32_t kn_cluster_description_broker_id(const kn_cluster_description *desc, size_t i);
+KN_API const char *kn_cluster_description_broker_host(const kn_cluster_description *desc, size_t i);
+KN_API int32_t kn_cluster_description_broker_port(const kn_cluster_description *desc, size_t i);
 /* NULL when the broker has no rack. */
-const char *kn_cluster_description_broker_rack(const kn_cluster_description *desc, size_t i);
-void kn_cluster_description_destroy(kn_cluster_description *desc);
+KN_API const char *kn_cluster_description_broker_rack(const kn_cluster_description *desc, size_t i);
+KN_API void kn_cluster_description_destroy(kn_cluster_description *desc);
 
 /* ---- configs: describe_configs, incremental_alter_configs, alter_configs
  *
@@ -209,14 +220,14 @@ typedef struct kn_config_resource {
 
 /* Java's enum names: "DYNAMIC_TOPIC_CONFIG", ...; "UNKNOWN" for others.
  * Static strings. */
-const char *kn_config_source_name(int source);
+KN_API const char *kn_config_source_name(int source);
 /* Java's ConfigEntry.ConfigType names ("BOOLEAN", "STRING", "INT",
  * "SHORT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD", "UNKNOWN"). */
-const char *kn_config_type_name(int type);
+KN_API const char *kn_config_type_name(int type);
 /* "topic", "broker", "broker_logger", "client_metrics", "group", or
  * NULL for a number that is no resource type; and back (-1 if unknown). */
-const char *kn_config_resource_type_name(int type);
-int kn_config_resource_type_from_name(const char *name);
+KN_API const char *kn_config_resource_type_name(int type);
+KN_API int kn_config_resource_type_from_name(const char *name);
 
 typedef struct kn_config_descriptions kn_config_descriptions;
 typedef struct kn_config_entry kn_config_entry;
@@ -233,40 +244,40 @@ typedef struct kn_config_entry kn_config_entry;
  * broker name that is no id gets INVALID_REQUEST without a request.
  * resources are only read. *descp: caller owns
  * (kn_config_descriptions_destroy). */
-int kn_admin_describe_configs(kn_admin *admin, const kn_config_resource *resources, size_t count, int flags,
-                              int timeout_ms, kn_config_descriptions **descp, char *errstr,
-                              size_t errstr_size);
-size_t kn_config_descriptions_count(const kn_config_descriptions *desc);
-int kn_config_descriptions_resource_type(const kn_config_descriptions *desc, size_t i);
-const char *kn_config_descriptions_resource_name(const kn_config_descriptions *desc, size_t i);
-int kn_config_descriptions_error(const kn_config_descriptions *desc, size_t i);
+KN_API int kn_admin_describe_configs(kn_admin *admin, const kn_config_resource *resources, size_t count, int flags,
+                                     int timeout_ms, kn_config_descriptions **descp, char *errstr,
+                                     size_t errstr_size);
+KN_API size_t kn_config_descriptions_count(const kn_config_descriptions *desc);
+KN_API int kn_config_descriptions_resource_type(const kn_config_descriptions *desc, size_t i);
+KN_API const char *kn_config_descriptions_resource_name(const kn_config_descriptions *desc, size_t i);
+KN_API int kn_config_descriptions_error(const kn_config_descriptions *desc, size_t i);
 /* NULL when the resource succeeded. */
-const char *kn_config_descriptions_error_message(const kn_config_descriptions *desc, size_t i);
+KN_API const char *kn_config_descriptions_error_message(const kn_config_descriptions *desc, size_t i);
 /* Entries in the broker's order. Valid until desc is destroyed. */
-size_t kn_config_descriptions_entry_count(const kn_config_descriptions *desc, size_t i);
-const kn_config_entry *kn_config_descriptions_entry(const kn_config_descriptions *desc, size_t i, size_t e);
+KN_API size_t kn_config_descriptions_entry_count(const kn_config_descriptions *desc, size_t i);
+KN_API const kn_config_entry *kn_config_descriptions_entry(const kn_config_descriptions *desc, size_t i, size_t e);
 /* The entry named name, or NULL. */
-const kn_config_entry *kn_config_descriptions_find(const kn_config_descriptions *desc, size_t i,
-                                                   const char *name);
-void kn_config_descriptions_destroy(kn_config_descriptions *desc);
+KN_API const kn_config_entry *kn_config_descriptions_find(const kn_config_descriptions *desc, size_t i,
+                                                          const char *name);
+KN_API void kn_config_descriptions_destroy(kn_config_descriptions *desc);
 
-const char *kn_config_entry_name(const kn_config_entry *entry);
+KN_API const char *kn_config_entry_name(const kn_config_entry *entry);
 /* NULL when the value is null or sensitive (the broker hides it). */
-const char *kn_config_entry_value(const kn_config_entry *entry);
-int kn_config_entry_source(const kn_config_entry *entry); /* KN_CONFIG_SOURCE_* */
-int kn_config_entry_is_sensitive(const kn_config_entry *entry);
-int kn_config_entry_is_read_only(const kn_config_entry *entry);
+KN_API const char *kn_config_entry_value(const kn_config_entry *entry);
+KN_API int kn_config_entry_source(const kn_config_entry *entry); /* KN_CONFIG_SOURCE_* */
+KN_API int kn_config_entry_is_sensitive(const kn_config_entry *entry);
+KN_API int kn_config_entry_is_read_only(const kn_config_entry *entry);
 /* The wire number of the type (0 unless documentation or a v3+ broker
  * told it): kn_config_type_name() names it. */
-int kn_config_entry_type(const kn_config_entry *entry);
+KN_API int kn_config_entry_type(const kn_config_entry *entry);
 /* NULL unless KN_ADMIN_CONFIG_DOCUMENTATION was asked and the broker has some. */
-const char *kn_config_entry_documentation(const kn_config_entry *entry);
+KN_API const char *kn_config_entry_documentation(const kn_config_entry *entry);
 /* Synonyms (KN_ADMIN_CONFIG_SYNONYMS), highest precedence first, the
  * entry's own source included, as the broker sends them. */
-size_t kn_config_entry_synonym_count(const kn_config_entry *entry);
-const char *kn_config_entry_synonym_name(const kn_config_entry *entry, size_t s);
-const char *kn_config_entry_synonym_value(const kn_config_entry *entry, size_t s);
-int kn_config_entry_synonym_source(const kn_config_entry *entry, size_t s);
+KN_API size_t kn_config_entry_synonym_count(const kn_config_entry *entry);
+KN_API const char *kn_config_entry_synonym_name(const kn_config_entry *entry, size_t s);
+KN_API const char *kn_config_entry_synonym_value(const kn_config_entry *entry, size_t s);
+KN_API int kn_config_entry_synonym_source(const kn_config_entry *entry, size_t s);
 
 /* Operations of Java's AlterConfigOp.OpType, by wire number. */
 #define KN_CONFIG_OP_SET      0
@@ -290,23 +301,23 @@ typedef struct kn_config_results kn_config_results;
  * the broker's error naming the key (INVALID_CONFIG "Unknown topic config
  * name: x", ...). Routed like describe_configs. KN_ADMIN_VALIDATE_ONLY
  * checks without changing anything. *resultsp: caller owns. */
-int kn_admin_incremental_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
-                                       int timeout_ms, kn_config_results **resultsp, char *errstr,
-                                       size_t errstr_size);
+KN_API int kn_admin_incremental_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
+                                              int timeout_ms, kn_config_results **resultsp, char *errstr,
+                                              size_t errstr_size);
 /* Java's (deprecated) alterConfigs: each named resource's dynamic config
  * is REPLACED by the given (name, value) pairs (op must be
  * KN_CONFIG_OP_SET); keys not given go back to their defaults. A
  * resource with no pairs is sent with an empty set by giving one op with
  * name NULL. */
-int kn_admin_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
-                           int timeout_ms, kn_config_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_alter_configs(kn_admin *admin, const kn_config_op *ops, size_t op_count, int flags,
+                                  int timeout_ms, kn_config_results **resultsp, char *errstr, size_t errstr_size);
 /* One entry per distinct resource, in first-appearance order. */
-size_t kn_config_results_count(const kn_config_results *results);
-int kn_config_results_resource_type(const kn_config_results *results, size_t i);
-const char *kn_config_results_resource_name(const kn_config_results *results, size_t i);
-int kn_config_results_error(const kn_config_results *results, size_t i);
-const char *kn_config_results_error_message(const kn_config_results *results, size_t i);
-void kn_config_results_destroy(kn_config_results *results);
+KN_API size_t kn_config_results_count(const kn_config_results *results);
+KN_API int kn_config_results_resource_type(const kn_config_results *results, size_t i);
+KN_API const char *kn_config_results_resource_name(const kn_config_results *results, size_t i);
+KN_API int kn_config_results_error(const kn_config_results *results, size_t i);
+KN_API const char *kn_config_results_error_message(const kn_config_results *results, size_t i);
+KN_API void kn_config_results_destroy(kn_config_results *results);
 
 /* ---- consumer groups --------------------------------------------------
  * Group calls go to each group's coordinator (FindCoordinator), several
@@ -322,17 +333,17 @@ typedef struct kn_topic_partition_list kn_topic_partition_list;
 /* Per-group outcome of delete_consumer_groups (and per-member outcome of
  * remove_members_from_consumer_group, where name is the member). */
 typedef struct kn_group_results kn_group_results;
-size_t kn_group_results_count(const kn_group_results *results);
-const char *kn_group_results_name(const kn_group_results *results, size_t i);
-int kn_group_results_error(const kn_group_results *results, size_t i);
-const char *kn_group_results_error_message(const kn_group_results *results, size_t i);
-void kn_group_results_destroy(kn_group_results *results);
+KN_API size_t kn_group_results_count(const kn_group_results *results);
+KN_API const char *kn_group_results_name(const kn_group_results *results, size_t i);
+KN_API int kn_group_results_error(const kn_group_results *results, size_t i);
+KN_API const char *kn_group_results_error_message(const kn_group_results *results, size_t i);
+KN_API void kn_group_results_destroy(kn_group_results *results);
 
 /* Deletes groups (Java's deleteConsumerGroups; DeleteGroups). One entry
  * per distinct group in request order: NON_EMPTY_GROUP for a group with
  * members, GROUP_ID_NOT_FOUND for an unknown one. *resultsp: caller owns. */
-int kn_admin_delete_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
-                                    kn_group_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_delete_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
+                                           kn_group_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- list_groups ---- */
 
@@ -344,23 +355,23 @@ typedef struct kn_group_list kn_group_list;
  * states "Stable", "Empty", ... (case-insensitive); none: all. A broker
  * that failed does not fail the call while another answered:
  * kn_group_list_error says so. *listp: caller owns. */
-int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_count,
-                         const char *const *states, size_t state_count, int timeout_ms, kn_group_list **listp,
-                         char *errstr, size_t errstr_size);
-size_t kn_group_list_count(const kn_group_list *list);
-const char *kn_group_list_group_id(const kn_group_list *list, size_t i);
+KN_API int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_count,
+                                const char *const *states, size_t state_count, int timeout_ms, kn_group_list **listp,
+                                char *errstr, size_t errstr_size);
+KN_API size_t kn_group_list_count(const kn_group_list *list);
+KN_API const char *kn_group_list_group_id(const kn_group_list *list, size_t i);
 /* "consumer" for groups of consumers (either protocol), "" for a
  * simple (commit-only) group, "connect", ... */
-const char *kn_group_list_protocol_type(const kn_group_list *list, size_t i);
+KN_API const char *kn_group_list_protocol_type(const kn_group_list *list, size_t i);
 /* "Stable", "Empty", ...; NULL when the broker did not say. */
-const char *kn_group_list_state(const kn_group_list *list, size_t i);
+KN_API const char *kn_group_list_state(const kn_group_list *list, size_t i);
 /* "consumer", "classic", "share", "streams"; NULL when not said. */
-const char *kn_group_list_type(const kn_group_list *list, size_t i);
+KN_API const char *kn_group_list_type(const kn_group_list *list, size_t i);
 /* KN_OK, or the first broker's error (the listing then misses that
  * broker's groups, like Java's listGroups().errors()). */
-int kn_group_list_error(const kn_group_list *list);
-const char *kn_group_list_error_message(const kn_group_list *list);
-void kn_group_list_destroy(kn_group_list *list);
+KN_API int kn_group_list_error(const kn_group_list *list);
+KN_API const char *kn_group_list_error_message(const kn_group_list *list);
+KN_API void kn_group_list_destroy(kn_group_list *list);
 
 /* ---- describe_consumer_groups ---- */
 
@@ -374,55 +385,55 @@ typedef struct kn_group_descriptions kn_group_descriptions;
  * assignments decoded. An unknown group gets GROUP_ID_NOT_FOUND; a
  * classic group of another protocol type (e.g. connect) gets
  * INVALID_GROUP_ID naming it. *descp: caller owns. */
-int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
-                                      int timeout_ms, kn_group_descriptions **descp, char *errstr,
-                                      size_t errstr_size);
+KN_API int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                             int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                             size_t errstr_size);
 /* Java's describeClassicGroups: DescribeGroups only, for classic groups
  * of any protocol type (consumer, connect, ...): a consumer group's
  * members have their assignments decoded, other members an empty one.
  * An unknown group or a KIP-848 group gets GROUP_ID_NOT_FOUND.
  * kn_group_descriptions_protocol_type names the group's protocol type.
  * *descp: caller owns. */
-int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
-                                     int timeout_ms, kn_group_descriptions **descp, char *errstr,
-                                     size_t errstr_size);
-size_t kn_group_descriptions_count(const kn_group_descriptions *desc);
-const char *kn_group_descriptions_group_id(const kn_group_descriptions *desc, size_t i);
-int kn_group_descriptions_error(const kn_group_descriptions *desc, size_t i);
-const char *kn_group_descriptions_error_message(const kn_group_descriptions *desc, size_t i);
+KN_API int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                            int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                            size_t errstr_size);
+KN_API size_t kn_group_descriptions_count(const kn_group_descriptions *desc);
+KN_API const char *kn_group_descriptions_group_id(const kn_group_descriptions *desc, size_t i);
+KN_API int kn_group_descriptions_error(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_error_message(const kn_group_descriptions *desc, size_t i);
 /* "Stable", "Empty", "PreparingRebalance", "Assigning", "Reconciling", ... */
-const char *kn_group_descriptions_state(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_state(const kn_group_descriptions *desc, size_t i);
 /* "consumer" (KIP-848) or "classic". */
-const char *kn_group_descriptions_type(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_type(const kn_group_descriptions *desc, size_t i);
 /* The assignor ("uniform", "range", "cooperative-sticky", ...), "" if none. */
-const char *kn_group_descriptions_assignor(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_assignor(const kn_group_descriptions *desc, size_t i);
 /* A classic group with protocol type "" (offsets committed without a
  * group membership). */
-int kn_group_descriptions_is_simple(const kn_group_descriptions *desc, size_t i);
+KN_API int kn_group_descriptions_is_simple(const kn_group_descriptions *desc, size_t i);
 /* A classic group's protocol type ("consumer", "connect", "" for a
  * simple group); NULL for KIP-848 groups. */
-const char *kn_group_descriptions_protocol_type(const kn_group_descriptions *desc, size_t i);
-int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_protocol_type(const kn_group_descriptions *desc, size_t i);
+KN_API int32_t kn_group_descriptions_coordinator(const kn_group_descriptions *desc, size_t i);
 /* KIP-848 only (-1 for classic groups). */
-int32_t kn_group_descriptions_group_epoch(const kn_group_descriptions *desc, size_t i);
-int32_t kn_group_descriptions_assignment_epoch(const kn_group_descriptions *desc, size_t i);
+KN_API int32_t kn_group_descriptions_group_epoch(const kn_group_descriptions *desc, size_t i);
+KN_API int32_t kn_group_descriptions_assignment_epoch(const kn_group_descriptions *desc, size_t i);
 /* Bit set of Kafka's AclOperation codes; INT32_MIN when not asked. */
-int32_t kn_group_descriptions_authorized_operations(const kn_group_descriptions *desc, size_t i);
-size_t kn_group_descriptions_member_count(const kn_group_descriptions *desc, size_t i);
-const char *kn_group_descriptions_member_id(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API int32_t kn_group_descriptions_authorized_operations(const kn_group_descriptions *desc, size_t i);
+KN_API size_t kn_group_descriptions_member_count(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_member_id(const kn_group_descriptions *desc, size_t i, size_t m);
 /* NULL for a dynamic member. */
-const char *kn_group_descriptions_member_instance_id(const kn_group_descriptions *desc, size_t i, size_t m);
-const char *kn_group_descriptions_member_client_id(const kn_group_descriptions *desc, size_t i, size_t m);
-const char *kn_group_descriptions_member_host(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API const char *kn_group_descriptions_member_instance_id(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API const char *kn_group_descriptions_member_client_id(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API const char *kn_group_descriptions_member_host(const kn_group_descriptions *desc, size_t i, size_t m);
 /* KIP-848: the member epoch (-1 classic). */
-int32_t kn_group_descriptions_member_epoch(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API int32_t kn_group_descriptions_member_epoch(const kn_group_descriptions *desc, size_t i, size_t m);
 /* The member's current assignment; for KIP-848 groups also the target
  * it is moving to (NULL for classic groups). Owned by desc. */
-const kn_topic_partition_list *kn_group_descriptions_member_assignment(const kn_group_descriptions *desc,
-                                                                       size_t i, size_t m);
-const kn_topic_partition_list *
+KN_API const kn_topic_partition_list *kn_group_descriptions_member_assignment(const kn_group_descriptions *desc,
+                                                                              size_t i, size_t m);
+KN_API const kn_topic_partition_list *
 kn_group_descriptions_member_target_assignment(const kn_group_descriptions *desc, size_t i, size_t m);
-void kn_group_descriptions_destroy(kn_group_descriptions *desc);
+KN_API void kn_group_descriptions_destroy(kn_group_descriptions *desc);
 
 /* ---- consumer group offsets ---- */
 
@@ -441,17 +452,17 @@ typedef struct kn_group_offsets_spec {
  * batched per coordinator). Each group's list holds offset (-1: none
  * committed), leader epoch, metadata and a per-partition error. *offsetsp:
  * caller owns. */
-int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
-                                         int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
-                                         size_t errstr_size);
-size_t kn_group_offsets_count(const kn_group_offsets *offsets);
-const char *kn_group_offsets_group(const kn_group_offsets *offsets, size_t i);
+KN_API int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                                int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                                size_t errstr_size);
+KN_API size_t kn_group_offsets_count(const kn_group_offsets *offsets);
+KN_API const char *kn_group_offsets_group(const kn_group_offsets *offsets, size_t i);
 /* The group's own error (then its list is empty). */
-int kn_group_offsets_error(const kn_group_offsets *offsets, size_t i);
-const char *kn_group_offsets_error_message(const kn_group_offsets *offsets, size_t i);
+KN_API int kn_group_offsets_error(const kn_group_offsets *offsets, size_t i);
+KN_API const char *kn_group_offsets_error_message(const kn_group_offsets *offsets, size_t i);
 /* Owned by offsets; never NULL for a valid i. */
-const kn_topic_partition_list *kn_group_offsets_partitions(const kn_group_offsets *offsets, size_t i);
-void kn_group_offsets_destroy(kn_group_offsets *offsets);
+KN_API const kn_topic_partition_list *kn_group_offsets_partitions(const kn_group_offsets *offsets, size_t i);
+KN_API void kn_group_offsets_destroy(kn_group_offsets *offsets);
 
 /* Commits offsets for a group that has no active members (Java's
  * alterConsumerGroupOffsets: OffsetCommit with generation -1): offset,
@@ -459,26 +470,26 @@ void kn_group_offsets_destroy(kn_group_offsets *offsets);
  * (count 1) holds the group and a copy of the list with each partition's
  * error: UNKNOWN_MEMBER_ID while the group is active, a negative offset
  * fails its own entry with _INVALID_ARG without being sent. */
-int kn_admin_alter_consumer_group_offsets(kn_admin *admin, const char *group,
-                                          const kn_topic_partition_list *offsets, int timeout_ms,
-                                          kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_alter_consumer_group_offsets(kn_admin *admin, const char *group,
+                                                 const kn_topic_partition_list *offsets, int timeout_ms,
+                                                 kn_group_offsets **resultp, char *errstr, size_t errstr_size);
 /* Deletes committed offsets of a group (OffsetDelete): the group error
  * (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP) or per partition
  * (GROUP_SUBSCRIBED_TO_TOPIC while members consume the topic). */
-int kn_admin_delete_consumer_group_offsets(kn_admin *admin, const char *group,
-                                           const kn_topic_partition_list *partitions, int timeout_ms,
-                                           kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_delete_consumer_group_offsets(kn_admin *admin, const char *group,
+                                                  const kn_topic_partition_list *partitions, int timeout_ms,
+                                                  kn_group_offsets **resultp, char *errstr, size_t errstr_size);
 
 /* Removes members from a group (LeaveGroup v3+), by group.instance.id;
  * instance_count 0 removes every member (Java's removeAll(): the group
  * is described first). reason may be NULL. One entry per member
  * (named by instance id, or member id for removeAll) with its error;
  * a group-level error is given to every member. */
-int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *group,
-                                                const char *const *instance_ids, size_t instance_count,
-                                                const char *reason, int timeout_ms,
-                                                kn_group_results **resultsp, char *errstr,
-                                                size_t errstr_size);
+KN_API int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const char *group,
+                                                       const char *const *instance_ids, size_t instance_count,
+                                                       const char *reason, int timeout_ms,
+                                                       kn_group_results **resultsp, char *errstr,
+                                                       size_t errstr_size);
 
 /* ---- create_partitions ---------------------------------------------- */
 
@@ -502,8 +513,8 @@ typedef struct kn_new_partitions {
  * currently has 3 partition(s); 2 would not be an increase."),
  * a missing topic with UNKNOWN_TOPIC_OR_PARTITION. A topic given twice
  * is sent once. KN_ADMIN_VALIDATE_ONLY checks without creating. */
-int kn_admin_create_partitions(kn_admin *admin, const kn_new_partitions *specs, size_t count, int flags,
-                               int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_create_partitions(kn_admin *admin, const kn_new_partitions *specs, size_t count, int flags,
+                                      int timeout_ms, kn_topic_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- describe_log_dirs ------------------------------------------------ */
 
@@ -513,27 +524,27 @@ typedef struct kn_log_dirs kn_log_dirs;
  * broker. One entry per distinct broker in request order; a broker
  * that is not in the cluster fails alone with BROKER_NOT_AVAILABLE
  * (without waiting for it). *dirsp: caller owns. */
-int kn_admin_describe_log_dirs(kn_admin *admin, const int32_t *brokers, size_t count, int timeout_ms,
-                               kn_log_dirs **dirsp, char *errstr, size_t errstr_size);
-size_t kn_log_dirs_broker_count(const kn_log_dirs *dirs);
-int32_t kn_log_dirs_broker_id(const kn_log_dirs *dirs, size_t b);
+KN_API int kn_admin_describe_log_dirs(kn_admin *admin, const int32_t *brokers, size_t count, int timeout_ms,
+                                      kn_log_dirs **dirsp, char *errstr, size_t errstr_size);
+KN_API size_t kn_log_dirs_broker_count(const kn_log_dirs *dirs);
+KN_API int32_t kn_log_dirs_broker_id(const kn_log_dirs *dirs, size_t b);
 /* The broker's own failure (then it has no dirs). */
-int kn_log_dirs_broker_error(const kn_log_dirs *dirs, size_t b);
-const char *kn_log_dirs_broker_error_message(const kn_log_dirs *dirs, size_t b);
-size_t kn_log_dirs_dir_count(const kn_log_dirs *dirs, size_t b);
-const char *kn_log_dirs_dir_path(const kn_log_dirs *dirs, size_t b, size_t d);
+KN_API int kn_log_dirs_broker_error(const kn_log_dirs *dirs, size_t b);
+KN_API const char *kn_log_dirs_broker_error_message(const kn_log_dirs *dirs, size_t b);
+KN_API size_t kn_log_dirs_dir_count(const kn_log_dirs *dirs, size_t b);
+KN_API const char *kn_log_dirs_dir_path(const kn_log_dirs *dirs, size_t b, size_t d);
 /* KN_OK, or e.g. KAFKA_STORAGE_ERROR for an offline dir. */
-int kn_log_dirs_dir_error(const kn_log_dirs *dirs, size_t b, size_t d);
+KN_API int kn_log_dirs_dir_error(const kn_log_dirs *dirs, size_t b, size_t d);
 /* -1 when the broker does not say (DescribeLogDirs < v4). */
-int64_t kn_log_dirs_dir_total_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
-int64_t kn_log_dirs_dir_usable_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
-size_t kn_log_dirs_replica_count(const kn_log_dirs *dirs, size_t b, size_t d);
-const char *kn_log_dirs_replica_topic(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
-int32_t kn_log_dirs_replica_partition(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
-int64_t kn_log_dirs_replica_size(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
-int64_t kn_log_dirs_replica_offset_lag(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
-int kn_log_dirs_replica_is_future(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
-void kn_log_dirs_destroy(kn_log_dirs *dirs);
+KN_API int64_t kn_log_dirs_dir_total_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
+KN_API int64_t kn_log_dirs_dir_usable_bytes(const kn_log_dirs *dirs, size_t b, size_t d);
+KN_API size_t kn_log_dirs_replica_count(const kn_log_dirs *dirs, size_t b, size_t d);
+KN_API const char *kn_log_dirs_replica_topic(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+KN_API int32_t kn_log_dirs_replica_partition(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+KN_API int64_t kn_log_dirs_replica_size(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+KN_API int64_t kn_log_dirs_replica_offset_lag(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+KN_API int kn_log_dirs_replica_is_future(const kn_log_dirs *dirs, size_t b, size_t d, size_t r);
+KN_API void kn_log_dirs_destroy(kn_log_dirs *dirs);
 
 /* ---- describe_features, describe_metadata_quorum ---------------------- */
 
@@ -543,19 +554,19 @@ typedef struct kn_features kn_features;
  * (metadata.version, kraft.version, group.version, ...) with their
  * epoch, and the ranges the answering broker supports, from an
  * ApiVersions v3+ answer of any broker. *featuresp: caller owns. */
-int kn_admin_describe_features(kn_admin *admin, int timeout_ms, kn_features **featuresp, char *errstr,
-                               size_t errstr_size);
+KN_API int kn_admin_describe_features(kn_admin *admin, int timeout_ms, kn_features **featuresp, char *errstr,
+                                      size_t errstr_size);
 /* -1 when the broker has none yet. */
-int64_t kn_features_finalized_epoch(const kn_features *f);
-size_t kn_features_finalized_count(const kn_features *f);
-const char *kn_features_finalized_name(const kn_features *f, size_t i);
-int16_t kn_features_finalized_min_level(const kn_features *f, size_t i);
-int16_t kn_features_finalized_max_level(const kn_features *f, size_t i);
-size_t kn_features_supported_count(const kn_features *f);
-const char *kn_features_supported_name(const kn_features *f, size_t i);
-int16_t kn_features_supported_min_version(const kn_features *f, size_t i);
-int16_t kn_features_supported_max_version(const kn_features *f, size_t i);
-void kn_features_destroy(kn_features *f);
+KN_API int64_t kn_features_finalized_epoch(const kn_features *f);
+KN_API size_t kn_features_finalized_count(const kn_features *f);
+KN_API const char *kn_features_finalized_name(const kn_features *f, size_t i);
+KN_API int16_t kn_features_finalized_min_level(const kn_features *f, size_t i);
+KN_API int16_t kn_features_finalized_max_level(const kn_features *f, size_t i);
+KN_API size_t kn_features_supported_count(const kn_features *f);
+KN_API const char *kn_features_supported_name(const kn_features *f, size_t i);
+KN_API int16_t kn_features_supported_min_version(const kn_features *f, size_t i);
+KN_API int16_t kn_features_supported_max_version(const kn_features *f, size_t i);
+KN_API void kn_features_destroy(kn_features *f);
 
 typedef struct kn_quorum_info kn_quorum_info;
 
@@ -563,18 +574,18 @@ typedef struct kn_quorum_info kn_quorum_info;
  * sent to any broker (which forwards it to the active controller).
  * Voters and observers with their log end offsets and fetch times
  * (-1 when unknown). *infop: caller owns. */
-int kn_admin_describe_metadata_quorum(kn_admin *admin, int timeout_ms, kn_quorum_info **infop, char *errstr,
-                                      size_t errstr_size);
-int32_t kn_quorum_info_leader_id(const kn_quorum_info *q);
-int32_t kn_quorum_info_leader_epoch(const kn_quorum_info *q);
-int64_t kn_quorum_info_high_watermark(const kn_quorum_info *q);
+KN_API int kn_admin_describe_metadata_quorum(kn_admin *admin, int timeout_ms, kn_quorum_info **infop, char *errstr,
+                                             size_t errstr_size);
+KN_API int32_t kn_quorum_info_leader_id(const kn_quorum_info *q);
+KN_API int32_t kn_quorum_info_leader_epoch(const kn_quorum_info *q);
+KN_API int64_t kn_quorum_info_high_watermark(const kn_quorum_info *q);
 /* observer 0: voters, 1: observers. */
-size_t kn_quorum_info_replica_count(const kn_quorum_info *q, int observer);
-int32_t kn_quorum_info_replica_id(const kn_quorum_info *q, int observer, size_t i);
-int64_t kn_quorum_info_replica_log_end_offset(const kn_quorum_info *q, int observer, size_t i);
-int64_t kn_quorum_info_replica_last_fetch_ms(const kn_quorum_info *q, int observer, size_t i);
-int64_t kn_quorum_info_replica_last_caught_up_ms(const kn_quorum_info *q, int observer, size_t i);
-void kn_quorum_info_destroy(kn_quorum_info *q);
+KN_API size_t kn_quorum_info_replica_count(const kn_quorum_info *q, int observer);
+KN_API int32_t kn_quorum_info_replica_id(const kn_quorum_info *q, int observer, size_t i);
+KN_API int64_t kn_quorum_info_replica_log_end_offset(const kn_quorum_info *q, int observer, size_t i);
+KN_API int64_t kn_quorum_info_replica_last_fetch_ms(const kn_quorum_info *q, int observer, size_t i);
+KN_API int64_t kn_quorum_info_replica_last_caught_up_ms(const kn_quorum_info *q, int observer, size_t i);
+KN_API void kn_quorum_info_destroy(kn_quorum_info *q);
 
 /* ---- client quotas ---------------------------------------------------- */
 
@@ -602,18 +613,18 @@ typedef struct kn_quota_descriptions kn_quota_descriptions;
 /* Java's describeClientQuotas (DescribeClientQuotas to any broker).
  * strict: only entities with exactly the filtered types. Entities are
  * listed as the broker sends them. *descp: caller owns. */
-int kn_admin_describe_client_quotas(kn_admin *admin, const kn_quota_filter *filters, size_t count, int strict,
-                                    int timeout_ms, kn_quota_descriptions **descp, char *errstr,
-                                    size_t errstr_size);
-size_t kn_quota_descriptions_count(const kn_quota_descriptions *d);
+KN_API int kn_admin_describe_client_quotas(kn_admin *admin, const kn_quota_filter *filters, size_t count, int strict,
+                                           int timeout_ms, kn_quota_descriptions **descp, char *errstr,
+                                           size_t errstr_size);
+KN_API size_t kn_quota_descriptions_count(const kn_quota_descriptions *d);
 /* The entity's parts: count, then type and name (NULL: default). */
-size_t kn_quota_descriptions_part_count(const kn_quota_descriptions *d, size_t i);
-const char *kn_quota_descriptions_part_type(const kn_quota_descriptions *d, size_t i, size_t p);
-const char *kn_quota_descriptions_part_name(const kn_quota_descriptions *d, size_t i, size_t p);
-size_t kn_quota_descriptions_value_count(const kn_quota_descriptions *d, size_t i);
-const char *kn_quota_descriptions_value_key(const kn_quota_descriptions *d, size_t i, size_t v);
-double kn_quota_descriptions_value(const kn_quota_descriptions *d, size_t i, size_t v);
-void kn_quota_descriptions_destroy(kn_quota_descriptions *d);
+KN_API size_t kn_quota_descriptions_part_count(const kn_quota_descriptions *d, size_t i);
+KN_API const char *kn_quota_descriptions_part_type(const kn_quota_descriptions *d, size_t i, size_t p);
+KN_API const char *kn_quota_descriptions_part_name(const kn_quota_descriptions *d, size_t i, size_t p);
+KN_API size_t kn_quota_descriptions_value_count(const kn_quota_descriptions *d, size_t i);
+KN_API const char *kn_quota_descriptions_value_key(const kn_quota_descriptions *d, size_t i, size_t v);
+KN_API double kn_quota_descriptions_value(const kn_quota_descriptions *d, size_t i, size_t v);
+KN_API void kn_quota_descriptions_destroy(kn_quota_descriptions *d);
 
 /* One change (Java's ClientQuotaAlteration.Op): set key to value, or
  * remove it. Input only. */
@@ -630,11 +641,11 @@ typedef struct kn_quota_op {
  * an unknown key or a bad value fails its entity alone. Sent to any
  * broker (forwarded to the controller). KN_ADMIN_VALIDATE_ONLY checks
  * only. *resultsp: caller owns. */
-int kn_admin_alter_client_quotas(kn_admin *admin, const kn_quota_op *ops, size_t count, int flags,
-                                 int timeout_ms, kn_quota_descriptions **resultsp, char *errstr,
-                                 size_t errstr_size);
-int kn_quota_descriptions_error(const kn_quota_descriptions *d, size_t i);
-const char *kn_quota_descriptions_error_message(const kn_quota_descriptions *d, size_t i);
+KN_API int kn_admin_alter_client_quotas(kn_admin *admin, const kn_quota_op *ops, size_t count, int flags,
+                                        int timeout_ms, kn_quota_descriptions **resultsp, char *errstr,
+                                        size_t errstr_size);
+KN_API int kn_quota_descriptions_error(const kn_quota_descriptions *d, size_t i);
+KN_API const char *kn_quota_descriptions_error_message(const kn_quota_descriptions *d, size_t i);
 
 /* ---- SCRAM credentials ------------------------------------------------ */
 
@@ -646,18 +657,18 @@ typedef struct kn_scram_credentials kn_scram_credentials;
 /* Java's describeUserScramCredentials: users NULL/count 0 lists every
  * user with credentials; a named user without any gets
  * RESOURCE_NOT_FOUND alone. Sent to any broker. *credsp: caller owns. */
-int kn_admin_describe_user_scram_credentials(kn_admin *admin, const char *const *users, size_t count,
-                                             int timeout_ms, kn_scram_credentials **credsp, char *errstr,
-                                             size_t errstr_size);
-size_t kn_scram_credentials_count(const kn_scram_credentials *c);
-const char *kn_scram_credentials_user(const kn_scram_credentials *c, size_t i);
-int kn_scram_credentials_error(const kn_scram_credentials *c, size_t i);
-const char *kn_scram_credentials_error_message(const kn_scram_credentials *c, size_t i);
+KN_API int kn_admin_describe_user_scram_credentials(kn_admin *admin, const char *const *users, size_t count,
+                                                    int timeout_ms, kn_scram_credentials **credsp, char *errstr,
+                                                    size_t errstr_size);
+KN_API size_t kn_scram_credentials_count(const kn_scram_credentials *c);
+KN_API const char *kn_scram_credentials_user(const kn_scram_credentials *c, size_t i);
+KN_API int kn_scram_credentials_error(const kn_scram_credentials *c, size_t i);
+KN_API const char *kn_scram_credentials_error_message(const kn_scram_credentials *c, size_t i);
 /* describe only: the user's (mechanism, iterations) pairs. */
-size_t kn_scram_credentials_mechanism_count(const kn_scram_credentials *c, size_t i);
-int kn_scram_credentials_mechanism(const kn_scram_credentials *c, size_t i, size_t k);
-int32_t kn_scram_credentials_iterations(const kn_scram_credentials *c, size_t i, size_t k);
-void kn_scram_credentials_destroy(kn_scram_credentials *c);
+KN_API size_t kn_scram_credentials_mechanism_count(const kn_scram_credentials *c, size_t i);
+KN_API int kn_scram_credentials_mechanism(const kn_scram_credentials *c, size_t i, size_t k);
+KN_API int32_t kn_scram_credentials_iterations(const kn_scram_credentials *c, size_t i, size_t k);
+KN_API void kn_scram_credentials_destroy(kn_scram_credentials *c);
 
 /* One change (Java's UserScramCredentialUpsertion / Deletion). Input
  * only: the password is read during the call and never kept. */
@@ -676,9 +687,9 @@ typedef struct kn_scram_op {
  * user (first-appearance order) with the broker's error for it
  * (UNACCEPTABLE_CREDENTIAL for too few iterations, RESOURCE_NOT_FOUND
  * deleting a credential that is not there, ...). *resultsp: caller owns. */
-int kn_admin_alter_user_scram_credentials(kn_admin *admin, const kn_scram_op *ops, size_t count,
-                                          int timeout_ms, kn_scram_credentials **resultsp, char *errstr,
-                                          size_t errstr_size);
+KN_API int kn_admin_alter_user_scram_credentials(kn_admin *admin, const kn_scram_op *ops, size_t count,
+                                                 int timeout_ms, kn_scram_credentials **resultsp, char *errstr,
+                                                 size_t errstr_size);
 
 /* ---- ACLs --------------------------------------------------------------
  *
@@ -738,9 +749,9 @@ typedef struct kn_acl_binding {
 #define KN_ACL_ENUM_PERMISSION 3
 /* Java's enum constant name ("TOPIC", "PREFIXED", "IDEMPOTENT_WRITE",
  * "DENY"), "UNKNOWN" for a number that is none. Static strings. */
-const char *kn_acl_enum_name(int kind, int value);
+KN_API const char *kn_acl_enum_name(int kind, int value);
 /* Back from a name, case-insensitively; -1 when it is none. */
-int kn_acl_enum_from_name(int kind, const char *name);
+KN_API int kn_acl_enum_from_name(int kind, const char *name);
 
 typedef struct kn_acl_results kn_acl_results;
 
@@ -751,31 +762,31 @@ typedef struct kn_acl_results kn_acl_results;
  * without being sent, as Java does; the broker's per-binding errors
  * (e.g. SECURITY_DISABLED without an authorizer) likewise. Creating an
  * ACL that exists succeeds. *resultsp: caller owns. */
-int kn_admin_create_acls(kn_admin *admin, const kn_acl_binding *acls, size_t count, int timeout_ms,
-                         kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_create_acls(kn_admin *admin, const kn_acl_binding *acls, size_t count, int timeout_ms,
+                                kn_acl_results **resultsp, char *errstr, size_t errstr_size);
 /* Java's describeAcls (DescribeAcls v1+ to any broker): one entry whose
  * bindings are every ACL the filter matches. A filter with an UNKNOWN
  * (0 or out of range) enum value is KN_ERR__INVALID_ARG; the broker's
  * error (SECURITY_DISABLED, ...) fails the call with that code. */
-int kn_admin_describe_acls(kn_admin *admin, const kn_acl_binding *filter, int timeout_ms,
-                           kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_describe_acls(kn_admin *admin, const kn_acl_binding *filter, int timeout_ms,
+                                  kn_acl_results **resultsp, char *errstr, size_t errstr_size);
 /* Java's deleteAcls (DeleteAcls v1+ to any broker): one entry per
  * distinct filter, in request order, with the filter's error or the
  * bindings it matched and deleted (each with its own error). */
-int kn_admin_delete_acls(kn_admin *admin, const kn_acl_binding *filters, size_t count, int timeout_ms,
-                         kn_acl_results **resultsp, char *errstr, size_t errstr_size);
-size_t kn_acl_results_count(const kn_acl_results *r);
+KN_API int kn_admin_delete_acls(kn_admin *admin, const kn_acl_binding *filters, size_t count, int timeout_ms,
+                                kn_acl_results **resultsp, char *errstr, size_t errstr_size);
+KN_API size_t kn_acl_results_count(const kn_acl_results *r);
 /* The entry's (binding's or filter's) error, NULL message when none. */
-int kn_acl_results_error(const kn_acl_results *r, size_t i);
-const char *kn_acl_results_error_message(const kn_acl_results *r, size_t i);
+KN_API int kn_acl_results_error(const kn_acl_results *r, size_t i);
+KN_API const char *kn_acl_results_error_message(const kn_acl_results *r, size_t i);
 /* The entry's bindings: create, the binding itself; describe, the
  * matches; delete, the deleted matches. Strings live as long as r. */
-size_t kn_acl_results_binding_count(const kn_acl_results *r, size_t i);
-const kn_acl_binding *kn_acl_results_binding(const kn_acl_results *r, size_t i, size_t b);
+KN_API size_t kn_acl_results_binding_count(const kn_acl_results *r, size_t i);
+KN_API const kn_acl_binding *kn_acl_results_binding(const kn_acl_results *r, size_t i, size_t b);
 /* delete only: a matched binding's own error (KN_OK when deleted). */
-int kn_acl_results_binding_error(const kn_acl_results *r, size_t i, size_t b);
-const char *kn_acl_results_binding_error_message(const kn_acl_results *r, size_t i, size_t b);
-void kn_acl_results_destroy(kn_acl_results *r);
+KN_API int kn_acl_results_binding_error(const kn_acl_results *r, size_t i, size_t b);
+KN_API const char *kn_acl_results_binding_error_message(const kn_acl_results *r, size_t i, size_t b);
+KN_API void kn_acl_results_destroy(kn_acl_results *r);
 
 /* ---- transactions and producers ------------------------------------------ */
 
@@ -787,25 +798,25 @@ typedef struct kn_txn_descriptions kn_txn_descriptions;
  * COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS until
  * timeout_ms. One entry per distinct id, in request order; an unknown id
  * fails alone with TRANSACTIONAL_ID_NOT_FOUND. *descp: caller owns. */
-int kn_admin_describe_transactions(kn_admin *admin, const char *const *ids, size_t count, int timeout_ms,
-                                   kn_txn_descriptions **descp, char *errstr, size_t errstr_size);
-size_t kn_txn_descriptions_count(const kn_txn_descriptions *d);
-const char *kn_txn_descriptions_id(const kn_txn_descriptions *d, size_t i);
-int kn_txn_descriptions_error(const kn_txn_descriptions *d, size_t i);
-const char *kn_txn_descriptions_error_message(const kn_txn_descriptions *d, size_t i);
-int32_t kn_txn_descriptions_coordinator(const kn_txn_descriptions *d, size_t i);
+KN_API int kn_admin_describe_transactions(kn_admin *admin, const char *const *ids, size_t count, int timeout_ms,
+                                          kn_txn_descriptions **descp, char *errstr, size_t errstr_size);
+KN_API size_t kn_txn_descriptions_count(const kn_txn_descriptions *d);
+KN_API const char *kn_txn_descriptions_id(const kn_txn_descriptions *d, size_t i);
+KN_API int kn_txn_descriptions_error(const kn_txn_descriptions *d, size_t i);
+KN_API const char *kn_txn_descriptions_error_message(const kn_txn_descriptions *d, size_t i);
+KN_API int32_t kn_txn_descriptions_coordinator(const kn_txn_descriptions *d, size_t i);
 /* The coordinator's state name ("Empty", "Ongoing", "PrepareCommit",
  * "CompleteCommit", "PrepareAbort", "CompleteAbort", ...). */
-const char *kn_txn_descriptions_state(const kn_txn_descriptions *d, size_t i);
-int64_t kn_txn_descriptions_producer_id(const kn_txn_descriptions *d, size_t i);
-int32_t kn_txn_descriptions_producer_epoch(const kn_txn_descriptions *d, size_t i);
-int32_t kn_txn_descriptions_timeout_ms(const kn_txn_descriptions *d, size_t i);
+KN_API const char *kn_txn_descriptions_state(const kn_txn_descriptions *d, size_t i);
+KN_API int64_t kn_txn_descriptions_producer_id(const kn_txn_descriptions *d, size_t i);
+KN_API int32_t kn_txn_descriptions_producer_epoch(const kn_txn_descriptions *d, size_t i);
+KN_API int32_t kn_txn_descriptions_timeout_ms(const kn_txn_descriptions *d, size_t i);
 /* -1 when no transaction is open (Java's empty OptionalLong). */
-int64_t kn_txn_descriptions_start_time_ms(const kn_txn_descriptions *d, size_t i);
+KN_API int64_t kn_txn_descriptions_start_time_ms(const kn_txn_descriptions *d, size_t i);
 /* The partitions in the open transaction (offsets unused); valid until
  * d is destroyed, never NULL for an entry without error. */
-const kn_topic_partition_list *kn_txn_descriptions_partitions(const kn_txn_descriptions *d, size_t i);
-void kn_txn_descriptions_destroy(kn_txn_descriptions *d);
+KN_API const kn_topic_partition_list *kn_txn_descriptions_partitions(const kn_txn_descriptions *d, size_t i);
+KN_API void kn_txn_descriptions_destroy(kn_txn_descriptions *d);
 
 /* Java's fenceProducers: InitProducerId for each transactional id at its
  * transaction coordinator, which bumps the epoch (aborting an open
@@ -813,8 +824,8 @@ void kn_txn_descriptions_destroy(kn_txn_descriptions *d);
  * kn_txn_descriptions whose entries carry only the id, error, producer
  * id and new epoch. transaction_timeout_ms <= 0 uses the call's timeout
  * (Java's default). */
-int kn_admin_fence_producers(kn_admin *admin, const char *const *ids, size_t count, int transaction_timeout_ms,
-                             int timeout_ms, kn_txn_descriptions **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_fence_producers(kn_admin *admin, const char *const *ids, size_t count, int transaction_timeout_ms,
+                                    int timeout_ms, kn_txn_descriptions **resultsp, char *errstr, size_t errstr_size);
 
 /* Java's ListTransactionsOptions, all optional (NULL / 0: no filter). */
 typedef struct kn_txn_list_filter {
@@ -833,16 +844,16 @@ typedef struct kn_txn_list kn_txn_list;
  * error in kn_txn_list_error (the call fails only when none answered).
  * A filter the broker cannot serve (duration on v0, pattern below v2)
  * fails the call with KN_ERR__UNSUPPORTED_VERSION. *listp: caller owns. */
-int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter, int timeout_ms,
-                               kn_txn_list **listp, char *errstr, size_t errstr_size);
-size_t kn_txn_list_count(const kn_txn_list *l);
-const char *kn_txn_list_id(const kn_txn_list *l, size_t i);
-int64_t kn_txn_list_producer_id(const kn_txn_list *l, size_t i);
-const char *kn_txn_list_state(const kn_txn_list *l, size_t i);
+KN_API int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter, int timeout_ms,
+                                      kn_txn_list **listp, char *errstr, size_t errstr_size);
+KN_API size_t kn_txn_list_count(const kn_txn_list *l);
+KN_API const char *kn_txn_list_id(const kn_txn_list *l, size_t i);
+KN_API int64_t kn_txn_list_producer_id(const kn_txn_list *l, size_t i);
+KN_API const char *kn_txn_list_state(const kn_txn_list *l, size_t i);
 /* The first failed broker's error and message (KN_OK / NULL when all answered). */
-int kn_txn_list_error(const kn_txn_list *l);
-const char *kn_txn_list_error_message(const kn_txn_list *l);
-void kn_txn_list_destroy(kn_txn_list *l);
+KN_API int kn_txn_list_error(const kn_txn_list *l);
+KN_API const char *kn_txn_list_error_message(const kn_txn_list *l);
+KN_API void kn_txn_list_destroy(kn_txn_list *l);
 
 typedef struct kn_producer_states kn_producer_states;
 
@@ -852,22 +863,22 @@ typedef struct kn_producer_states kn_producer_states;
  * alone. One entry per distinct partition, in request order, with the
  * partition's active (idempotent or transactional) producers. Offsets
  * of parts are unused. *statesp: caller owns. */
-int kn_admin_describe_producers(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
-                                kn_producer_states **statesp, char *errstr, size_t errstr_size);
-size_t kn_producer_states_count(const kn_producer_states *s);
-const char *kn_producer_states_topic(const kn_producer_states *s, size_t i);
-int32_t kn_producer_states_partition(const kn_producer_states *s, size_t i);
-int kn_producer_states_error(const kn_producer_states *s, size_t i);
-const char *kn_producer_states_error_message(const kn_producer_states *s, size_t i);
-size_t kn_producer_states_producer_count(const kn_producer_states *s, size_t i);
-int64_t kn_producer_states_producer_id(const kn_producer_states *s, size_t i, size_t k);
-int32_t kn_producer_states_producer_epoch(const kn_producer_states *s, size_t i, size_t k);
-int32_t kn_producer_states_last_sequence(const kn_producer_states *s, size_t i, size_t k);
-int64_t kn_producer_states_last_timestamp(const kn_producer_states *s, size_t i, size_t k);
+KN_API int kn_admin_describe_producers(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
+                                       kn_producer_states **statesp, char *errstr, size_t errstr_size);
+KN_API size_t kn_producer_states_count(const kn_producer_states *s);
+KN_API const char *kn_producer_states_topic(const kn_producer_states *s, size_t i);
+KN_API int32_t kn_producer_states_partition(const kn_producer_states *s, size_t i);
+KN_API int kn_producer_states_error(const kn_producer_states *s, size_t i);
+KN_API const char *kn_producer_states_error_message(const kn_producer_states *s, size_t i);
+KN_API size_t kn_producer_states_producer_count(const kn_producer_states *s, size_t i);
+KN_API int64_t kn_producer_states_producer_id(const kn_producer_states *s, size_t i, size_t k);
+KN_API int32_t kn_producer_states_producer_epoch(const kn_producer_states *s, size_t i, size_t k);
+KN_API int32_t kn_producer_states_last_sequence(const kn_producer_states *s, size_t i, size_t k);
+KN_API int64_t kn_producer_states_last_timestamp(const kn_producer_states *s, size_t i, size_t k);
 /* -1 when none (Java's empty OptionalInt / OptionalLong). */
-int32_t kn_producer_states_coordinator_epoch(const kn_producer_states *s, size_t i, size_t k);
-int64_t kn_producer_states_txn_start_offset(const kn_producer_states *s, size_t i, size_t k);
-void kn_producer_states_destroy(kn_producer_states *s);
+KN_API int32_t kn_producer_states_coordinator_epoch(const kn_producer_states *s, size_t i, size_t k);
+KN_API int64_t kn_producer_states_txn_start_offset(const kn_producer_states *s, size_t i, size_t k);
+KN_API void kn_producer_states_destroy(kn_producer_states *s);
 
 /* Java's abortTransaction (AbortTransactionSpec): writes an ABORT marker
  * for (producer_id, producer_epoch, coordinator_epoch) to topic /
@@ -876,9 +887,9 @@ void kn_producer_states_destroy(kn_producer_states *s);
  * when the marker was written; else the partition's error (e.g.
  * INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED) or the
  * call's, with errstr set. */
-int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t partition, int64_t producer_id,
-                               int16_t producer_epoch, int32_t coordinator_epoch, int timeout_ms, char *errstr,
-                               size_t errstr_size);
+KN_API int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t partition, int64_t producer_id,
+                                      int16_t producer_epoch, int32_t coordinator_epoch, int timeout_ms, char *errstr,
+                                      size_t errstr_size);
 
 /* ---- delegation tokens ------------------------------------------------------
  *
@@ -897,37 +908,37 @@ typedef struct kn_delegation_tokens kn_delegation_tokens;
  * (another owner needs CreateTokens on that user, v3+); max_lifetime_ms
  * <= 0 takes the broker's delegation.token.max.lifetime.ms. A broker
  * error fails the call with its code. *tokensp (one token): caller owns. */
-int kn_admin_create_delegation_token(kn_admin *admin, const char *const *renewers, size_t renewer_count,
-                                     const char *owner, int64_t max_lifetime_ms, int timeout_ms,
-                                     kn_delegation_tokens **tokensp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_create_delegation_token(kn_admin *admin, const char *const *renewers, size_t renewer_count,
+                                            const char *owner, int64_t max_lifetime_ms, int timeout_ms,
+                                            kn_delegation_tokens **tokensp, char *errstr, size_t errstr_size);
 /* Java's describeDelegationToken: the tokens of the given owners (owners
  * NULL / count 0: every token the requester may describe). */
-int kn_admin_describe_delegation_tokens(kn_admin *admin, const char *const *owners, size_t owner_count,
-                                        int timeout_ms, kn_delegation_tokens **tokensp, char *errstr,
-                                        size_t errstr_size);
+KN_API int kn_admin_describe_delegation_tokens(kn_admin *admin, const char *const *owners, size_t owner_count,
+                                               int timeout_ms, kn_delegation_tokens **tokensp, char *errstr,
+                                               size_t errstr_size);
 /* Java's renewDelegationToken / expireDelegationToken by the token's
  * HMAC: renew extends the expiry by period_ms (capped by the token's max
  * time); expire sets it to now + period_ms (< 0: expire now). *expiryp
  * (may be NULL) gets the new expiry timestamp. */
-int kn_admin_renew_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
-                                    int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
-int kn_admin_expire_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
-                                     int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
-size_t kn_delegation_tokens_count(const kn_delegation_tokens *t);
-const char *kn_delegation_tokens_id(const kn_delegation_tokens *t, size_t i);
+KN_API int kn_admin_renew_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
+                                           int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_expire_delegation_token(kn_admin *admin, const uint8_t *hmac, size_t hmac_len, int64_t period_ms,
+                                            int timeout_ms, int64_t *expiryp, char *errstr, size_t errstr_size);
+KN_API size_t kn_delegation_tokens_count(const kn_delegation_tokens *t);
+KN_API const char *kn_delegation_tokens_id(const kn_delegation_tokens *t, size_t i);
 /* The HMAC bytes (*lenp gets the length) and their base64 (the SCRAM
  * password). Valid until t is destroyed. */
-const uint8_t *kn_delegation_tokens_hmac(const kn_delegation_tokens *t, size_t i, size_t *lenp);
-const char *kn_delegation_tokens_hmac_base64(const kn_delegation_tokens *t, size_t i);
+KN_API const uint8_t *kn_delegation_tokens_hmac(const kn_delegation_tokens *t, size_t i, size_t *lenp);
+KN_API const char *kn_delegation_tokens_hmac_base64(const kn_delegation_tokens *t, size_t i);
 /* "User:alice" */
-const char *kn_delegation_tokens_owner(const kn_delegation_tokens *t, size_t i);
-const char *kn_delegation_tokens_requester(const kn_delegation_tokens *t, size_t i);
-int64_t kn_delegation_tokens_issue_ms(const kn_delegation_tokens *t, size_t i);
-int64_t kn_delegation_tokens_expiry_ms(const kn_delegation_tokens *t, size_t i);
-int64_t kn_delegation_tokens_max_ms(const kn_delegation_tokens *t, size_t i);
-size_t kn_delegation_tokens_renewer_count(const kn_delegation_tokens *t, size_t i);
-const char *kn_delegation_tokens_renewer(const kn_delegation_tokens *t, size_t i, size_t r);
-void kn_delegation_tokens_destroy(kn_delegation_tokens *t);
+KN_API const char *kn_delegation_tokens_owner(const kn_delegation_tokens *t, size_t i);
+KN_API const char *kn_delegation_tokens_requester(const kn_delegation_tokens *t, size_t i);
+KN_API int64_t kn_delegation_tokens_issue_ms(const kn_delegation_tokens *t, size_t i);
+KN_API int64_t kn_delegation_tokens_expiry_ms(const kn_delegation_tokens *t, size_t i);
+KN_API int64_t kn_delegation_tokens_max_ms(const kn_delegation_tokens *t, size_t i);
+KN_API size_t kn_delegation_tokens_renewer_count(const kn_delegation_tokens *t, size_t i);
+KN_API const char *kn_delegation_tokens_renewer(const kn_delegation_tokens *t, size_t i, size_t r);
+KN_API void kn_delegation_tokens_destroy(kn_delegation_tokens *t);
 
 /* ---- leaders and reassignments ----------------------------------------------- */
 
@@ -941,8 +952,8 @@ void kn_delegation_tokens_destroy(kn_delegation_tokens *t);
  * ELECTION_NOT_NEEDED: the preferred replica leads already;
  * UNKNOWN_TOPIC_OR_PARTITION, ...); offsets unused. A whole-request
  * error (CLUSTER_AUTHORIZATION_FAILED) fails the call. */
-int kn_admin_elect_leaders(kn_admin *admin, int election_type, const kn_topic_partition_list *parts,
-                           int timeout_ms, kn_topic_partition_list **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_elect_leaders(kn_admin *admin, int election_type, const kn_topic_partition_list *parts,
+                                  int timeout_ms, kn_topic_partition_list **resultsp, char *errstr, size_t errstr_size);
 
 /* One change of Java's alterPartitionReassignments: move topic/partition
  * to replicas (the first is the preferred leader), or cancel its ongoing
@@ -957,22 +968,22 @@ typedef struct kn_reassignment {
 /* Java's alterPartitionReassignments (to the controller). Per-partition
  * errors in *resultsp (caller owns): NO_REASSIGNMENT_IN_PROGRESS for a
  * cancel with nothing to cancel, INVALID_REPLICA_ASSIGNMENT, ... */
-int kn_admin_alter_partition_reassignments(kn_admin *admin, const kn_reassignment *changes, size_t count,
-                                           int timeout_ms, kn_topic_partition_list **resultsp, char *errstr,
-                                           size_t errstr_size);
+KN_API int kn_admin_alter_partition_reassignments(kn_admin *admin, const kn_reassignment *changes, size_t count,
+                                                  int timeout_ms, kn_topic_partition_list **resultsp, char *errstr,
+                                                  size_t errstr_size);
 
 typedef struct kn_reassignments kn_reassignments;
 
 /* Java's listPartitionReassignments (to the controller): the ongoing
  * reassignments of parts (NULL: of every partition). *listp: caller owns. */
-int kn_admin_list_partition_reassignments(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
-                                          kn_reassignments **listp, char *errstr, size_t errstr_size);
-size_t kn_reassignments_count(const kn_reassignments *r);
-const char *kn_reassignments_topic(const kn_reassignments *r, size_t i);
-int32_t kn_reassignments_partition(const kn_reassignments *r, size_t i);
+KN_API int kn_admin_list_partition_reassignments(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
+                                                 kn_reassignments **listp, char *errstr, size_t errstr_size);
+KN_API size_t kn_reassignments_count(const kn_reassignments *r);
+KN_API const char *kn_reassignments_topic(const kn_reassignments *r, size_t i);
+KN_API int32_t kn_reassignments_partition(const kn_reassignments *r, size_t i);
 /* which: 0 replicas, 1 adding, 2 removing; *countp gets the length. */
-const int32_t *kn_reassignments_replicas(const kn_reassignments *r, size_t i, int which, size_t *countp);
-void kn_reassignments_destroy(kn_reassignments *r);
+KN_API const int32_t *kn_reassignments_replicas(const kn_reassignments *r, size_t i, int which, size_t *countp);
+KN_API void kn_reassignments_destroy(kn_reassignments *r);
 
 /* ---- update_features, unregister_broker, list_config_resources ---------------- */
 
@@ -994,14 +1005,14 @@ typedef struct kn_feature_update {
  * broker answers all or nothing: KN_OK when every update was applied (or
  * would be), else its error (INVALID_UPDATE_VERSION, ...) with errstr
  * naming the reason, for the whole call. */
-int kn_admin_update_features(kn_admin *admin, const kn_feature_update *updates, size_t count, int flags,
-                             int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_admin_update_features(kn_admin *admin, const kn_feature_update *updates, size_t count, int flags,
+                                    int timeout_ms, char *errstr, size_t errstr_size);
 
 /* Java's unregisterBroker (UnregisterBroker to any broker, forwarded to
  * the controller): removes a broker that is gone for good from the
  * cluster metadata. KN_OK, or the error (BROKER_ID_NOT_REGISTERED, ...). */
-int kn_admin_unregister_broker(kn_admin *admin, int32_t broker_id, int timeout_ms, char *errstr,
-                               size_t errstr_size);
+KN_API int kn_admin_unregister_broker(kn_admin *admin, int32_t broker_id, int timeout_ms, char *errstr,
+                                      size_t errstr_size);
 
 typedef struct kn_config_resource_list kn_config_resource_list;
 
@@ -1010,12 +1021,12 @@ typedef struct kn_config_resource_list kn_config_resource_list;
  * have configs (types NULL / 0: every type the broker lists); Java's
  * deprecated listClientMetricsResources is the CLIENT_METRICS type.
  * *listp: caller owns. */
-int kn_admin_list_config_resources(kn_admin *admin, const int8_t *types, size_t type_count, int timeout_ms,
-                                   kn_config_resource_list **listp, char *errstr, size_t errstr_size);
-size_t kn_config_resource_list_count(const kn_config_resource_list *l);
-int kn_config_resource_list_type(const kn_config_resource_list *l, size_t i);
-const char *kn_config_resource_list_name(const kn_config_resource_list *l, size_t i);
-void kn_config_resource_list_destroy(kn_config_resource_list *l);
+KN_API int kn_admin_list_config_resources(kn_admin *admin, const int8_t *types, size_t type_count, int timeout_ms,
+                                          kn_config_resource_list **listp, char *errstr, size_t errstr_size);
+KN_API size_t kn_config_resource_list_count(const kn_config_resource_list *l);
+KN_API int kn_config_resource_list_type(const kn_config_resource_list *l, size_t i);
+KN_API const char *kn_config_resource_list_name(const kn_config_resource_list *l, size_t i);
+KN_API void kn_config_resource_list_destroy(kn_config_resource_list *l);
 
 /* ---- replica log dirs ------------------------------------------------------------ */
 
@@ -1036,25 +1047,25 @@ typedef struct kn_replica_log_dirs kn_replica_log_dirs;
  * replica, as Java's empty ReplicaLogDirInfo) and its offset lag, and
  * the future dir of a move in progress. A broker not in the cluster
  * fails its replicas with BROKER_NOT_AVAILABLE. *dirsp: caller owns. */
-int kn_admin_describe_replica_log_dirs(kn_admin *admin, const kn_replica_dir *replicas, size_t count,
-                                       int timeout_ms, kn_replica_log_dirs **dirsp, char *errstr,
-                                       size_t errstr_size);
+KN_API int kn_admin_describe_replica_log_dirs(kn_admin *admin, const kn_replica_dir *replicas, size_t count,
+                                              int timeout_ms, kn_replica_log_dirs **dirsp, char *errstr,
+                                              size_t errstr_size);
 /* Java's alterReplicaLogDirs: AlterReplicaLogDirs to each broker; the
  * results carry each replica's error (LOG_DIR_NOT_FOUND for a dir the
  * broker does not have, REPLICA_NOT_AVAILABLE, ...). */
-int kn_admin_alter_replica_log_dirs(kn_admin *admin, const kn_replica_dir *moves, size_t count, int timeout_ms,
-                                    kn_replica_log_dirs **resultsp, char *errstr, size_t errstr_size);
-size_t kn_replica_log_dirs_count(const kn_replica_log_dirs *d);
-const char *kn_replica_log_dirs_topic(const kn_replica_log_dirs *d, size_t i);
-int32_t kn_replica_log_dirs_partition(const kn_replica_log_dirs *d, size_t i);
-int32_t kn_replica_log_dirs_broker(const kn_replica_log_dirs *d, size_t i);
-int kn_replica_log_dirs_error(const kn_replica_log_dirs *d, size_t i);
-const char *kn_replica_log_dirs_error_message(const kn_replica_log_dirs *d, size_t i);
-const char *kn_replica_log_dirs_current_dir(const kn_replica_log_dirs *d, size_t i);
-int64_t kn_replica_log_dirs_current_lag(const kn_replica_log_dirs *d, size_t i);
-const char *kn_replica_log_dirs_future_dir(const kn_replica_log_dirs *d, size_t i);
-int64_t kn_replica_log_dirs_future_lag(const kn_replica_log_dirs *d, size_t i);
-void kn_replica_log_dirs_destroy(kn_replica_log_dirs *d);
+KN_API int kn_admin_alter_replica_log_dirs(kn_admin *admin, const kn_replica_dir *moves, size_t count, int timeout_ms,
+                                           kn_replica_log_dirs **resultsp, char *errstr, size_t errstr_size);
+KN_API size_t kn_replica_log_dirs_count(const kn_replica_log_dirs *d);
+KN_API const char *kn_replica_log_dirs_topic(const kn_replica_log_dirs *d, size_t i);
+KN_API int32_t kn_replica_log_dirs_partition(const kn_replica_log_dirs *d, size_t i);
+KN_API int32_t kn_replica_log_dirs_broker(const kn_replica_log_dirs *d, size_t i);
+KN_API int kn_replica_log_dirs_error(const kn_replica_log_dirs *d, size_t i);
+KN_API const char *kn_replica_log_dirs_error_message(const kn_replica_log_dirs *d, size_t i);
+KN_API const char *kn_replica_log_dirs_current_dir(const kn_replica_log_dirs *d, size_t i);
+KN_API int64_t kn_replica_log_dirs_current_lag(const kn_replica_log_dirs *d, size_t i);
+KN_API const char *kn_replica_log_dirs_future_dir(const kn_replica_log_dirs *d, size_t i);
+KN_API int64_t kn_replica_log_dirs_future_lag(const kn_replica_log_dirs *d, size_t i);
+KN_API void kn_replica_log_dirs_destroy(kn_replica_log_dirs *d);
 
 /* ---- list_offsets ------------------------------------------------------ */
 
@@ -1078,27 +1089,27 @@ typedef struct kn_offset_results kn_offset_results;
  * or partition gets UNKNOWN_TOPIC_OR_PARTITION alone. specs is read only.
  * One entry per distinct partition, in request order. *resultsp: caller
  * owns. */
-int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs, int flags, int timeout_ms,
-                          kn_offset_results **resultsp, char *errstr, size_t errstr_size);
-size_t kn_offset_results_count(const kn_offset_results *results);
-const char *kn_offset_results_topic(const kn_offset_results *results, size_t i);
-int32_t kn_offset_results_partition(const kn_offset_results *results, size_t i);
-int kn_offset_results_error(const kn_offset_results *results, size_t i);
-const char *kn_offset_results_error_message(const kn_offset_results *results, size_t i);
+KN_API int kn_admin_list_offsets(kn_admin *admin, const kn_topic_partition_list *specs, int flags, int timeout_ms,
+                                 kn_offset_results **resultsp, char *errstr, size_t errstr_size);
+KN_API size_t kn_offset_results_count(const kn_offset_results *results);
+KN_API const char *kn_offset_results_topic(const kn_offset_results *results, size_t i);
+KN_API int32_t kn_offset_results_partition(const kn_offset_results *results, size_t i);
+KN_API int kn_offset_results_error(const kn_offset_results *results, size_t i);
+KN_API const char *kn_offset_results_error_message(const kn_offset_results *results, size_t i);
 /* -1 when there is none (e.g. a timestamp after the last record). */
-int64_t kn_offset_results_offset(const kn_offset_results *results, size_t i);
+KN_API int64_t kn_offset_results_offset(const kn_offset_results *results, size_t i);
 /* The record's timestamp for timestamp and max-timestamp lookups, else -1. */
-int64_t kn_offset_results_timestamp(const kn_offset_results *results, size_t i);
-int32_t kn_offset_results_leader_epoch(const kn_offset_results *results, size_t i);
-void kn_offset_results_destroy(kn_offset_results *results);
+KN_API int64_t kn_offset_results_timestamp(const kn_offset_results *results, size_t i);
+KN_API int32_t kn_offset_results_leader_epoch(const kn_offset_results *results, size_t i);
+KN_API void kn_offset_results_destroy(kn_offset_results *results);
 
 /* Java's deleteRecords: deletes the records of each partition before the
  * entry's offset (KN_OFFSET_END, -1: before the high watermark), routed
  * and retried like list_offsets. In the results, offset is the
  * partition's new low watermark (log start); an offset past the high
  * watermark fails its partition with OFFSET_OUT_OF_RANGE. */
-int kn_admin_delete_records(kn_admin *admin, const kn_topic_partition_list *before, int timeout_ms,
-                            kn_offset_results **resultsp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_delete_records(kn_admin *admin, const kn_topic_partition_list *before, int timeout_ms,
+                                   kn_offset_results **resultsp, char *errstr, size_t errstr_size);
 
 /* ---- convenience ----------------------------------------------------- */
 
@@ -1106,8 +1117,8 @@ int kn_admin_delete_records(kn_admin *admin, const kn_topic_partition_list *befo
  * partitions led (what a producer or consumer needs right after
  * create_topics, which Java does not wait for). KN_OK, or
  * KN_ERR__TIMED_OUT with errstr naming a topic still missing. */
-int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
-                             char *errstr, size_t errstr_size);
+KN_API int kn_admin_wait_for_topics(kn_admin *admin, const char *const *names, size_t name_count, int timeout_ms,
+                                    char *errstr, size_t errstr_size);
 
 #ifdef __cplusplus
 }

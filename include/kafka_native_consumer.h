@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka_native_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,39 +41,39 @@ typedef struct kn_topic_partition_list kn_topic_partition_list;
 
 /* A new empty list. Owned by the caller: kn_topic_partition_list_destroy.
  * NULL on allocation failure. */
-kn_topic_partition_list *kn_topic_partition_list_new(void);
+KN_API kn_topic_partition_list *kn_topic_partition_list_new(void);
 /* Deep copy. Owned by the caller. NULL on allocation failure. */
-kn_topic_partition_list *kn_topic_partition_list_copy(const kn_topic_partition_list *list);
-void kn_topic_partition_list_destroy(kn_topic_partition_list *list);
+KN_API kn_topic_partition_list *kn_topic_partition_list_copy(const kn_topic_partition_list *list);
+KN_API void kn_topic_partition_list_destroy(kn_topic_partition_list *list);
 
 /* Appends an entry (topic is copied) with offset KN_OFFSET_INVALID,
  * leader epoch -1, no metadata, error 0. Returns the entry's index
  * (>= 0), or KN_ERR__INVALID_ARG (NULL/empty topic, negative partition)
  * or KN_ERR__NOMEM. Duplicates are allowed in the list; the calls that
  * take a list reject them where they make no sense. */
-int kn_topic_partition_list_add(kn_topic_partition_list *list, const char *topic,
-                                int32_t partition);
+KN_API int kn_topic_partition_list_add(kn_topic_partition_list *list, const char *topic,
+                                       int32_t partition);
 /* Index of the first entry for (topic, partition), or -1. */
-int kn_topic_partition_list_find(const kn_topic_partition_list *list, const char *topic,
-                                 int32_t partition);
-size_t kn_topic_partition_list_count(const kn_topic_partition_list *list);
+KN_API int kn_topic_partition_list_find(const kn_topic_partition_list *list, const char *topic,
+                                        int32_t partition);
+KN_API size_t kn_topic_partition_list_count(const kn_topic_partition_list *list);
 
 /* Entry accessors; i must be < count. The topic and metadata strings
  * are owned by the list. */
-const char *kn_topic_partition_list_topic(const kn_topic_partition_list *list, size_t i);
-int32_t kn_topic_partition_list_partition(const kn_topic_partition_list *list, size_t i);
-int64_t kn_topic_partition_list_offset(const kn_topic_partition_list *list, size_t i);
-void kn_topic_partition_list_set_offset(kn_topic_partition_list *list, size_t i, int64_t offset);
-int32_t kn_topic_partition_list_leader_epoch(const kn_topic_partition_list *list, size_t i);
-void kn_topic_partition_list_set_leader_epoch(kn_topic_partition_list *list, size_t i,
-                                              int32_t leader_epoch);
+KN_API const char *kn_topic_partition_list_topic(const kn_topic_partition_list *list, size_t i);
+KN_API int32_t kn_topic_partition_list_partition(const kn_topic_partition_list *list, size_t i);
+KN_API int64_t kn_topic_partition_list_offset(const kn_topic_partition_list *list, size_t i);
+KN_API void kn_topic_partition_list_set_offset(kn_topic_partition_list *list, size_t i, int64_t offset);
+KN_API int32_t kn_topic_partition_list_leader_epoch(const kn_topic_partition_list *list, size_t i);
+KN_API void kn_topic_partition_list_set_leader_epoch(kn_topic_partition_list *list, size_t i,
+                                                     int32_t leader_epoch);
 /* NULL when unset. */
-const char *kn_topic_partition_list_metadata(const kn_topic_partition_list *list, size_t i);
+KN_API const char *kn_topic_partition_list_metadata(const kn_topic_partition_list *list, size_t i);
 /* Copies metadata (NULL clears it). Returns KN_OK or KN_ERR__NOMEM. */
-int kn_topic_partition_list_set_metadata(kn_topic_partition_list *list, size_t i,
-                                         const char *metadata);
-int kn_topic_partition_list_err(const kn_topic_partition_list *list, size_t i);
-void kn_topic_partition_list_set_err(kn_topic_partition_list *list, size_t i, int err);
+KN_API int kn_topic_partition_list_set_metadata(kn_topic_partition_list *list, size_t i,
+                                                const char *metadata);
+KN_API int kn_topic_partition_list_err(const kn_topic_partition_list *list, size_t i);
+KN_API void kn_topic_partition_list_set_err(kn_topic_partition_list *list, size_t i, int err);
 
 /* ---- records ---------------------------------------------------------- */
 
@@ -81,31 +83,31 @@ typedef struct kn_records kn_records;
 #define KN_TIMESTAMP_LOG_APPEND_TIME 1
 
 /* Number of records (may be 0). */
-size_t kn_records_count(const kn_records *recs);
+KN_API size_t kn_records_count(const kn_records *recs);
 /* Per-record accessors; i must be < count. Strings and byte pointers
  * are owned by recs and valid until kn_records_free(recs). */
-const char *kn_records_topic(const kn_records *recs, size_t i);
-int32_t kn_records_partition(const kn_records *recs, size_t i);
-int64_t kn_records_offset(const kn_records *recs, size_t i);
-int64_t kn_records_timestamp(const kn_records *recs, size_t i);
+KN_API const char *kn_records_topic(const kn_records *recs, size_t i);
+KN_API int32_t kn_records_partition(const kn_records *recs, size_t i);
+KN_API int64_t kn_records_offset(const kn_records *recs, size_t i);
+KN_API int64_t kn_records_timestamp(const kn_records *recs, size_t i);
 /* KN_TIMESTAMP_CREATE_TIME or KN_TIMESTAMP_LOG_APPEND_TIME. */
-int kn_records_timestamp_type(const kn_records *recs, size_t i);
+KN_API int kn_records_timestamp_type(const kn_records *recs, size_t i);
 /* The partition leader epoch of the record's batch, or -1 if unknown. */
-int32_t kn_records_leader_epoch(const kn_records *recs, size_t i);
+KN_API int32_t kn_records_leader_epoch(const kn_records *recs, size_t i);
 /* Key / value bytes: NULL for a null key/value (with *len = 0); an empty
  * one is a non-NULL pointer with *len = 0. len may be NULL. */
-const void *kn_records_key(const kn_records *recs, size_t i, size_t *len);
-const void *kn_records_value(const kn_records *recs, size_t i, size_t *len);
-size_t kn_records_header_count(const kn_records *recs, size_t i);
+KN_API const void *kn_records_key(const kn_records *recs, size_t i, size_t *len);
+KN_API const void *kn_records_value(const kn_records *recs, size_t i, size_t *len);
+KN_API size_t kn_records_header_count(const kn_records *recs, size_t i);
 /* Header h of record i: *key (not NUL-terminated, never NULL) and *value
  * (NULL for a null value). Returns KN_OK or KN_ERR__INVALID_ARG (h out of
  * range). */
-int kn_records_header(const kn_records *recs, size_t i, size_t h, const char **key,
-                      size_t *key_len, const void **value, size_t *value_len);
+KN_API int kn_records_header(const kn_records *recs, size_t i, size_t h, const char **key,
+                             size_t *key_len, const void **value, size_t *value_len);
 /* Frees recs and releases the fetched data it kept alive. NULL is a
  * no-op. May be called on any thread, also after the consumer is
  * closed. */
-void kn_records_free(kn_records *recs);
+KN_API void kn_records_free(kn_records *recs);
 
 /* ---- group metadata ---------------------------------------------------
  * A consumer's group identity at one moment (Java's ConsumerGroupMetadata):
@@ -120,16 +122,16 @@ typedef struct kn_group_metadata kn_group_metadata;
  * group_instance_id: NULL for a dynamic member. Returns NULL on allocation
  * failure or a NULL/empty group_id. Owned by the caller:
  * kn_group_metadata_destroy. */
-kn_group_metadata *kn_group_metadata_new(const char *group_id, int32_t generation,
-                                         const char *member_id,
-                                         const char *group_instance_id);
-kn_group_metadata *kn_group_metadata_copy(const kn_group_metadata *gm);
-void kn_group_metadata_destroy(kn_group_metadata *gm);
-const char *kn_group_metadata_group_id(const kn_group_metadata *gm);
-int32_t kn_group_metadata_generation(const kn_group_metadata *gm);
-const char *kn_group_metadata_member_id(const kn_group_metadata *gm);
+KN_API kn_group_metadata *kn_group_metadata_new(const char *group_id, int32_t generation,
+                                                const char *member_id,
+                                                const char *group_instance_id);
+KN_API kn_group_metadata *kn_group_metadata_copy(const kn_group_metadata *gm);
+KN_API void kn_group_metadata_destroy(kn_group_metadata *gm);
+KN_API const char *kn_group_metadata_group_id(const kn_group_metadata *gm);
+KN_API int32_t kn_group_metadata_generation(const kn_group_metadata *gm);
+KN_API const char *kn_group_metadata_member_id(const kn_group_metadata *gm);
 /* NULL for a dynamic member. */
-const char *kn_group_metadata_group_instance_id(const kn_group_metadata *gm);
+KN_API const char *kn_group_metadata_group_instance_id(const kn_group_metadata *gm);
 
 /* ---- consumer --------------------------------------------------------- */
 
@@ -139,8 +141,9 @@ typedef struct kn_consumer kn_consumer;
 /* Builds a consumer from a KN_CLIENT_CONSUMER configuration (copied;
  * the caller keeps conf) and starts its network thread. Returns NULL
  * with errstr filled on invalid configuration or resource failure.
- * Owned by the caller: kn_consumer_close then kn_consumer_destroy. */
-kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size);
+ * Owned by the caller: kn_consumer_close then kn_consumer_destroy. On
+ * NULL, kn_last_error() says why. */
+KN_API kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size);
 
 /* Replaces the assignment with the partitions in list (offsets in the
  * list are ignored: use seek). Partitions kept from the previous
@@ -149,19 +152,19 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
  * An empty list unassigns everything. Returns KN_OK,
  * KN_ERR__INVALID_ARG (duplicate entries), KN_ERR__NOMEM or
  * KN_ERR__CLOSED. */
-int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list);
+KN_API int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list);
 /* The current assignment (offsets = current positions, or
  * KN_OFFSET_INVALID when unpositioned). Owned by the caller; NULL on
  * allocation failure. */
-kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c);
+KN_API kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c);
 
 /* The partitions of topic from the cluster metadata (like Java's
  * partitionsFor), as a list ready for kn_consumer_assign, waiting up to
  * timeout_ms (-1: default.api.timeout.ms) for the topic to appear.
  * Returns KN_OK with *list owned by the caller, KN_ERR__UNKNOWN_TOPIC
  * (not in the metadata when the time ran out), or another error. */
-int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms,
-                               kn_topic_partition_list **list);
+KN_API int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms,
+                                      kn_topic_partition_list **list);
 
 /* Returns records from assigned, unpaused partitions: up to
  * max.poll.records, straight from buffered fetches when there are any
@@ -183,33 +186,33 @@ int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms
  * A partition-level error is reported once; the partition then stays
  * stopped until it is seeked, while the other partitions keep flowing
  * on the next polls. KN_ERR__CLOSED after close. */
-int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *errstr,
-                     size_t errstr_size);
+KN_API int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *errstr,
+                            size_t errstr_size);
 
 /* Moves the fetch position of an assigned partition (discarding its
  * buffered records); offset >= 0, or KN_OFFSET_BEGINNING / KN_OFFSET_END.
  * Returns KN_OK, KN_ERR__INVALID_ARG, or KN_ERR__STATE (not assigned). */
-int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64_t offset);
+KN_API int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64_t offset);
 /* Seeks every partition of list (all assigned ones when list is NULL)
  * to the earliest / the end offset, resolved lazily by the next fetch. */
-int kn_consumer_seek_to_beginning(kn_consumer *c, const kn_topic_partition_list *list);
-int kn_consumer_seek_to_end(kn_consumer *c, const kn_topic_partition_list *list);
+KN_API int kn_consumer_seek_to_beginning(kn_consumer *c, const kn_topic_partition_list *list);
+KN_API int kn_consumer_seek_to_end(kn_consumer *c, const kn_topic_partition_list *list);
 /* The offset of the next record poll will return for the partition,
  * waiting up to timeout_ms (-1: default.api.timeout.ms) for an
  * unpositioned partition to be resolved. Returns KN_OK with *offset,
  * KN_ERR__STATE (not assigned), KN_ERR__TIMED_OUT, KN_ERR__NO_OFFSET. */
-int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, int timeout_ms,
-                         int64_t *offset);
+KN_API int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, int timeout_ms,
+                                int64_t *offset);
 
 /* Pause stops fetching and returning records for the listed assigned
  * partitions; records already buffered are kept and delivered after
  * resume. Returns KN_OK or KN_ERR__STATE (an entry is not assigned: then
  * nothing changes). */
-int kn_consumer_pause(kn_consumer *c, const kn_topic_partition_list *list);
-int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list);
+KN_API int kn_consumer_pause(kn_consumer *c, const kn_topic_partition_list *list);
+KN_API int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list);
 /* The paused partitions. Owned by the caller; NULL on allocation
  * failure. */
-kn_topic_partition_list *kn_consumer_paused(kn_consumer *c);
+KN_API kn_topic_partition_list *kn_consumer_paused(kn_consumer *c);
 
 
 /* ---- consumer groups ----
@@ -246,8 +249,8 @@ typedef int kn_rebalance_cb(kn_consumer *c, kn_rebalance_event ev,
  * Returns KN_OK, KN_ERR__INVALID_ARG, KN_ERR__STATE (no group.id, or
  * partitions were assigned manually: unassign with an empty
  * kn_consumer_assign first), KN_ERR__NOMEM or KN_ERR__CLOSED. */
-int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count,
-                          kn_rebalance_cb *cb, void *opaque);
+KN_API int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count,
+                                 kn_rebalance_cb *cb, void *opaque);
 /* Subscribes to every topic whose whole name matches regex (POSIX
  * extended syntax; like Java's Pattern.matcher(name).matches()),
  * re-matched against live metadata every metadata.max.age.ms; internal
@@ -255,25 +258,25 @@ int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t coun
  * match on the client (under KIP-848 the matches are sent as topic
  * names, like Java's subscribe(Pattern)). KN_ERR__INVALID_ARG for a
  * regex that does not compile. */
-int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
-                                  void *opaque);
+KN_API int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
+                                         void *opaque);
 /* Leaves the group: runs REVOKED (or LOST) for the owned partitions,
  * commits first under enable.auto.commit, sends LeaveGroup for a
  * dynamic member, and clears the subscription. Returns KN_OK, the
  * listener's error, or KN_ERR__STATE from a callback of the consumer. */
-int kn_consumer_unsubscribe(kn_consumer *c);
+KN_API int kn_consumer_unsubscribe(kn_consumer *c);
 /* The subscribed topics (for a pattern: the topics it matches now), each
  * with partition -1.
  * Owned by the caller; NULL when not subscribed or out of memory. */
-kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c);
+KN_API kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c);
 /* The member's group identity now (generation / member epoch, member
  * id, group.instance.id). Owned by the caller; NULL without group.id. */
-kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c);
+KN_API kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c);
 /* Asks the group to rebalance (the member rejoins; reason, may be NULL,
  * goes to the coordinator). KN_ERR__STATE when not subscribed. Under
  * KIP-848 there is no client-triggered rebalance: KN_ERR__UNSUPPORTED,
  * like Java's. */
-int kn_consumer_enforce_rebalance(kn_consumer *c, const char *reason);
+KN_API int kn_consumer_enforce_rebalance(kn_consumer *c, const char *reason);
 
 /* ---- custom assignors (classic protocol) ----
  * Java's ConsumerPartitionAssignor: when this member leads the group
@@ -285,19 +288,19 @@ int kn_consumer_enforce_rebalance(kn_consumer *c, const char *reason);
 typedef struct kn_assignor_ctx kn_assignor_ctx;
 /* The members, in the coordinator's order. Strings are valid during
  * the assign call only. */
-int32_t kn_assignor_ctx_member_count(const kn_assignor_ctx *ctx);
-const char *kn_assignor_ctx_member_id(const kn_assignor_ctx *ctx, int32_t member);
+KN_API int32_t kn_assignor_ctx_member_count(const kn_assignor_ctx *ctx);
+KN_API const char *kn_assignor_ctx_member_id(const kn_assignor_ctx *ctx, int32_t member);
 /* NULL for a dynamic member. */
-const char *kn_assignor_ctx_member_instance_id(const kn_assignor_ctx *ctx, int32_t member);
-int32_t kn_assignor_ctx_member_topic_count(const kn_assignor_ctx *ctx, int32_t member);
-const char *kn_assignor_ctx_member_topic(const kn_assignor_ctx *ctx, int32_t member, int32_t i);
+KN_API const char *kn_assignor_ctx_member_instance_id(const kn_assignor_ctx *ctx, int32_t member);
+KN_API int32_t kn_assignor_ctx_member_topic_count(const kn_assignor_ctx *ctx, int32_t member);
+KN_API const char *kn_assignor_ctx_member_topic(const kn_assignor_ctx *ctx, int32_t member, int32_t i);
 /* The topic's partition count in the leader's metadata (0: unknown). */
-int32_t kn_assignor_ctx_partition_count(const kn_assignor_ctx *ctx, const char *topic);
+KN_API int32_t kn_assignor_ctx_partition_count(const kn_assignor_ctx *ctx, const char *topic);
 /* Gives topic/partition to member. KN_OK, KN_ERR__INVALID_ARG (member
  * out of range, topic nobody subscribes to, partition out of range) or
  * KN_ERR__NOMEM. */
-int kn_assignor_ctx_assign(kn_assignor_ctx *ctx, int32_t member, const char *topic,
-                           int32_t partition);
+KN_API int kn_assignor_ctx_assign(kn_assignor_ctx *ctx, int32_t member, const char *topic,
+                                  int32_t partition);
 
 /* Returns 0, or an error: the member then fails its join (the group
  * stops with that error, reported by poll). */
@@ -310,8 +313,8 @@ typedef int kn_assign_cb(kn_consumer *c, kn_assignor_ctx *ctx, void *opaque);
  * subscribe. Returns KN_OK, KN_ERR__STATE (no group.id, KIP-848, or
  * already subscribed), KN_ERR__INVALID_ARG (empty or duplicate name,
  * NULL cb) or KN_ERR__NOMEM. */
-int kn_consumer_add_assignor(kn_consumer *c, const char *name, int cooperative, kn_assign_cb *cb,
-                             void *opaque);
+KN_API int kn_consumer_add_assignor(kn_consumer *c, const char *name, int cooperative, kn_assign_cb *cb,
+                                    void *opaque);
 
 /* ---- committed offsets (need group.id) ----
  * A manually assigned consumer's commits carry no generation or member
@@ -336,18 +339,18 @@ typedef void kn_consumer_commit_cb(kn_consumer *c, int err,
  * retrying while the coordinator is loading or moves. Returns KN_OK,
  * KN_ERR__PARTIAL (see the per-entry errors in offsets, when given),
  * KN_ERR__TIMED_OUT, KN_ERR__STATE (no group.id) or a Kafka error. */
-int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms);
+KN_API int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms);
 /* Like commit_sync without waiting: cb (may be NULL) runs from a later
  * poll. Returns KN_OK (queued; cb will run exactly once) or an error
  * (cb will not run). offsets is copied. */
-int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offsets,
-                             kn_consumer_commit_cb *cb, void *opaque);
+KN_API int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offsets,
+                                    kn_consumer_commit_cb *cb, void *opaque);
 /* Reads the committed offsets of the listed partitions into the list:
  * offset (KN_OFFSET_INVALID when none), leader epoch, metadata, and
  * per-entry error. Returns KN_OK, KN_ERR__TIMED_OUT, KN_ERR__WAKEUP
  * (kn_consumer_wakeup during a retry backoff), KN_ERR__STATE (no
  * group.id) or a Kafka error. */
-int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+KN_API int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 
 /* ---- offset queries ----
  * Live ListOffsets to each partition's leader (blocking up to
@@ -357,30 +360,35 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
  * KN_ERR__TIMED_OUT or KN_ERR__INVALID_ARG. The partitions need not be
  * assigned. Under read_committed the end offset is the last stable
  * offset. */
-int kn_consumer_beginning_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
-int kn_consumer_end_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+KN_API int kn_consumer_beginning_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+KN_API int kn_consumer_end_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 /* Each entry's offset is a timestamp (ms since the epoch) on input; on
  * output, the earliest offset whose timestamp is at or after it
  * (KN_OFFSET_INVALID if none). */
-int kn_consumer_offsets_for_times(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
+KN_API int kn_consumer_offsets_for_times(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms);
 /* An assigned partition's lag from the last Fetch response, without a
  * request: log end (the last stable offset under read_committed) minus
  * the position. KN_ERR__NOT_FOUND before the first response (or while
  * unpositioned), KN_ERR__STATE if not assigned. May be stale: use
  * end_offsets for an exact answer. */
-int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_t *lag);
+KN_API int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_t *lag);
 /* KIP-392: the broker an assigned partition is fetched from when its
  * leader named a read replica (with client.rack set and brokers running
  * a rack-aware replica.selector.class), or -1 while it is fetched from
  * its leader. The replica holds for metadata.max.age.ms, until it goes
  * offline, or until it answers with an error. KN_ERR__STATE if not
  * assigned. */
-int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t partition, int32_t *node_id);
+KN_API int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t partition, int32_t *node_id);
 
 /* ---- statistics ----
  * A consistent snapshot of counters since the consumer was created;
- * cheap (one lock, no allocation), so it can be read every poll. */
+ * cheap (one lock, no allocation), so it can be read every poll.
+ * Size-versioned like kn_producer_stats: set size first
+ * (kn_consumer_stats st = {.size = sizeof st};); the library writes at
+ * most size bytes and sets size to the bytes it wrote. New counters are
+ * only ever added at the end. */
 typedef struct kn_consumer_stats {
+    size_t size;                 /* in: sizeof the caller's struct; out: bytes written */
     int64_t polls;               /* kn_consumer_poll calls */
     int64_t records;             /* records returned by poll */
     int64_t record_bytes;        /* key + value bytes of those records */
@@ -407,14 +415,17 @@ typedef struct kn_consumer_stats {
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_consumer_stats;
-void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
+/* KN_OK, or KN_ERR__INVALID_ARG (NULL c or out, or out->size smaller
+ * than a size_t: nothing written), or KN_ERR__FORKED (kn_consumer_forked:
+ * nothing written). After close the connection counters read 0. */
+KN_API int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out);
 
 /* Any thread: makes the poll that is waiting (or the next poll that
  * would wait) return KN_ERR__WAKEUP. Exactly one poll is interrupted; a
  * poll that has records to return returns them instead and leaves the
  * wakeup pending. Also fires the readiness hook (kn_consumer_set_ready_cb),
  * on the calling thread, so an event loop waiting on it wakes. */
-void kn_consumer_wakeup(kn_consumer *c);
+KN_API void kn_consumer_wakeup(kn_consumer *c);
 
 /* Readiness hook, for event loops that cannot block in poll (OpenResty,
  * luv, cqueues). fn is called on the client's network thread (see below for
@@ -431,7 +442,7 @@ void kn_consumer_wakeup(kn_consumer *c);
  * once per wake and never stall. fn NULL removes the hook; once
  * this returns, the old fn is not running and will not run again. */
 typedef void kn_consumer_ready_cb(kn_consumer *c, void *opaque);
-void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque);
+KN_API void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque);
 
 /* Closes within timeout_ms (-1: 30 s, Java's default), like Java's
  * close(Duration): under enable.auto.commit commits the positions
@@ -444,22 +455,28 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
  * commit, no LeaveGroup: the coordinator expires the member). From a
  * callback of the same consumer: KN_ERR__STATE, nothing done.
  * Records handed out earlier stay valid until freed. Idempotent;
- * calls after it return KN_ERR__CLOSED. Returns KN_OK. */
-int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms);
-/* kn_consumer_close_timeout(c, -1). */
-int kn_consumer_close(kn_consumer *c);
-/* Closes if needed and frees the handle. NULL is a no-op; so is a call
- * from a callback of the same consumer (logged), and one in another
- * process than the creator's (kn_consumer_forked). */
-void kn_consumer_destroy(kn_consumer *c);
+ * calls after it return KN_ERR__CLOSED; the handle stays valid (so a
+ * wakeup racing with close is safe) until kn_consumer_destroy. NULL is
+ * a no-op. In a fork() child of the creator: KN_ERR__FORKED
+ * (kn_consumer_forked). Returns KN_OK. The lifecycle every client shares: see
+ * "Lifecycle" in docs/architecture.md. */
+KN_API int kn_consumer_close(kn_consumer *c, int timeout_ms);
+/* Frees the handle, closing it first with the default timeout
+ * (kn_consumer_close(c, -1)) if that was not done. NULL is a no-op; so
+ * is a call from a callback of the same consumer (logged), and one in
+ * another process than the creator's (kn_consumer_forked). */
+KN_API void kn_consumer_destroy(kn_consumer *c);
+/* Deprecated: the old name of kn_consumer_close(c, timeout_ms). */
+KN_API int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms)
+    KN_DEPRECATED("use kn_consumer_close(c, timeout_ms)");
 /* Non-zero when c was created in another process (this one is a fork()
  * child of it). Its network thread exists only in the parent, so poll,
  * commit, assign, subscribe, seek, position, the offset queries and
- * close return KN_ERR__FORKED without waiting or touching its locks;
- * wakeup, set_ready_cb and get_stats do nothing, and destroy leaves the
+ * close (and get_stats) return KN_ERR__FORKED without waiting or
+ * touching its locks; wakeup and set_ready_cb do nothing, and destroy leaves the
  * copy alone (leaked). Create clients after forking (nginx: in each
  * worker, from init_worker_by_lua). */
-int kn_consumer_forked(const kn_consumer *c);
+KN_API int kn_consumer_forked(const kn_consumer *c);
 
 #ifdef __cplusplus
 }

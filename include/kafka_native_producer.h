@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka_native_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -78,10 +80,11 @@ typedef struct kn_record_out {
  * finalises a private copy (Java's idempotence/acks rules), starts the
  * network thread. The caller keeps ownership of conf. dr (may be NULL)
  * is the default delivery callback, called with dr_opaque. Returns NULL
- * with errstr filled on a configuration or resource error. Owned by the
- * caller: kn_producer_close. */
-kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
-                             char *errstr, size_t errstr_size);
+ * with errstr filled on a configuration or resource error (the code:
+ * kn_last_error()). Owned by the caller: kn_producer_close then
+ * kn_producer_destroy. */
+KN_API kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                                    char *errstr, size_t errstr_size);
 
 /* ---- hooks: custom partitioner and interceptors ----------------------
  *
@@ -116,25 +119,42 @@ typedef int32_t kn_partitioner_cb(const char *topic, const void *key, size_t key
  *   kn_producer_send when the send fails after on_send ran (partition -1
  *   if none was chosen yet). It only observes. */
 typedef struct kn_producer_interceptor {
+    size_t size; /* sizeof(kn_producer_interceptor): see kn_producer_hooks */
     int (*on_send)(kn_producer *p, const kn_record_out *in, kn_record_out *out, void *opaque);
     void (*on_acknowledgement)(kn_producer *p, const kn_delivery *d, void *opaque);
     void *opaque;
 } kn_producer_interceptor;
 
-/* Hooks given at creation; zero-initialise (later fields may be added
- * at the end). The interceptor array is copied. */
+/* Hooks given at creation, read during the call and copied.
+ * Size-versioned, like every struct the library and the caller exchange
+ * by pointer (see "ABI policy" in docs/architecture.md): zero-initialise
+ * it and set size to sizeof(kn_producer_hooks), and each interceptor's
+ * size to sizeof(kn_producer_interceptor):
+ *   kn_producer_hooks hooks = {.size = sizeof hooks};
+ * The library reads only size bytes (fields added later in a newer
+ * header keep their defaults for a program built against this one); a
+ * struct larger than the library knows must have only zero bytes past
+ * what it knows, else the constructor fails with KN_ERR__UNSUPPORTED
+ * (a hook this library cannot honour), as Linux's openat2 does. New
+ * fields are only ever added at the end. */
 typedef struct kn_producer_hooks {
+    size_t size;                    /* sizeof(kn_producer_hooks) */
     kn_partitioner_cb *partitioner; /* NULL: partitioner.class / built-in */
     void *partitioner_opaque;
-    const kn_producer_interceptor *interceptors;
+    /* interceptor_count pointers, each to a size-versioned interceptor */
+    const kn_producer_interceptor *const *interceptors;
     size_t interceptor_count;
 } kn_producer_hooks;
 
 /* kn_producer_new with hooks (may be NULL: none). A custom partitioner
  * replaces the built-in one (partitioner.ignore.keys and adaptive
- * partitioning then do not apply), as a Java Partitioner instance does. */
-kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
-                                        const kn_producer_hooks *hooks, char *errstr, size_t errstr_size);
+ * partitioning then do not apply), as a Java Partitioner instance does.
+ * KN_ERR__INVALID_ARG (kn_last_error) for a hooks or interceptor size
+ * that is too small (under sizeof(size_t)) or absurd (over 4096), or
+ * interceptor_count without interceptors; KN_ERR__UNSUPPORTED for
+ * non-zero bytes past the struct this library knows. */
+KN_API kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
+                                               const kn_producer_hooks *hooks, char *errstr, size_t errstr_size);
 
 /* Appends a record (copied) to its partition's open batch. Returns 0
  * when accepted: exactly one delivery report will follow. Otherwise an
@@ -151,7 +171,7 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
  *                           unknown user, mechanism not enabled): the
  *                           broker's reason in errstr; fatal, close it
  *  KN_ERR__CLOSED           close has begun */
-int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size);
+KN_API int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size);
 
 /* Serves queued delivery reports (calls the callbacks), waiting up to
  * timeout_ms (0: never blocks, -1: forever) for the first one. Returns
@@ -159,7 +179,7 @@ int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, siz
  * called from a callback of the same producer, or, when no report was
  * served and the producer failed authentication, KN_ERR__AUTHENTICATION
  * (the reason from kn_producer_fatal_error). */
-int kn_producer_poll(kn_producer *p, int timeout_ms);
+KN_API int kn_producer_poll(kn_producer *p, int timeout_ms);
 
 /* Sends every accepted record now (ignoring linger.ms) and serves
  * reports until none is outstanding. Returns 0, KN_ERR__TIMED_OUT if
@@ -167,20 +187,20 @@ int kn_producer_poll(kn_producer *p, int timeout_ms);
  * KN_ERR__AUTHENTICATION when authentication failed (the records then
  * failed with it), or KN_ERR__STATE from a callback of the same producer
  * (e.g. a delivery callback run by close). */
-int kn_producer_flush(kn_producer *p, int timeout_ms);
+KN_API int kn_producer_flush(kn_producer *p, int timeout_ms);
 
 /* The error that ended the producer's connectivity (authentication
  * failure: KN_ERR__AUTHENTICATION, with the broker's reason in errstr),
  * or 0. */
-int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size);
+KN_API int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size);
 
 /* Number of accepted records whose report has not been served yet. */
-int64_t kn_producer_outstanding(kn_producer *p);
+KN_API int64_t kn_producer_outstanding(kn_producer *p);
 
 /* A file descriptor that polls readable while delivery reports are
  * queued (for external event loops: wait for it, then call
  * kn_producer_poll(p, 0)). Owned by the producer; -1 if unavailable. */
-int kn_producer_fd(kn_producer *p);
+KN_API int kn_producer_fd(kn_producer *p);
 
 /* A readiness hook, for event loops that wait on something else than a
  * descriptor (OpenResty cosockets; the Lua binding's ready_listen).
@@ -193,23 +213,33 @@ int kn_producer_fd(kn_producer *p);
  * it again. fn NULL removes the hook; once this returns the old fn is
  * not running and will not run again. */
 typedef void kn_producer_ready_cb(kn_producer *p, void *opaque);
-void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque);
+KN_API void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque);
 
 /* Flushes for up to timeout_ms (-1: no limit), then fails what is left
- * with KN_ERR__CLOSED (reports served here), stops the network thread
- * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
- * be failed. NULL is a no-op. From a callback of the same producer it
- * frees nothing and returns KN_ERR__STATE (logged). */
-int kn_producer_close(kn_producer *p, int timeout_ms);
+ * with KN_ERR__CLOSED (reports served here) and stops the network
+ * thread. The handle stays valid (stats, fatal_error, outstanding) until
+ * kn_producer_destroy; send, poll, flush and the transaction calls
+ * return KN_ERR__CLOSED after it. Returns 0, or KN_ERR__TIMED_OUT if
+ * records had to be failed. Idempotent (a second close returns 0); NULL
+ * is a no-op. From a callback of the same producer it does nothing and
+ * returns KN_ERR__STATE (logged). Before 0.1 this also freed the
+ * producer: call kn_producer_destroy now. See "Lifecycle" in
+ * docs/architecture.md. */
+KN_API int kn_producer_close(kn_producer *p, int timeout_ms);
+/* Frees the producer, closing it first (kn_producer_close(p, -1)) if
+ * that was not done. NULL is a no-op; so is a call from a callback of
+ * the same producer (logged), and one in another process than the
+ * creator's (kn_producer_forked). */
+KN_API void kn_producer_destroy(kn_producer *p);
 
 /* Non-zero when p was created in another process (this one is a
  * fork() child of it). Its network thread exists only in the parent, so
  * send, poll, flush, the transaction calls and close return
  * KN_ERR__FORKED without flushing, waiting or touching its locks
- * (close leaves the copy alone: leaked); outstanding is 0 and
- * get_stats zeros. Create clients after forking (nginx: in each
+ * (destroy leaves the copy alone: leaked); outstanding is 0 and
+ * get_stats returns KN_ERR__FORKED. Create clients after forking (nginx: in each
  * worker, from init_worker_by_lua). */
-int kn_producer_forked(const kn_producer *p);
+KN_API int kn_producer_forked(const kn_producer *p);
 
 /* ---- transactions (transactional.id set) --------------------------------
  *
@@ -237,25 +267,25 @@ int kn_producer_forked(const kn_producer *p);
 /* Gets the producer id and epoch for transactional.id from its
  * transaction coordinator, fencing older producers with the same id and
  * completing (aborting) a transaction they left open. */
-int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* Starts a transaction (local only; the coordinator hears of it with the
  * first partition or offsets). */
-int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_size);
+KN_API int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t errstr_size);
 /* Adds consumer offsets to the transaction: committed to the group of gm
  * (its generation, member id and instance id are checked by the group
  * coordinator) only if the transaction commits. offsets: topic,
  * partition and the offset to commit (the next record to read), with
  * optional leader epoch and metadata; borrowed for the call. */
-int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
-                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
-                                            size_t errstr_size);
+KN_API int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                                   const kn_group_metadata *gm, int timeout_ms, char *errstr,
+                                                   size_t errstr_size);
 /* Flushes every record of the transaction, then commits it (EndTxn). A
  * failed record makes it fail with KN_ERR_TRANSACTION_ABORTABLE. */
-int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* Aborts the transaction: records not sent yet fail (KN_ERR__STATE,
  * "aborted"), records already sent are awaited and then marked aborted
  * for read_committed readers (EndTxn). */
-int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
+KN_API int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t errstr_size);
 /* The transaction state now, as Java's TransactionManager names it:
  * "UNINITIALIZED", "READY", "IN_TRANSACTION", "COMMITTING_TRANSACTION",
  * "ABORTING_TRANSACTION", "ABORTABLE_ERROR" (only abort_transaction is
@@ -263,10 +293,18 @@ int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, 
  * abortable failure from a fatal one after any call failed. Static
  * storage; NULL for a producer without transactional.id (or NULL p).
  * Application thread only, like the transaction calls. */
-const char *kn_producer_transaction_state(kn_producer *p);
+KN_API const char *kn_producer_transaction_state(kn_producer *p);
 
-/* Counters since creation (a consistent copy). */
+/* Counters since creation (a consistent copy).
+ * Size-versioned: set size to sizeof(kn_producer_stats) before the
+ * call (kn_producer_stats st = {.size = sizeof st};). The library writes
+ * at most size bytes, so a program built against an older, shorter
+ * struct keeps working with a newer library; it sets size to the bytes
+ * it wrote, so a program built against a newer, longer struct can tell
+ * which fields an older library filled. New counters are only ever
+ * added at the end. */
 typedef struct kn_producer_stats {
+    size_t size;               /* in: sizeof the caller's struct; out: bytes written */
     int64_t records_sent;      /* acknowledged (or sent with acks=0) */
     int64_t records_failed;
     int64_t bytes_sent;        /* record batch bytes on the wire, compressed */
@@ -280,23 +318,26 @@ typedef struct kn_producer_stats {
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
 } kn_producer_stats;
-void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
+/* KN_OK, KN_ERR__INVALID_ARG (NULL p or out, or out->size smaller
+ * than a size_t: nothing written) or KN_ERR__FORKED (nothing written).
+ * Valid after close, until destroy. */
+KN_API int kn_producer_get_stats(kn_producer *p, kn_producer_stats *out);
 
 /* ---- delivery report accessors (valid during the callback only) ---- */
 
 /* The topic: borrowed, valid during the callback. */
-const char *kn_delivery_topic(const kn_delivery *d);
-int32_t kn_delivery_partition(const kn_delivery *d);
+KN_API const char *kn_delivery_topic(const kn_delivery *d);
+KN_API int32_t kn_delivery_partition(const kn_delivery *d);
 /* The record's offset, or -1 (failed, or acks=0). */
-int64_t kn_delivery_offset(const kn_delivery *d);
+KN_API int64_t kn_delivery_offset(const kn_delivery *d);
 /* CreateTime given or assigned at send, or the broker's LogAppendTime. */
-int64_t kn_delivery_timestamp(const kn_delivery *d);
+KN_API int64_t kn_delivery_timestamp(const kn_delivery *d);
 /* 0 (KN_OK) or the error that failed the record. */
-int kn_delivery_error(const kn_delivery *d);
+KN_API int kn_delivery_error(const kn_delivery *d);
 /* Human detail of the error ("" on success): borrowed. */
-const char *kn_delivery_errstr(const kn_delivery *d);
+KN_API const char *kn_delivery_errstr(const kn_delivery *d);
 /* The kn_record_out.opaque given to kn_producer_send. */
-void *kn_delivery_opaque(const kn_delivery *d);
+KN_API void *kn_delivery_opaque(const kn_delivery *d);
 
 #ifdef __cplusplus
 }

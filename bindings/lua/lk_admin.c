@@ -129,7 +129,7 @@ int lk_admin_new(lua_State *L) {
     la->admin = kn_admin_new(conf, errstr, sizeof(errstr));
     kn_conf_destroy(conf);
     if (!la->admin)
-        return lk_push_error(L, KN_ERR__CONFIG, errstr);
+        return lk_push_error(L, kn_last_error(), errstr);
     return 1;
 }
 

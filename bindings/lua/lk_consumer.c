@@ -196,7 +196,7 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int timeout_ms, i
         lc->c = NULL;
         lk_ready_close(&lc->ready, c);
         /* queues every commit event still due (_CLOSED when unanswered) */
-        kn_consumer_close_timeout(c, timeout_ms);
+        kn_consumer_close(c, timeout_ms);
         kn_consumer_destroy(c);
     }
     if (!run_lua) {
@@ -336,7 +336,7 @@ int lk_consumer_new(lua_State *L) {
     lc->c = kn_consumer_new(conf, errstr, sizeof(errstr));
     kn_conf_destroy(conf);
     if (!lc->c)
-        return lk_push_error(L, KN_ERR__CONFIG, errstr);
+        return lk_push_error(L, kn_last_error(), errstr);
     return 1;
 }
 
@@ -897,7 +897,7 @@ static void lk_set_int(lua_State *L, const char *key, int64_t v) {
 /* consumer:metrics() -> plain table of counters. */
 static int lk_consumer_metrics(lua_State *L) {
     lk_consumer *lc = lk_consumer_check(L);
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(lc->c, &st);
     lua_createtable(L, 0, 15);
     lk_set_int(L, "polls", st.polls);

@@ -288,6 +288,7 @@ static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, i
         lk_ready_close_producer(&lp->ready, p);
         left = kn_producer_outstanding(p);
         rc = kn_producer_close(p, timeout_ms);
+        kn_producer_destroy(p);
     }
     if (!run_lua) {
         lk_producer_discard(lp);
@@ -427,13 +428,14 @@ int lk_producer_new(lua_State *L) {
     }
     kn_producer_hooks hooks;
     memset(&hooks, 0, sizeof hooks);
+    hooks.size = sizeof hooks;
     hooks.partitioner = lk_partitioner_cb;
     hooks.partitioner_opaque = &lp->part;
     lp->p = kn_producer_new_with_hooks(conf, NULL, lp, lp->has_partitioner ? &hooks : NULL, errstr,
                                        sizeof(errstr));
     kn_conf_destroy(conf);
     if (!lp->p)
-        return lk_push_error(L, KN_ERR__CONFIG, errstr);
+        return lk_push_error(L, kn_last_error(), errstr);
     return 1;
 }
 
@@ -802,7 +804,7 @@ static int lk_producer_ready_accept(lua_State *L) {
 /* producer:metrics() -> plain table of counters. */
 static int lk_producer_metrics(lua_State *L) {
     lk_producer *lp = lk_producer_check(L);
-    kn_producer_stats st;
+    kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(lp->p, &st);
     lua_createtable(L, 0, 11);
     lk_set_int(L, "records_sent", (lua_Integer)st.records_sent);

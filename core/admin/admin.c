@@ -32,26 +32,33 @@ static int kna_conf_int(const kn_conf *conf, const char *key, int def) {
 kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
     if (!conf) {
         kn_errstr_set(errstr, errstr_size, "kn_admin_new: conf is NULL");
+        kn_set_last_error(KN_ERR__INVALID_ARG);
         return NULL;
     }
     if (kn_conf_client_type(conf) != KN_CLIENT_ADMIN) {
         kn_errstr_set(errstr, errstr_size,
                       "kn_admin_new: the configuration was not made for an admin client "
                       "(use kn_conf_new(KN_CLIENT_ADMIN))");
+        kn_set_last_error(KN_ERR__INVALID_ARG);
         return NULL;
     }
     /* Cross-key checks on a private copy: conf is the caller's and const. */
     kn_conf *copy = kn_conf_dup(conf);
     if (!copy) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
+        kn_set_last_error(KN_ERR__NOMEM);
         return NULL;
     }
     kn_admin *admin = NULL;
-    if (kn_conf_finalize(copy, errstr, errstr_size) != KN_OK)
+    int rc = kn_conf_finalize(copy, errstr, errstr_size);
+    if (rc != KN_OK) {
+        kn_set_last_error(rc);
         goto done;
+    }
     admin = kn_calloc(1, sizeof(*admin));
     if (!admin) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
+        kn_set_last_error(KN_ERR__NOMEM);
         goto done;
     }
     kn_fork_stamp_now(&admin->fork);
@@ -61,9 +68,11 @@ kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
     if (admin->retry_backoff_max_ms < admin->retry_backoff_ms)
         admin->retry_backoff_max_ms = admin->retry_backoff_ms;
     admin->client = knw_client_new(copy, "admin", errstr, errstr_size);
-    if (!admin->client) {
+    if (!admin->client) { /* it set kn_last_error */
         kn_free(admin);
         admin = NULL;
+    } else {
+        kn_set_last_error(KN_OK);
     }
 done:
     kn_conf_destroy(copy);
@@ -71,6 +80,13 @@ done:
 }
 
 int kn_admin_forked(const kn_admin *admin) { return admin && kn_fork_changed(&admin->fork); }
+
+int kn_admin_close(kn_admin *admin, int timeout_ms) {
+    (void)timeout_ms;
+    if (admin && !kn_admin_forked(admin)) /* a fork child has no threads to stop */
+        knw_client_stop(admin->client); /* idempotent */
+    return KN_OK;
+}
 
 void kn_admin_destroy(kn_admin *admin) {
     if (!admin)

@@ -84,14 +84,17 @@ static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_
 kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
     if (!conf) {
         kn_errstr_set(errstr, errstr_size, "kn_consumer_new: conf is NULL");
+        kn_set_last_error(KN_ERR__INVALID_ARG);
         return NULL;
     }
     if (kn_conf_client_type(conf) != KN_CLIENT_CONSUMER) {
         kn_errstr_set(errstr, errstr_size,
                       "kn_consumer_new: the configuration was not made for a consumer "
                       "(use kn_conf_new(KN_CLIENT_CONSUMER))");
+        kn_set_last_error(KN_ERR__INVALID_ARG);
         return NULL;
     }
+    int err = KN_ERR__NOMEM; /* kn_last_error() on the fail path */
     kn_conf *copy = kn_conf_dup(conf);
     kn_consumer *c = kn_calloc(1, sizeof(*c));
     if (!copy || !c) {
@@ -101,9 +104,9 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
     kn_fork_stamp_now(&c->fork);
     c->ticker_id = -1;
     c->grp_ticker_id = -1;
-    if (kn_conf_finalize(copy, errstr, errstr_size) != KN_OK)
+    if ((err = kn_conf_finalize(copy, errstr, errstr_size)) != KN_OK)
         goto fail;
-    if (knc_settings(c, copy, errstr, errstr_size) != 0)
+    if ((err = knc_settings(c, copy, errstr, errstr_size)) != 0)
         goto fail;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -113,6 +116,7 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
     pthread_mutex_init(&c->lock, NULL);
     c->client = knw_client_new(copy, "consumer", errstr, errstr_size);
     if (!c->client) {
+        err = kn_last_error(); /* knw_client_new's reason */
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
         goto fail;
@@ -120,14 +124,17 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
     c->ticker_id = knw_ticker_add(c->client, knc_fetcher_tick, c);
     if (c->ticker_id < 0) {
         kn_errstr_set(errstr, errstr_size, "could not start the fetcher");
+        err = KN_ERR__NOMEM;
         knw_client_destroy(c->client);
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
         goto fail;
     }
     kn_conf_destroy(copy);
+    kn_set_last_error(KN_OK);
     return c;
 fail:
+    kn_set_last_error(err);
     kn_conf_destroy(copy);
     if (c) {
         kng_destroy(c);
@@ -480,25 +487,31 @@ int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, i
     return rc;
 }
 
-void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
-    KNC_FORK_GUARD(c, );
-    memset(out, 0, sizeof(*out));
-    if (!c)
-        return;
+int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
+    /* Size-versioned (see the header): filled in full here, then only
+     * the caller's out->size bytes are copied out. */
+    if (!c || !out || out->size < sizeof out->size)
+        return KN_ERR__INVALID_ARG;
+    kn_consumer_stats st;
     pthread_mutex_lock(&c->lock);
-    *out = c->stats;
+    st = c->stats;
     for (size_t i = 0; i < c->part_count; i++) {
         if (c->parts[i]->fetched) {
-            out->buffered_partitions++;
-            out->buffered_bytes += (int64_t)knc_part_buffered_bytes(c->parts[i]);
+            st.buffered_partitions++;
+            st.buffered_bytes += (int64_t)knc_part_buffered_bytes(c->parts[i]);
         }
     }
     pthread_mutex_unlock(&c->lock);
-    knw_stats ws;
-    knw_get_stats(c->client, &ws);
-    out->connects = ws.connects;
-    out->connect_failures = ws.connect_failures;
-    out->reauthentications = ws.reauthentications;
+    if (c->client) { /* NULL once closed: the connection counters then read 0 */
+        knw_stats ws;
+        knw_get_stats(c->client, &ws);
+        st.connects = ws.connects;
+        st.connect_failures = ws.connect_failures;
+        st.reauthentications = ws.reauthentications;
+    }
+    kn_stats_copy_out(out, &st, sizeof st);
+    return KN_OK;
 }
 
 void kn_consumer_wakeup(kn_consumer *c) {
@@ -580,12 +593,13 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
 /* Java's KafkaConsumer.close() default (DEFAULT_CLOSE_TIMEOUT_MS). */
 #define KNC_CLOSE_TIMEOUT_MS 30000
 
-int kn_consumer_close(kn_consumer *c) { return kn_consumer_close_timeout(c, -1); }
+/* The old name (deprecated in the header): the same call. */
+int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) { return kn_consumer_close(c, timeout_ms); }
 
-int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
+int kn_consumer_close(kn_consumer *c, int timeout_ms) {
     KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
-        return KN_ERR__INVALID_ARG;
+        return KN_OK; /* NULL is a no-op, as for every client */
     if (c->cb_depth > 0) {
         kn_log(knc_logger(c), KN_LOG_ERROR,
                "close called from a callback of the same consumer: refused (KN_ERR__STATE); "
@@ -650,7 +664,7 @@ void kn_consumer_destroy(kn_consumer *c) {
                "consumer under the call that runs the callback)");
         return;
     }
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     for (size_t i = 0; i < c->node_count; i++)

@@ -122,6 +122,37 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
     return 0;
 }
 
+/* Largest size a size-versioned struct may claim: a guard against a
+ * size field left uninitialised. */
+#define KNP_SIZED_MAX 4096
+
+/* Copies a caller's size-versioned struct (leading size_t size) into
+ * dst (dst_size bytes, this library's layout), zero-filled past the
+ * caller's size. A larger caller struct is accepted only when every
+ * byte past dst_size is zero (fields this library does not know, left
+ * at their defaults). */
+static int read_sized(void *dst, size_t dst_size, const void *src, const char *what, char *errstr,
+                      size_t errstr_size) {
+    size_t size;
+    memcpy(&size, src, sizeof size);
+    if (size < sizeof size || size > KNP_SIZED_MAX) {
+        kn_errstr_set(errstr, errstr_size, "%s: size %zu is not a struct size (set it to sizeof(%s))", what,
+                      size, what);
+        return KN_ERR__INVALID_ARG;
+    }
+    memset(dst, 0, dst_size);
+    memcpy(dst, src, size < dst_size ? size : dst_size);
+    for (size_t i = dst_size; i < size; i++)
+        if (((const unsigned char *)src)[i]) {
+            kn_errstr_set(errstr, errstr_size,
+                          "%s: a field past the %zu bytes this library knows is set (byte %zu): "
+                          "it needs a newer kafka-native",
+                          what, dst_size, i);
+            return KN_ERR__UNSUPPORTED;
+        }
+    return KN_OK;
+}
+
 kn_producer *kn_producer_new(const kn_conf *conf, kn_delivery_cb *dr, void *dr_opaque,
                              char *errstr, size_t errstr_size) {
     return kn_producer_new_with_hooks(conf, dr, dr_opaque, NULL, errstr, errstr_size);
@@ -131,14 +162,17 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
                                         const kn_producer_hooks *hooks, char *errstr, size_t errstr_size) {
     if (!conf || kn_conf_client_type(conf) != KN_CLIENT_PRODUCER) {
         kn_errstr_set(errstr, errstr_size, "kn_producer_new needs a producer configuration");
+        kn_set_last_error(KN_ERR__INVALID_ARG);
         return NULL;
     }
     kn_producer *p = kn_calloc(1, sizeof *p);
     if (!p) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
+        kn_set_last_error(KN_ERR__NOMEM);
         return NULL;
     }
     kn_fork_stamp_now(&p->fork);
+    int err = KN_ERR__NOMEM; /* kn_last_error() on the fail path */
     p->efd = -1;
     p->dr = dr;
     p->dr_opaque = dr_opaque;
@@ -148,29 +182,47 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
         goto fail;
     }
     if (hooks) {
-        if (hooks->interceptor_count && !hooks->interceptors) {
+        /* Size-versioned: read only the caller's bytes into zeroed
+         * copies of the structs this library knows. */
+        kn_producer_hooks h;
+        if ((err = read_sized(&h, sizeof h, hooks, "kn_producer_hooks", errstr, errstr_size)) != KN_OK)
+            goto fail;
+        if (h.interceptor_count && !h.interceptors) {
             kn_errstr_set(errstr, errstr_size,
                           "kn_producer_new_with_hooks: interceptor_count without interceptors");
+            err = KN_ERR__INVALID_ARG;
             goto fail;
         }
-        p->partitioner = hooks->partitioner;
-        p->partitioner_opaque = hooks->partitioner_opaque;
-        if (hooks->interceptor_count) {
-            p->interceptors = kn_malloc(hooks->interceptor_count * sizeof *p->interceptors);
+        p->partitioner = h.partitioner;
+        p->partitioner_opaque = h.partitioner_opaque;
+        if (h.interceptor_count) {
+            p->interceptors = kn_malloc(h.interceptor_count * sizeof *p->interceptors);
             if (!p->interceptors) {
                 kn_errstr_set(errstr, errstr_size, "out of memory");
+                err = KN_ERR__NOMEM;
                 goto fail;
             }
-            memcpy(p->interceptors, hooks->interceptors, hooks->interceptor_count * sizeof *p->interceptors);
-            p->ninterceptors = hooks->interceptor_count;
+            for (size_t i = 0; i < h.interceptor_count; i++) {
+                if (!h.interceptors[i]) {
+                    kn_errstr_set(errstr, errstr_size, "kn_producer_new_with_hooks: interceptor %zu is NULL", i);
+                    err = KN_ERR__INVALID_ARG;
+                    goto fail;
+                }
+                err = read_sized(&p->interceptors[i], sizeof p->interceptors[i], h.interceptors[i],
+                                 "kn_producer_interceptor", errstr, errstr_size);
+                if (err != KN_OK)
+                    goto fail;
+            }
+            p->ninterceptors = h.interceptor_count;
         }
     }
-    if (kn_conf_finalize(p->conf, errstr, errstr_size))
+    if ((err = kn_conf_finalize(p->conf, errstr, errstr_size)) != KN_OK)
         goto fail;
     knp_acc_conf ac;
     knp_sender_conf sc;
-    if (read_conf(p, &ac, &sc, errstr, errstr_size))
+    if ((err = read_conf(p, &ac, &sc, errstr, errstr_size)) != KN_OK)
         goto fail;
+    err = KN_ERR__NOMEM;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)p;
@@ -183,16 +235,20 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
     p->acc.hook_opaque = p;
     p->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     p->wire = knw_client_new(p->conf, "producer", errstr, errstr_size);
-    if (!p->wire)
+    if (!p->wire) {
+        err = kn_last_error(); /* knw_client_new's reason */
         goto fail;
+    }
     p->sender = knp_sender_new(p->wire, &p->acc, &sc);
     if (!p->sender) {
         kn_errstr_set(errstr, errstr_size, "cannot start the producer's sender");
         goto fail;
     }
     knw_wakeup(p->wire); /* fetch a producer id right away */
+    kn_set_last_error(KN_OK);
     return p;
 fail:
+    kn_set_last_error(err);
     if (p->wire)
         knw_client_destroy(p->wire);
     if (p->acc.buckets)
@@ -545,6 +601,8 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
         return KN_ERR__FORKED;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* from a callback that poll, flush or close runs */
+    if (p->closed)
+        return KN_ERR__CLOSED;
     /* Even poll(0) runs a due OAUTHBEARER token refresh. */
     knw_client_app_service(p->wire);
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
@@ -580,6 +638,8 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
         return KN_ERR__FORKED;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* e.g. a flush from a callback that close runs */
+    if (p->closed)
+        return KN_ERR__CLOSED;
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
     int rc = 0;
     pthread_mutex_lock(&p->acc.lock);
@@ -659,13 +719,15 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
         return KN_ERR__FORKED;
     }
     if (p->cb_depth > 0) {
-        /* Freeing p here would pull it from under the poll / flush /
+        /* Stopping p here would pull it from under the poll / flush /
          * close that runs this callback. */
         kn_log(knw_client_logger(p->wire), KN_LOG_ERROR,
                "kn_producer_close called from a callback of the same producer: refused "
                "(KN_ERR__STATE); close it after the call that runs the callback returns");
         return KN_ERR__STATE;
     }
+    if (p->closed)
+        return 0; /* idempotent */
     int rc = kn_producer_flush(p, timeout_ms);
     pthread_mutex_lock(&p->acc.lock);
     p->acc.closing = true;
@@ -676,8 +738,7 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
      * with KN_ERR__CLOSED through their callbacks, which (closing) fail
      * their batches instead of retrying. */
     knp_sender_stop(p->sender);
-    knw_client_destroy(p->wire);
-    p->wire = NULL;
+    knw_client_stop(p->wire);
     pthread_mutex_lock(&p->acc.lock);
     for (int32_t i = 0; i < p->acc.npqs; i++) {
         knp_batch *b;
@@ -691,6 +752,21 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
     pthread_mutex_unlock(&p->acc.lock);
     int64_t served = serve(p, done);
     p->acc.outstanding -= served;
+    return rc;
+}
+
+void kn_producer_destroy(kn_producer *p) {
+    if (!p || kn_producer_forked(p))
+        return; /* a fork child's copy: the threads are the parent's (leaked) */
+    if (p->cb_depth > 0) {
+        kn_log(knw_client_logger(p->wire), KN_LOG_ERROR,
+               "kn_producer_destroy called from a callback of the same producer: ignored; "
+               "destroy it after the call that runs the callback returns");
+        return;
+    }
+    if (!p->closed)
+        kn_producer_close(p, -1);
+    knw_client_destroy(p->wire);
     knp_sender_destroy(p->sender);
     knp_acc_destroy(&p->acc);
     if (p->efd >= 0)
@@ -698,13 +774,18 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
     kn_conf_destroy(p->conf);
     kn_free(p->interceptors);
     kn_free(p);
-    return rc;
 }
 
-void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out) {
-    memset(out, 0, sizeof *out);
-    if (!p || kn_producer_forked(p))
-        return;
+int kn_producer_get_stats(kn_producer *p, kn_producer_stats *caller) {
+    /* Size-versioned (see the header): filled in full here, then only
+     * the caller's caller->size bytes are copied out. */
+    if (!p || !caller || caller->size < sizeof caller->size)
+        return KN_ERR__INVALID_ARG;
+    if (kn_producer_forked(p))
+        return KN_ERR__FORKED;
+    kn_producer_stats st;
+    memset(&st, 0, sizeof st);
+    kn_producer_stats *out = &st;
     int64_t avg, max, reqs;
     knp_sender_latency(p->sender, &avg, &max, &reqs);
     pthread_mutex_lock(&p->acc.lock);
@@ -725,6 +806,8 @@ void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out) {
         out->connect_failures = ws.connect_failures;
         out->reauthentications = ws.reauthentications;
     }
+    kn_stats_copy_out(caller, &st, sizeof st);
+    return KN_OK;
 }
 
 const char *kn_delivery_topic(const kn_delivery *d) { return d->topic; }

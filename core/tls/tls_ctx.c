@@ -59,7 +59,7 @@ static int read_file(const char *key, const char *path, uint8_t **out, size_t *l
     FILE *f = fopen(path, "rb");
     if (!f) {
         kn_errstr_set(errstr, n, "%s: cannot open %s: %s", key, path, strerror(errno));
-        return KN_ERR__CONFIG;
+        return KN_ERR__SSL;
     }
     int rc = 0;
     size_t cap = 8192, got = 0;
@@ -69,7 +69,7 @@ static int read_file(const char *key, const char *path, uint8_t **out, size_t *l
             if (cap >= STORE_MAX_BYTES) {
                 kn_errstr_set(errstr, n, "%s: %s is larger than %u bytes: not a key or trust store", key,
                               path, STORE_MAX_BYTES);
-                rc = KN_ERR__CONFIG;
+                rc = KN_ERR__SSL;
                 break;
             }
             uint8_t *nb = kn_realloc(buf, cap * 2);
@@ -83,7 +83,7 @@ static int read_file(const char *key, const char *path, uint8_t **out, size_t *l
         if (r == 0) {
             if (ferror(f)) {
                 kn_errstr_set(errstr, n, "%s: cannot read %s: %s", key, path, strerror(errno));
-                rc = KN_ERR__CONFIG;
+                rc = KN_ERR__SSL;
             }
             break;
         }
@@ -95,7 +95,7 @@ static int read_file(const char *key, const char *path, uint8_t **out, size_t *l
     }
     if (!rc && got == 0) {
         kn_errstr_set(errstr, n, "%s: %s is empty", key, path);
-        rc = KN_ERR__CONFIG;
+        rc = KN_ERR__SSL;
     }
     if (rc) {
         kn_free(buf);
@@ -194,13 +194,13 @@ static int pem_certs(const char *what, const void *pem, size_t len, STACK_OF(X50
     if (e && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)) {
         kn_errstr_set(errstr, n, "%s: bad PEM certificate after %d good one(s): %s", what, count,
                       knw_tls_reason(why, sizeof why));
-        rc = KN_ERR__CONFIG;
+        rc = KN_ERR__SSL;
         goto done;
     }
     if (!count) {
         kn_errstr_set(errstr, n, "%s: no PEM certificate found (expected \"-----BEGIN CERTIFICATE-----\")",
                       what);
-        rc = KN_ERR__CONFIG;
+        rc = KN_ERR__SSL;
     }
 done:
     ERR_clear_error();
@@ -257,7 +257,7 @@ static int pem_key(const char *what, const void *pem, size_t len, const char *ke
     } else {
         kn_errstr_set(errstr, n, "%s: bad PEM private key (%s)", what, knw_tls_reason(why, sizeof why));
     }
-    return KN_ERR__CONFIG;
+    return KN_ERR__SSL;
 }
 
 /* ---- PKCS12 ---- */
@@ -274,7 +274,7 @@ static int p12_parse(const char *key, const char *path, const uint8_t *buf, size
     if (!p12) {
         kn_errstr_set(errstr, n, "%s: %s is not a PKCS12 file (%s)", key, path,
                       knw_tls_reason(why, sizeof why));
-        return KN_ERR__CONFIG;
+        return KN_ERR__SSL;
     }
     int rc = 0;
     if (PKCS12_mac_present(p12)) {
@@ -287,13 +287,13 @@ static int p12_parse(const char *key, const char *path, const uint8_t *buf, size
                               pw_key, path);
             else
                 kn_errstr_set(errstr, n, "%s: %s is password-protected: set %s", key, path, pw_key);
-            rc = KN_ERR__CONFIG;
+            rc = KN_ERR__SSL;
             goto done;
         }
     }
     if (!PKCS12_parse(p12, pw, pkey, cert, ca)) {
         kn_errstr_set(errstr, n, "%s: cannot read %s (%s)", key, path, knw_tls_reason(why, sizeof why));
-        rc = KN_ERR__CONFIG;
+        rc = KN_ERR__SSL;
     }
 done:
     PKCS12_free(p12);
@@ -314,7 +314,7 @@ static int add_trust(SSL_CTX *ctx, STACK_OF(X509) * certs, char *errstr, size_t 
             }
             char why[160];
             kn_errstr_set(errstr, n, "trust store: %s", knw_tls_reason(why, sizeof why));
-            return KN_ERR__CONFIG;
+            return KN_ERR__SSL;
         }
     return 0;
 }
@@ -341,7 +341,7 @@ static int load_trust(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n)
             kn_errstr_set(errstr, n,
                           "the system trust store cannot be loaded (%s): set ssl.truststore.location",
                           knw_tls_reason(why, sizeof why));
-            return KN_ERR__CONFIG;
+            return KN_ERR__SSL;
         }
         return 0;
     }
@@ -381,7 +381,7 @@ static int load_trust(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t n)
         EVP_PKEY_free(k);
         if (!rc && sk_X509_num(certs) <= 0) {
             kn_errstr_set(errstr, n, "ssl.truststore.location: %s holds no certificate", loc);
-            rc = KN_ERR__CONFIG;
+            rc = KN_ERR__SSL;
         }
     }
     if (!rc)
@@ -402,22 +402,22 @@ static int use_identity(SSL_CTX *ctx, EVP_PKEY *key, X509 *cert, STACK_OF(X509) 
     ERR_clear_error();
     if (!SSL_CTX_use_certificate(ctx, cert)) {
         kn_errstr_set(errstr, n, "%s: %s", what, knw_tls_reason(why, sizeof why));
-        return KN_ERR__CONFIG;
+        return KN_ERR__SSL;
     }
     if (!SSL_CTX_use_PrivateKey(ctx, key)) {
         kn_errstr_set(errstr, n, "%s: the private key does not match the certificate (%s)", what,
                       knw_tls_reason(why, sizeof why));
-        return KN_ERR__CONFIG;
+        return KN_ERR__SSL;
     }
     for (int i = 0; chain && i < sk_X509_num(chain); i++)
         if (!SSL_CTX_add1_chain_cert(ctx, sk_X509_value(chain, i))) {
             kn_errstr_set(errstr, n, "%s: %s", what, knw_tls_reason(why, sizeof why));
-            return KN_ERR__CONFIG;
+            return KN_ERR__SSL;
         }
     if (!SSL_CTX_check_private_key(ctx)) {
         ERR_clear_error();
         kn_errstr_set(errstr, n, "%s: the private key does not match the certificate", what);
-        return KN_ERR__CONFIG;
+        return KN_ERR__SSL;
     }
     return 0;
 }
@@ -487,7 +487,7 @@ static int load_keystore(SSL_CTX *ctx, const kn_conf *conf, char *errstr, size_t
         if (!rc && (!key || !cert)) {
             kn_errstr_set(errstr, n, "ssl.keystore.location: %s holds no private key with its certificate",
                           loc);
-            rc = KN_ERR__CONFIG;
+            rc = KN_ERR__SSL;
         }
     }
     if (!rc)

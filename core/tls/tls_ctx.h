@@ -18,9 +18,13 @@
 
 /* Builds the SSL_CTX for conf. On success returns 0, *ctx (owned by the
  * caller: knw_tls_ctx_free) and *verify_host (hostname verification,
- * ssl.endpoint.identification.algorithm). Otherwise KN_ERR__CONFIG (bad
- * value, missing file, wrong password, bad PEM, unsupported store type)
- * or KN_ERR__NOMEM, with errstr. */
+ * ssl.endpoint.identification.algorithm). Otherwise, with errstr:
+ * KN_ERR__SSL when a store or key cannot be loaded (file missing or
+ * unreadable, wrong password, bad PEM or PKCS12 content, a key that does
+ * not match its certificate: Java's "Failed to load SSL keystore"),
+ * KN_ERR__CONFIG when the settings are wrong on their face (unsupported
+ * or mismatched store type, JKS, keys that exclude each other,
+ * protocols, cipher suites), or KN_ERR__NOMEM. */
 int knw_tls_ctx_new(const kn_conf *conf, void **ctx, bool *verify_host, char *errstr, size_t errstr_size);
 /* Adds a reference to ctx (NULL is fine). */
 void knw_tls_ctx_ref(void *ctx);

@@ -647,18 +647,23 @@ static void *net_main(void *arg) {
 knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t errstr_size) {
     if (!s->bootstrap_count) {
         kn_errstr_set(errstr, errstr_size, "bootstrap.servers is required");
+        kn_set_last_error(KN_ERR__CONFIG);
         return NULL;
     }
     knw_client *c = kn_calloc(1, sizeof *c);
     if (!c) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
+        kn_set_last_error(KN_ERR__NOMEM);
         return NULL;
     }
     if (knw_settings_copy(&c->set, s)) {
         kn_free(c);
         kn_errstr_set(errstr, errstr_size, "out of memory");
+        kn_set_last_error(KN_ERR__NOMEM);
         return NULL;
     }
+    /* Failures below: out of memory unless a step says otherwise. */
+    int err = KN_ERR__NOMEM;
     if (!c->set.client_id)
         c->set.client_id = kn_strdup(c->set.kind);
     knw_body_cache_hold(); /* released by knw_client_destroy */
@@ -696,10 +701,23 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     c->use_bootstrap = true;
     c->next_timeout_check_ms = INT64_MAX;
     c->md.want = true; /* the first metadata is fetched at once, as Java does */
-    if (!c->set.client_id || knw_loop_init(&c->loop, errstr, errstr_size))
+    if (!c->set.client_id) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
-    if (c->set.sasl && c->set.sasl->oidc && knw_client_oidc_start(c, errstr, errstr_size))
+    }
+    if (knw_loop_init(&c->loop, errstr, errstr_size)) {
+        err = KN_ERR__FAIL;
         goto fail;
+    }
+    if (c->set.sasl && c->set.sasl->oidc) {
+        /* The first token is fetched here: its failure (an unreachable
+         * endpoint, a refused secret) is the constructor's code. */
+        int orc = knw_client_oidc_start(c, errstr, errstr_size);
+        if (orc) {
+            err = orc < 0 ? orc : KN_ERR__FAIL;
+            goto fail;
+        }
+    }
     for (int i = 0; i < c->set.bootstrap_count; i++) {
         knw_conn *conn = knw_conn_new(c, -1 - i, true, c->set.bootstrap[i].host, c->set.bootstrap[i].port);
         if (!conn || conns_add(c, conn)) {
@@ -711,6 +729,7 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     int rc = pthread_create(&c->thread, NULL, net_main, c);
     if (rc) {
         kn_errstr_set(errstr, errstr_size, "cannot start the network thread: %s", strerror(rc));
+        err = KN_ERR__FAIL;
         goto fail;
     }
     c->thread_started = true;
@@ -718,17 +737,24 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     return c;
 fail:
     knw_client_destroy(c);
+    kn_set_last_error(err);
     return NULL;
 }
 
 knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *errstr, size_t errstr_size) {
     if (!conf) {
         kn_errstr_set(errstr, errstr_size, "no configuration");
+        kn_set_last_error(KN_ERR__INVALID_ARG);
         return NULL;
     }
     knw_settings s;
-    if (knw_settings_from_conf(&s, conf, client_kind, errstr, errstr_size))
+    int rc = knw_settings_from_conf(&s, conf, client_kind, errstr, errstr_size);
+    if (rc) {
+        /* _CONFIG for a bad value, _SSL for an unreadable truststore
+         * or key, ...: the code the constructor's caller gets. */
+        kn_set_last_error(rc < 0 ? rc : KN_ERR__CONFIG);
         return NULL;
+    }
     knw_client *c = knw_client_new_settings(&s, errstr, errstr_size);
     knw_settings_free(&s);
     return c;
@@ -736,12 +762,12 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
 
 struct kn_logger *knw_client_logger(knw_client *c) { return c ? &c->log : NULL; }
 
-void knw_client_destroy(knw_client *c) {
-    if (!c)
+void knw_client_stop(knw_client *c) {
+    if (!c || c->stopped)
         return;
     if (knw_on_network_thread(c)) {
         /* Joining ourselves would deadlock: refuse loudly instead. */
-        kn_log(&c->log, KN_LOG_ERROR, "knw_client_destroy called on the network thread: ignored");
+        kn_log(&c->log, KN_LOG_ERROR, "knw_client_stop called on the network thread: ignored");
         return;
     }
     pthread_mutex_lock(&c->lock);
@@ -765,6 +791,19 @@ void knw_client_destroy(knw_client *c) {
     pthread_mutex_unlock(&c->lock);
     for (int i = 0; i < c->conn_count; i++)
         knw_conn_free(c->conns[i], KN_ERR__CLOSED, "the client is closing");
+    c->conn_count = 0;
+    c->stopped = true;
+}
+
+void knw_client_destroy(knw_client *c) {
+    if (!c)
+        return;
+    if (knw_on_network_thread(c)) {
+        /* Joining ourselves would deadlock: refuse loudly instead. */
+        kn_log(&c->log, KN_LOG_ERROR, "knw_client_destroy called on the network thread: ignored");
+        return;
+    }
+    knw_client_stop(c);
     kn_free(c->conns);
     knw_md_destroy(c);
     knw_coord_destroy(&c->coord);

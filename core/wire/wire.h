@@ -63,8 +63,13 @@ knw_client *knw_client_new(const kn_conf *conf, const char *client_kind, char *e
                            size_t errstr_size);
 
 /* Stops the network thread, fails every pending request with
- * KN_ERR__CLOSED (their callbacks run before this returns), closes all
- * connections, frees everything. */
+ * KN_ERR__CLOSED (their callbacks run before this returns) and closes
+ * all connections, but keeps the client readable (stats, logger, fatal
+ * error): later requests complete at once with KN_ERR__CLOSED. The
+ * public close calls use it, so a closed handle stays valid until its
+ * destroy. Idempotent. */
+void knw_client_stop(knw_client *client);
+/* knw_client_stop, then frees everything. */
 void knw_client_destroy(knw_client *client);
 
 /* The client's logger (prefix e.g. "consumer-3", the handler given by

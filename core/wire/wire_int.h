@@ -295,6 +295,7 @@ struct knw_client {
     pthread_cond_t cond; /* metadata arrivals, close */
     bool stopping;       /* no new work accepted */
     bool closed;         /* the network thread has finished */
+    bool stopped;        /* knw_client_stop ran: no thread, no connections */
     knw_reqq submit;     /* from any thread to the network thread */
 
     /* tickers: the recursive tick_lock is held while they run so

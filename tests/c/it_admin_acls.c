@@ -112,6 +112,7 @@ static int sasl_send(const char *topic, char *es, size_t esn) {
             snprintf(es, esn, "delivery: %s", kn_err_name(rc));
     }
     kn_producer_close(p, 5000);
+    kn_producer_destroy(p);
     return rc;
 }
 

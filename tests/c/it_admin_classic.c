@@ -87,9 +87,9 @@ static void test_classic(void **state) {
     assert_int_equal(kn_group_descriptions_error(d, 2), KN_ERR_GROUP_ID_NOT_FOUND);
     assert_int_equal(kn_group_descriptions_error(d, 3), KN_ERR_GROUP_ID_NOT_FOUND);
     kn_group_descriptions_destroy(d);
-    kn_consumer_close(c1);
+    kn_consumer_close(c1, -1);
     kn_consumer_destroy(c1);
-    kn_consumer_close(c2);
+    kn_consumer_close(c2, -1);
     kn_consumer_destroy(c2);
     kn_admin_destroy(admin);
 }

@@ -59,6 +59,7 @@ static int group_setup(void **state) {
     }
     assert_int_equal(kn_producer_flush(p, TIMEOUT_MS), KN_OK);
     assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
     *state = new_admin();
     return 0;
 }
@@ -381,7 +382,7 @@ static void test_live_groups(void **state) {
     kn_group_descriptions_destroy(d);
 
     for (int i = 0; i < 2; i++) {
-        kn_consumer_close(cs[i]);
+        kn_consumer_close(cs[i], -1);
         kn_consumer_destroy(cs[i]);
     }
 }
@@ -401,7 +402,7 @@ static int64_t first_offset_read(const char *group) {
                 first = kn_records_offset(r, i);
         kn_records_free(r);
     }
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     if (first < 0)
         fail_msg("no record from partition 0 within 60 s");

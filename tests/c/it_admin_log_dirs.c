@@ -33,6 +33,7 @@ static void test_log_dirs(void **state) {
     assert_int_equal(kn_producer_send(p, &rec, es, sizeof es), KN_OK);
     assert_int_equal(kn_producer_flush(p, TIMEOUT_MS), KN_OK);
     assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
 
     conf = kn_conf_new(KN_CLIENT_ADMIN);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());

@@ -47,6 +47,7 @@ static int setup(void **state) {
     }
     assert_int_equal(kn_producer_flush(p, TIMEOUT_MS), KN_OK);
     assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
     char errstr[512] = "";
     conf = kn_conf_new(KN_CLIENT_ADMIN);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
@@ -186,7 +187,7 @@ static void test_reset_to_timestamp(void **state) {
             first = kn_records_offset(r, 0);
         kn_records_free(r);
     }
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     assert_int_equal(first, 6);
 }

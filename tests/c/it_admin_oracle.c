@@ -379,7 +379,7 @@ static void test_oracle(void **state) {
     free_lines(&ours);
     free_lines(&java);
     for (int i = 0; i < 2; i++) {
-        kn_consumer_close(cs[i]);
+        kn_consumer_close(cs[i], -1);
         kn_consumer_destroy(cs[i]);
     }
     const kn_acl_binding mine = {KN_ACL_RESOURCE_ANY,  topic, KN_ACL_PATTERN_ANY, NULL, NULL, KN_ACL_OP_ANY,

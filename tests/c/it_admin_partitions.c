@@ -138,6 +138,7 @@ static void test_delete_records(void **state) {
     }
     assert_int_equal(kn_producer_flush(p, TIMEOUT_MS), KN_OK);
     assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
 
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     int k = kn_topic_partition_list_add(l, topic, 0);

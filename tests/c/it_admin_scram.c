@@ -173,6 +173,7 @@ static int login_send(const char *mechanism, const char *user, const char *passw
     if (!rc)
         rc = kn_producer_flush(p, TIMEOUT_MS);
     kn_producer_close(p, 2000);
+    kn_producer_destroy(p);
     return rc;
 }
 

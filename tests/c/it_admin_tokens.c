@@ -57,6 +57,7 @@ static int token_send(const char *topic, const char *id, const char *hmac_b64, c
     if (!rc)
         rc = kn_producer_flush(p, TIMEOUT_MS);
     kn_producer_close(p, 2000);
+    kn_producer_destroy(p);
     return rc;
 }
 

@@ -207,6 +207,7 @@ static void test_txn_admin(void **state) {
     if (rc != KN_ERR_PRODUCER_FENCED && rc != KN_ERR_INVALID_PRODUCER_EPOCH && rc != KN_ERR__FATAL)
         fail_msg("commit after the fence: %s (%s), want fenced", kn_err_name(rc), es);
     kn_producer_close(p, 5000);
+    kn_producer_destroy(p);
 
     /* Bad input is refused before sending. */
     const char *empty[] = {""};

@@ -77,7 +77,7 @@ static void assign_all(kn_consumer *c, const char *topic, int partitions) {
 }
 
 static void close_consumer(kn_consumer *c) {
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_records *r = NULL;
     char es[256];
     assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_ERR__CLOSED);
@@ -143,7 +143,7 @@ static void test_codecs(void **state) {
         kn_topic_partition_list_destroy(l);
         int64_t t0 = kn_test_now_ms();
         consume_exactly(c, topic, parts, n, 100);
-        kn_consumer_stats st;
+        kn_consumer_stats st = {.size = sizeof st};
         kn_consumer_get_stats(c, &st);
         fprintf(stderr,
                 "codec %-6s: %d records in %lld ms, %lld fetches (%lld incremental), "
@@ -489,7 +489,7 @@ static void test_broker_restart(void **state) {
                 dir);
     read_on(c, &next, 1000, 90000);
     assert_int_equal(next, 1000);
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     fprintf(stderr, "after restart: %lld validations, %lld truncations, %lld fetch errors\n",
             (long long)st.validations, (long long)st.truncations, (long long)st.fetch_errors);
@@ -701,7 +701,7 @@ static void test_commit_async_then_close(void **state) {
     kn_topic_partition_list_set_offset(l, 0, 42);
     assert_int_equal(kn_consumer_commit_async(c, l, on_commit, &o), KN_OK);
     kn_topic_partition_list_destroy(l);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     assert_int_equal(o.calls, 1);
     assert_int_equal(o.errs[0], 0);
     assert_int_equal(o.offsets[0], 42);
@@ -741,7 +741,7 @@ static void test_ready_hook_resume(void **state) {
     kn_consumer *c = new_consumer("auto.offset.reset", "earliest", NULL);
     kn_consumer_set_ready_cb(c, ready_byte, &fds[1]);
     assign_all(c, known_topic, 1);
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     int64_t end = kn_test_now_ms() + 20000;
     do {
         usleep(20 * 1000);
@@ -846,7 +846,7 @@ static void test_auto_commit(void **state) {
     kn_topic_partition_list_destroy(l);
     assert_int_equal(read_known(c, 40, 40, 20000), 40);
     /* And at close. */
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
     c = new_consumer("group.id", group, "enable.auto.commit", "false", NULL);
     assert_int_equal(committed_of(c, known_topic, 0), 80);

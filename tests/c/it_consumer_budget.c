@@ -129,7 +129,7 @@ static void test_budget_bounds_buffered_bytes(void **state) {
     int64_t got = 0, max_buffered = 0, deadline = kn_test_now_ms() + 120000;
     while (got < total && kn_test_now_ms() < deadline) {
         got += (int64_t)poll_in_order(c, parts, next, NULL);
-        kn_consumer_stats st;
+        kn_consumer_stats st = {.size = sizeof st};
         kn_consumer_get_stats(c, &st);
         if (st.buffered_bytes > max_buffered)
             max_buffered = st.buffered_bytes;
@@ -140,7 +140,7 @@ static void test_budget_bounds_buffered_bytes(void **state) {
     if (max_buffered > (6 << 20))
         fail_msg("%lld bytes buffered, above the 6 MiB budget", (long long)max_buffered);
     assert_true(max_buffered > 0);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -160,7 +160,7 @@ static void test_budget_oversized_batches(void **state) {
     while (got < total && kn_test_now_ms() < deadline)
         got += (int64_t)poll_in_order(c, parts, next, NULL);
     assert_at_end(next, end, 0, parts, " (batches above the budget)");
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -189,7 +189,7 @@ static void test_budget_paused_hold_no_stall(void **state) {
     while (!(next[2] == end[2] && next[3] == end[3]) && kn_test_now_ms() < deadline)
         poll_in_order(c, parts, next, paused);
     assert_at_end(next, end, 2, 4, " while 0 and 1 were paused");
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     assert_true(st.buffered_partitions >= 1); /* the paused ones kept data */
     assert_int_equal(kn_consumer_resume(c, l), KN_OK);
@@ -198,7 +198,7 @@ static void test_budget_paused_hold_no_stall(void **state) {
     while (!(next[0] == end[0] && next[1] == end[1]) && kn_test_now_ms() < deadline)
         poll_in_order(c, parts, next, paused);
     assert_at_end(next, end, 0, parts, " after resume");
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -222,7 +222,7 @@ static void test_budget_window_many_partitions(void **state) {
     while (got < total && kn_test_now_ms() < deadline)
         got += (int64_t)poll_in_order(c, parts, next, NULL);
     assert_at_end(next, end, 0, parts, " (window over 400 partitions)");
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     fprintf(stderr, "window: %lld records in order over %d partitions, %lld fetches\n", (long long)got,
             parts, (long long)st.fetch_requests);
@@ -249,7 +249,7 @@ static void test_budget_window_many_partitions(void **state) {
         poll_in_order(c, parts, next, paused);
     }
     assert_at_end(next, end, 0, parts, " (after the second round)");
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

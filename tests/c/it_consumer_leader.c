@@ -144,7 +144,7 @@ static void test_leader_killed_mid_read(void **state) {
         sum += next[p];
     }
     assert_int_equal(sum, RECORDS);
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     fprintf(stderr,
             "%lld records exactly once across the leader change: %lld fetch errors, "
@@ -153,7 +153,7 @@ static void test_leader_killed_mid_read(void **state) {
     /* The new leader's epoch was seen and the position confirmed. */
     assert_true(st.validations >= 1);
     assert_int_equal(st.truncations, 0);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

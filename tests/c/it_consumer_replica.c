@@ -110,10 +110,11 @@ static void produce(const char *topic, int from, int n) {
             fail_msg("send %d: %s: %s", i, kn_err_name(rc), err);
     }
     assert_int_equal(kn_producer_flush(p, 60000), KN_OK);
-    kn_producer_stats st;
+    kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(p, &st);
     assert_int_equal(st.records_failed, 0);
     assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
 }
 
 static kn_consumer *new_consumer(const char *topic, const char *rack) {
@@ -192,11 +193,11 @@ static void test_fetches_from_the_follower_in_its_rack(void **s) {
     int next = 0;
     int32_t seen = -1;
     read_until(plain, topic, &next, FIRST, &seen);
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(plain, &st);
     assert_int_equal(seen, -1);
     assert_int_equal(st.fetch_read_replica, 0);
-    assert_int_equal(kn_consumer_close(plain), KN_OK);
+    assert_int_equal(kn_consumer_close(plain, -1), KN_OK);
     kn_consumer_destroy(plain);
 
     /* In the follower's rack: the leader names it, and it serves. */
@@ -230,7 +231,7 @@ static void test_fetches_from_the_follower_in_its_rack(void **s) {
     assert_int_equal(kn_consumer_poll(c, 1000, &r, err, sizeof err), KN_OK);
     assert_int_equal(r ? kn_records_count(r) : 0, 0);
     kn_records_free(r);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

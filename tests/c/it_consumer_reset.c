@@ -63,10 +63,11 @@ static int setup(void **state) {
             /* one batch per age keeps the records in offset order */
         }
     assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
-    kn_producer_stats st;
+    kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(p, &st);
     assert_int_equal(st.records_sent, 3 * PER_AGE);
     assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
     return 0;
 }
 
@@ -131,7 +132,7 @@ static void test_by_duration(void **state) {
             fail_msg("%s: position %lld (%s), expected %lld", cases[k].reset, (long long)pos, kn_err_name(rc),
                      (long long)cases[k].position);
         read_from(c, cases[k].position);
-        assert_int_equal(kn_consumer_close(c), KN_OK);
+        assert_int_equal(kn_consumer_close(c, -1), KN_OK);
         kn_consumer_destroy(c);
     }
 }
@@ -141,7 +142,7 @@ static void test_by_duration_out_of_range(void **state) {
     kn_consumer *c = new_consumer("by_duration:PT1H");
     assert_int_equal(kn_consumer_seek(c, topic, 0, 5000), KN_OK);
     read_from(c, 20);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

@@ -144,7 +144,7 @@ static void read_and_check(bool committed_only, const char *part_bytes) {
     fprintf(stderr, "%s, max.partition.fetch.bytes=%s: %d records, each once\n",
             committed_only ? "read_committed" : "read_uncommitted", part_bytes, got);
     kn_topic_partition_list_destroy(ends);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

@@ -169,7 +169,7 @@ static void read_all(const char *topic, int64_t n, const char *codec) {
         assert_int_equal(kn_consumer_position(c, topic, p, 0, &pos), KN_OK);
         assert_int_equal(pos, end[p]);
     }
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     fprintf(stderr,
             "codec %-6s: %lld records exactly once in %lld ms, %lld fetches (%lld incremental, "
@@ -178,7 +178,7 @@ static void read_all(const char *topic, int64_t n, const char *codec) {
             (long long)st.fetch_incremental, (long long)st.fetch_errors, (long long)st.polls);
     assert_int_equal(st.records, n);
     assert_int_equal(st.buffered_partitions, 0);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -271,7 +271,7 @@ static void read_with_churn(const char *topic) {
         assert_int_equal(next[p], end[p]);
     fprintf(stderr, "churn: every partition read to its end through %d seeks and %d pauses\n", seeks, pauses);
     assert_true(seeks > 0 && pauses > 0);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

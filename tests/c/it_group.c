@@ -542,6 +542,7 @@ static void pattern(const char *protocol) {
     int64_t next[NPART] = {0};
     produce(pr, t2, 2, next, 5);
     kn_producer_close(pr, 10000);
+    kn_producer_destroy(pr);
     consumed cs;
     consumed_init(&cs);
     int64_t end = kn_test_now_ms() + WAIT_MS;

@@ -70,13 +70,14 @@ static void test_expired_token_fails_fast(void **state) {
     assert_null(strstr(es, "eyJ"));
     fprintf(stderr, "  expired token failed in %lld ms: %s\n", (long long)took, es);
     assert_int_equal(kn_producer_flush(p, 5000), KN_ERR__AUTHENTICATION);
-    kn_producer_stats s1, s2;
+    kn_producer_stats s1 = {.size = sizeof s1}, s2 = {.size = sizeof s2};
     kn_producer_get_stats(p, &s1);
     sleep(2);
     kn_producer_get_stats(p, &s2);
     assert_int_equal(s1.connects, 1);
     assert_int_equal(s2.connects, s1.connects);
     assert_int_equal(kn_producer_close(p, 1000), KN_ERR__AUTHENTICATION);
+    kn_producer_destroy(p);
 }
 
 /* REAUTH: 10 s sessions, 15 s tokens. A token made once would expire
@@ -104,7 +105,7 @@ static void test_reauth_fresh_tokens(void **state) {
                          .burst = 10,
                          .pause_ms = 50};
     int next = kn_secure_consume_while_producing(c, &pt, 80000, 40000, 0);
-    kn_consumer_stats cs;
+    kn_consumer_stats cs = {.size = sizeof cs};
     kn_consumer_get_stats(c, &cs);
     fprintf(stderr, "  produced %d, consumed %d; re-authentications: producer %lld, consumer %lld\n", pt.sent,
             next, (long long)pt.stats.reauthentications, (long long)cs.reauthentications);
@@ -116,7 +117,7 @@ static void test_reauth_fresh_tokens(void **state) {
     assert_int_equal(pt.stats.connect_failures, 0);
     assert_int_equal(cs.connect_failures, 0);
     assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

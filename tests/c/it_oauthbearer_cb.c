@@ -61,6 +61,11 @@ static int token_cb(kn_oauthbearer_token *out, char *errstr, size_t errstr_size,
     atomic_fetch_add(&ts->calls, 1);
     if (!pthread_equal(pthread_self(), ts->app_thread))
         atomic_fetch_add(&ts->wrong_thread, 1);
+    /* Size-versioned: the library says how much struct it allocated. */
+    if (out->size != sizeof *out || !KN_STRUCT_HAS(out, kn_oauthbearer_token, extension_count)) {
+        snprintf(errstr, errstr_size, "token struct size %zu, expected %zu", out->size, sizeof *out);
+        return -1;
+    }
     if (ts->fail) {
         snprintf(errstr, errstr_size, "identity provider unreachable (test)");
         return -1;
@@ -140,6 +145,7 @@ static void test_callback_failure(void **state) {
     assert_int_equal(atomic_load(&ts.wrong_thread), 0);
     assert_int_equal(kn_producer_flush(p, 1000), KN_ERR__AUTHENTICATION);
     kn_producer_close(p, 1000);
+    kn_producer_destroy(p);
 }
 
 /* REAUTH: the producer runs on its own thread, which is then its
@@ -174,7 +180,7 @@ static void test_refresh_through_reauth(void **state) {
                          .burst = 10,
                          .pause_ms = 50};
     int next = kn_secure_consume_while_producing(c, &pt, 80000, 40000, 0);
-    kn_consumer_stats cs;
+    kn_consumer_stats cs = {.size = sizeof cs};
     kn_consumer_get_stats(c, &cs);
     fprintf(stderr,
             "  produced %d, consumed %d; token callback calls: producer %d, consumer %d; re-authentications: "
@@ -194,7 +200,7 @@ static void test_refresh_through_reauth(void **state) {
     assert_int_equal(pt.stats.connect_failures, 0);
     assert_int_equal(cs.connect_failures, 0);
     assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

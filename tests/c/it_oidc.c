@@ -104,6 +104,7 @@ static void test_unsigned_token_refused(void **state) {
         fail_msg("expected the broker's invalid_token: %s", es);
     fprintf(stderr, "  unsigned token refused in %lld ms: %s\n", (long long)took, es);
     assert_int_equal(kn_producer_close(p, 1000), KN_ERR__AUTHENTICATION);
+    kn_producer_destroy(p);
 }
 
 /* A client whose token endpoint misbehaves fails in its constructor,
@@ -256,6 +257,7 @@ static void test_refresh_failure(void **state) {
     assert_int_equal(kn_producer_flush(p, 15000), KN_OK);
     int64_t c0 = kn_test_now_ms();
     assert_int_equal(kn_producer_close(p, 5000), KN_OK);
+    kn_producer_destroy(p);
     assert_true(kn_test_now_ms() - c0 < 3000);
 }
 
@@ -287,7 +289,7 @@ static void test_refresh_reauth(void **state) {
     kn_secure_prod pt = {
         .make_conf = short_producer_conf, .topic = t, .run_ms = run_ms, .burst = 10, .pause_ms = 50};
     int next = kn_secure_consume_while_producing(c, &pt, run_ms + 60000, run_ms + 20000, run_ms);
-    kn_consumer_stats cs;
+    kn_consumer_stats cs = {.size = sizeof cs};
     kn_consumer_get_stats(c, &cs);
     fprintf(stderr,
             "  %s run (%lld s): produced %d, consumed %d; re-authentications: producer %lld, consumer %lld\n",
@@ -302,7 +304,7 @@ static void test_refresh_reauth(void **state) {
     assert_int_equal(pt.stats.connect_failures, 0);
     assert_int_equal(cs.connect_failures, 0);
     assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

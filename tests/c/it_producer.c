@@ -209,13 +209,14 @@ static void produce_codec(const char *codec) {
     }
     assert_int_equal(kn_producer_flush(p, 120000), 0);
     int64_t took = kn_test_now_ms() - t0;
-    kn_producer_stats st;
+    kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(p, &st);
     print_message("%s: %d records in %lld ms, %lld batches, %lld requests, %lld bytes\n", codec, N_RECORDS,
                   (long long)took, (long long)st.batches_sent, (long long)st.requests_sent,
                   (long long)st.bytes_sent);
     assert_int_equal(kn_producer_outstanding(p), 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
     int64_t errors = ctx.errors;
     if (errors) {
         free(ctx.part_of);
@@ -363,6 +364,7 @@ static void test_buffer_full(void **s) {
     assert_int_equal(ctx.ok, 1 + accepted);
     assert_int_equal(ctx.failed, 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
 }
 
 /* A topic name the broker refuses never gets metadata: send fails after
@@ -387,6 +389,7 @@ static void test_unknown_topic_times_out(void **s) {
     assert_true(took >= 450 && took < 3000);
     assert_int_equal(kn_producer_outstanding(p), 0);
     assert_int_equal(kn_producer_close(p, 1000), 0);
+    kn_producer_destroy(p);
 }
 
 static void acks_run(const char *acks, int64_t *minus1) {
@@ -409,6 +412,7 @@ static void acks_run(const char *acks, int64_t *minus1) {
         assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
     }
     assert_int_equal(kn_producer_close(p, 30000), 0);
+    kn_producer_destroy(p);
     assert_int_equal(ctx.ok, 5000);
     assert_int_equal(ctx.failed, 0);
     *minus1 = ctx.offsets_minus1;
@@ -458,7 +462,7 @@ static void test_message_too_large_split(void **s) {
         assert_int_equal(kn_producer_send(p, &r, err, sizeof err), 0);
     }
     assert_int_equal(kn_producer_flush(p, 60000), 0);
-    kn_producer_stats st;
+    kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(p, &st);
     print_message("split: %lld batches sent after %lld retries\n", (long long)st.batches_sent,
                   (long long)st.retries);
@@ -481,6 +485,7 @@ static void test_message_too_large_split(void **s) {
     assert_int_equal(ctx.errors, 1);
     assert_int_equal(ctx.first_err, KN_ERR_MESSAGE_TOO_LARGE);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
 }
 
 /* An ambiguous loss bumps the epoch locally and only the partition that
@@ -543,6 +548,7 @@ static void test_epoch_bump_after_loss(void **s) {
     assert_int_equal(ctx.ok, 202);
     assert_int_equal(ctx.failed, 10);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
 
     /* On disk: one producer id; partition 0's last batches carry epoch 1. */
     char out[256], cmd[2048];

@@ -152,7 +152,7 @@ static void produce_burst(const char *topic, fo_ctx *ctx) {
     }
     int frc = kn_producer_flush(p, 180000);
     int64_t took = kn_test_now_ms() - t0;
-    kn_producer_stats st;
+    kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(p, &st);
     print_message("%lld records in %lld ms: %lld batches, %lld requests, %lld retries, "
                   "%lld failed\n",
@@ -160,6 +160,7 @@ static void produce_burst(const char *topic, fo_ctx *ctx) {
                   (long long)st.requests_sent, (long long)st.retries, (long long)st.records_failed);
     assert_int_equal(frc, 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
     assert_true(node_killed);
     if (ctx->errors)
         fail_msg("%lld delivery errors, first %s: %s", (long long)ctx->errors, kn_err_name(ctx->first_err),
@@ -255,7 +256,7 @@ static void check_log(const char *topic, const fo_ctx *ctx) {
         kn_records_free(r);
     }
     free(seen);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
     print_message("read back %lld records (log end offsets add up to %lld): %lld duplicate, "
                   "%lld not where reported, %lld out of order, %lld unreadable\n",

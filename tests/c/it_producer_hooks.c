@@ -117,7 +117,7 @@ static kn_consumer *read_all(const char *topic, int partitions, int want,
 }
 
 static void close_consumer(kn_consumer *c) {
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -144,8 +144,9 @@ static void test_custom_partitioner(void **st) {
     part_ctx pc = {0, 0, false};
     static rep_ctx rc;
     memset(&rc, 0, sizeof rc);
-    kn_producer_interceptor ic = {NULL, on_ack, &rc};
-    kn_producer_hooks hooks = {my_partitioner, &pc, &ic, 1};
+    kn_producer_interceptor ic = {sizeof ic, NULL, on_ack, &rc};
+    const kn_producer_interceptor *icp = &ic;
+    kn_producer_hooks hooks = {sizeof hooks, my_partitioner, &pc, &icp, 1};
     char err[512];
     kn_producer *p = kn_producer_new_with_hooks(conf, on_dr, &rc, &hooks, err, sizeof err);
     kn_conf_destroy(conf);
@@ -187,6 +188,7 @@ static void test_custom_partitioner(void **st) {
     assert_ptr_equal(rc.last_ack_opaque, (void *)(intptr_t)77777);
     assert_int_equal(kn_producer_flush(p, 30000), 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
     assert_int_equal(rc.reports, N_RECS + 1);
     assert_int_equal(rc.errors, 0);
     assert_int_equal(rc.wrong_partition, 0);
@@ -275,11 +277,12 @@ static void test_interceptors(void **st) {
     memset(&s1, 0, sizeof s1);
     memset(&s2, 0, sizeof s2);
     kn_producer_interceptor ics[3] = {
-        {ic1_send, NULL, &s1},
-        {ic2_send, NULL, &s2},
-        {NULL, on_ack, &rc},
+        {sizeof(kn_producer_interceptor), ic1_send, NULL, &s1},
+        {sizeof(kn_producer_interceptor), ic2_send, NULL, &s2},
+        {sizeof(kn_producer_interceptor), NULL, on_ack, &rc},
     };
-    kn_producer_hooks hooks = {NULL, NULL, ics, 3};
+    const kn_producer_interceptor *icp[3] = {&ics[0], &ics[1], &ics[2]};
+    kn_producer_hooks hooks = {sizeof hooks, NULL, NULL, icp, 3};
     char err[512];
     /* No delivery callback: the interceptors still see every outcome. */
     kn_producer *p = kn_producer_new_with_hooks(conf, NULL, NULL, &hooks, err, sizeof err);
@@ -298,6 +301,7 @@ static void test_interceptors(void **st) {
     }
     assert_int_equal(kn_producer_flush(p, 30000), 0);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
     assert_int_equal(s1.calls, N_RECS);
     assert_int_equal(s2.calls, N_RECS);
     assert_int_equal(s2.fails, N_RECS / 2);
@@ -314,7 +318,7 @@ static void test_hooks_bad_args(void **st) {
     (void)st;
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_producer_hooks hooks = {NULL, NULL, NULL, 2};
+    kn_producer_hooks hooks = {sizeof hooks, NULL, NULL, NULL, 2};
     char err[512] = "";
     kn_producer *p = kn_producer_new_with_hooks(conf, NULL, NULL, &hooks, err, sizeof err);
     kn_conf_destroy(conf);

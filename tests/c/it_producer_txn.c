@@ -126,7 +126,7 @@ static void read_counts(const char *isolation, const char *topic, int parts, int
             quiet_since = -1;
         }
     }
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -172,6 +172,7 @@ static void test_commit_visible_abort_not(void **st) {
     send_values(p, topic, "C", 1000, 700);
     must(kn_producer_commit_transaction(p, 30000, err, sizeof err), "commit 2", err);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
     assert_int_equal(ctx.ok + ctx.failed, 2500);
 
     int c, a;
@@ -212,11 +213,13 @@ static void test_fencing(void **st) {
     assert_int_equal(kn_producer_send(p1, &r, err, sizeof err), KN_ERR__FATAL);
     assert_int_equal(kn_producer_begin_transaction(p1, err, sizeof err), KN_ERR__FATAL);
     kn_producer_close(p1, 5000);
+    kn_producer_destroy(p1);
 
     must(kn_producer_begin_transaction(p2, err, sizeof err), "begin p2", err);
     send_values(p2, topic, "C", 0, 200);
     must(kn_producer_commit_transaction(p2, 30000, err, sizeof err), "commit p2", err);
     assert_int_equal(kn_producer_close(p2, 10000), 0);
+    kn_producer_destroy(p2);
     assert_int_equal(c2.ok, 200);
     int c, a;
     read_counts("read_committed", topic, 2, 200, &c, &a);
@@ -233,7 +236,7 @@ static int64_t committed_offset(const char *group, const char *topic, int32_t pa
         fail_msg("committed: %s", kn_err_name(rc));
     int64_t off = kn_topic_partition_list_offset(l, 0);
     kn_topic_partition_list_destroy(l);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
     return off;
 }
@@ -286,6 +289,7 @@ static void test_send_offsets(void **st) {
     kn_topic_partition_list_destroy(offs);
     kn_group_metadata_destroy(gm);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
 }
 
 /* A record that fails inside a transaction makes it abortable: commit
@@ -328,6 +332,7 @@ static void test_abortable_error(void **st) {
     send_values(p, topic, "C", 0, 20);
     must(kn_producer_commit_transaction(p, 30000, err, sizeof err), "commit 2", err);
     assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
     int c, a;
     read_counts("read_committed", topic, 1, 20, &c, &a);
     assert_int_equal(c, 20);

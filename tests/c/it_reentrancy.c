@@ -96,6 +96,7 @@ static void test_delivery_callback_reenters_flush_and_close(void **state) {
     x.flush_rc = x.poll_rc = x.close_rc = 0;
     send_n(p, 3);
     assert_int_equal(kn_producer_close(p, 30000), 0);
+    kn_producer_destroy(p);
     assert_int_equal(x.reports, 9);
     assert_int_equal(x.flush_rc, KN_ERR__STATE);
     assert_int_equal(x.close_rc, KN_ERR__STATE);
@@ -118,9 +119,10 @@ static int resend_on_send(kn_producer *p, const kn_record_out *in, kn_record_out
 static void test_interceptor_send_is_refused(void **state) {
     (void)state;
     ictx x = {0};
-    kn_producer_interceptor ic = {resend_on_send, NULL, &x};
-    kn_producer_hooks hooks = {0};
-    hooks.interceptors = &ic;
+    kn_producer_interceptor ic = {sizeof ic, resend_on_send, NULL, &x};
+    const kn_producer_interceptor *icp = &ic;
+    kn_producer_hooks hooks = {.size = sizeof hooks};
+    hooks.interceptors = &icp;
     hooks.interceptor_count = 1;
     kn_producer *p = new_producer(NULL, NULL, &hooks);
     send_n(p, 1);
@@ -128,6 +130,7 @@ static void test_interceptor_send_is_refused(void **state) {
     assert_int_equal(x.send_rc, KN_ERR__STATE);
     assert_int_equal(kn_producer_flush(p, 30000), 0);
     assert_int_equal(kn_producer_close(p, 5000), 0);
+    kn_producer_destroy(p);
 }
 
 /* ---- consumer ------------------------------------------------------------ */
@@ -150,11 +153,11 @@ static int reenter_listener(kn_consumer *c, kn_rebalance_event ev, const kn_topi
         x->poll_rc = kn_consumer_poll(c, 0, &r, es, sizeof es);
         kn_records_free(r);
         x->unsub_rc = kn_consumer_unsubscribe(c);
-        x->close_rc = kn_consumer_close(c);
+        x->close_rc = kn_consumer_close(c, -1);
         kn_consumer_destroy(c); /* refused: logged, nothing freed */
     } else if (ev == KN_REBALANCE_REVOKED) {
         x->revoked++;
-        x->revoke_close_rc = kn_consumer_close(c);
+        x->revoke_close_rc = kn_consumer_close(c, -1);
     }
     return 0;
 }
@@ -166,7 +169,7 @@ static void reenter_commit(kn_consumer *c, int err, const kn_topic_partition_lis
     kn_records *r = NULL;
     char es[256];
     x->commits++;
-    x->commit_close_rc = kn_consumer_close(c);
+    x->commit_close_rc = kn_consumer_close(c, -1);
     x->commit_poll_rc = kn_consumer_poll(c, 0, &r, es, sizeof es);
     kn_records_free(r);
 }
@@ -216,7 +219,7 @@ static void test_listener_and_commit_callback_reenter(void **state) {
     assert_int_equal(x.commit_close_rc, KN_ERR__STATE);
     assert_int_equal(x.commit_poll_rc, KN_ERR__STATE);
     /* close runs REVOKED, whose close is refused; close goes on */
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     assert_int_equal(x.revoked, 1);
     assert_int_equal(x.revoke_close_rc, KN_ERR__STATE);
     kn_consumer_destroy(c);

@@ -120,7 +120,7 @@ static void producer_fails_fast(const char *mech, const char *user, const char *
     char fe[512];
     assert_int_equal(kn_producer_fatal_error(p, fe, sizeof fe), KN_ERR__AUTHENTICATION);
     assert_non_null(strstr(fe, reason));
-    kn_producer_stats s1, s2;
+    kn_producer_stats s1 = {.size = sizeof s1}, s2 = {.size = sizeof s2};
     kn_producer_get_stats(p, &s1);
     sleep(2); /* several reconnect backoffs (50 ms .. 1 s) */
     kn_producer_get_stats(p, &s2);
@@ -128,6 +128,7 @@ static void producer_fails_fast(const char *mech, const char *user, const char *
     assert_int_equal(s2.connects, s1.connects);
     assert_int_equal(s2.connect_failures, s1.connect_failures);
     assert_int_equal(kn_producer_close(p, 1000), KN_ERR__AUTHENTICATION);
+    kn_producer_destroy(p);
 }
 
 static void test_wrong_password_plain(void **state) {
@@ -170,13 +171,13 @@ static void test_unknown_user_consumer(void **state) {
         fail_msg("message does not carry the broker's reason: %s", es);
     fprintf(stderr, "  unknown user failed in %lld ms: %s\n", (long long)took, es);
     assert_int_equal(kn_consumer_poll(c, 0, &r, es, sizeof es), KN_ERR__AUTHENTICATION);
-    kn_consumer_stats s1, s2;
+    kn_consumer_stats s1 = {.size = sizeof s1}, s2 = {.size = sizeof s2};
     kn_consumer_get_stats(c, &s1);
     sleep(2);
     kn_consumer_get_stats(c, &s2);
     assert_int_equal(s1.connects, 1);
     assert_int_equal(s2.connects, s1.connects);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
 }
 
@@ -246,13 +247,13 @@ static void test_reauth(void **state) {
     assert_true(rp.stats.reauthentications >= 3);
     assert_int_equal(rp.stats.connect_failures, 0);
     assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
-    kn_consumer_stats cs;
+    kn_consumer_stats cs = {.size = sizeof cs};
     kn_consumer_get_stats(c, &cs);
     fprintf(stderr, "  consumer: %lld re-authentications, %lld connects\n", (long long)cs.reauthentications,
             (long long)cs.connects);
     assert_true(cs.reauthentications >= 4);
     assert_int_equal(cs.connect_failures, 0);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 

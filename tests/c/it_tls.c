@@ -115,6 +115,7 @@ static void roundtrip(const char *bootstrap, const char *const *kv) {
         fail_msg("%d deliveries failed: %s", drc.failed, drc.first_err);
     assert_int_equal(drc.ok, N_RECORDS);
     kn_producer_close(p, 10000);
+    kn_producer_destroy(p);
 
     kn_conf *cc = conf_for(KN_CLIENT_CONSUMER, bootstrap, kv);
     kn_test_conf_set(cc, "group.id", group);
@@ -157,7 +158,7 @@ static void roundtrip(const char *bootstrap, const char *const *kv) {
         sum += kn_topic_partition_list_offset(tpl, (size_t)i);
     assert_int_equal(sum, N_RECORDS);
     kn_topic_partition_list_destroy(tpl);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -394,6 +395,7 @@ static void test_fail_producer_send(void **state) {
     assert_non_null(strstr(es, "certificate verify failed"));
     assert_true(took <= FAIL_WITHIN_MS);
     kn_producer_close(p, 1000);
+    kn_producer_destroy(p);
 }
 
 /* A subscribed consumer's poll returns the TLS failure (Java's poll
@@ -422,7 +424,7 @@ static void test_fail_consumer_poll(void **state) {
     assert_int_equal(rc, KN_ERR__SSL);
     assert_non_null(strstr(es, "certificate verify failed"));
     assert_true(took <= FAIL_WITHIN_MS);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
 }
 

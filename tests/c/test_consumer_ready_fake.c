@@ -253,7 +253,7 @@ static void start_with(env *e, int16_t fetch_error, int64_t committed, const cha
 
 static void stop(env *e) {
     kn_consumer_set_ready_cb(e->c, NULL, NULL);
-    kn_consumer_close(e->c);
+    kn_consumer_close(e->c, -1);
     kn_consumer_destroy(e->c);
     kn_fake_broker_stop(e->f->fb);
     pthread_mutex_destroy(&e->f->mu);

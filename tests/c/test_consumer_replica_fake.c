@@ -190,7 +190,7 @@ static void test_replica_out_of_range_goes_back_to_the_leader(void **state) {
     }
     int32_t replica = 0;
     assert_int_equal(kn_consumer_read_replica(c, "t", 0, &replica), KN_OK);
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     pthread_mutex_lock(&f.mu);
     int f1 = f.fetches[0], f2 = f.fetches[1], lo = f.list_offsets;
@@ -203,7 +203,7 @@ static void test_replica_out_of_range_goes_back_to_the_leader(void **state) {
     assert_true(f1 >= 2);             /* named the replica, then served the records */
     assert_int_equal(replica, -1);
     assert_int_equal(st.fetch_read_replica, 1);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
     kn_fake_broker_stop(f.fb[0]);
     kn_fake_broker_stop(f.fb[1]);

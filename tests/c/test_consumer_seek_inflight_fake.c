@@ -263,7 +263,7 @@ static void release(fake *f) {
 
 static void stop(env *e) {
     release(e->f);
-    kn_consumer_close(e->c);
+    kn_consumer_close(e->c, -1);
     kn_consumer_destroy(e->c);
     kn_fake_broker_stop(e->f->fb);
     pthread_cond_destroy(&e->f->cond);

@@ -380,7 +380,7 @@ static void test_revoke_commit_retries_stale_epoch(void **state) {
     print_message("revocation commit: %d attempts (epoch 1 refused, epoch 2 accepted); user commit_sync: "
                   "STALE_MEMBER_EPOCH after 1 attempt\n",
                   before);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     fake_stop(f);
 }
@@ -437,7 +437,7 @@ static void test_commit_finds_coordinator_that_moved(void **state) {
     assert_int_equal(f->commit_offset[commits_before], 9);
     pthread_mutex_unlock(&f->mu);
     kn_topic_partition_list_destroy(l0);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     fake_stop(f);
 }
@@ -455,7 +455,7 @@ static void test_close_commits_once(void **state) {
     pthread_mutex_lock(&f->mu);
     int before = f->commits;
     pthread_mutex_unlock(&f->mu);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     pthread_mutex_lock(&f->mu);
     int at_close = f->commits - before;
     int last = f->commits - 1;
@@ -527,7 +527,7 @@ static void test_revoke_commit_does_not_block_poll(void **state) {
     assert_int_equal(f->commit_parts[0], 1 << 1);
     assert_int_equal(f->commit_offset[0], 5);
     pthread_mutex_unlock(&f->mu);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     fake_stop(f);
 }

@@ -75,13 +75,15 @@ static void *ok(const char *const *kv) {
     return ctx;
 }
 
-/* Expects KN_ERR__CONFIG with every wanted substring, and no secret. */
-static void bad(const char *const *kv, const char *want1, const char *want2) {
+/* Expects the error code want with every wanted substring, and no
+ * secret: KN_ERR__CONFIG for settings wrong on their face (bad), and
+ * KN_ERR__SSL for a store or key that cannot be loaded (bad_ssl). */
+static void bad_code(int want, const char *const *kv, const char *want1, const char *want2) {
     void *ctx = NULL;
     char err[512];
     int rc = build(kv, &ctx, NULL, err, sizeof err);
-    if (rc != KN_ERR__CONFIG)
-        fail_msg("expected _CONFIG, got %s: %s", kn_err_name(rc), err);
+    if (rc != want)
+        fail_msg("expected %s, got %s: %s", kn_err_name(want), kn_err_name(rc), err);
     assert_null(ctx);
     printf("# %s\n", err);
     if (!strstr(err, want1) || (want2 && !strstr(err, want2)))
@@ -91,6 +93,14 @@ static void bad(const char *const *kv, const char *want1, const char *want2) {
     assert_null(strstr(err, "wrong-pass"));
     for (int i = 0; i < 2; i++)
         assert_null(strstr(err, key_line[i]));
+}
+
+static void bad(const char *const *kv, const char *want1, const char *want2) {
+    bad_code(KN_ERR__CONFIG, kv, want1, want2);
+}
+
+static void bad_ssl(const char *const *kv, const char *want1, const char *want2) {
+    bad_code(KN_ERR__SSL, kv, want1, want2);
 }
 
 static int trust_count(void *ctx) {
@@ -163,12 +173,12 @@ static void test_trust_pkcs12(void **state) {
                            "ssl.truststore.password",
                            "wrong-pass",
                            NULL};
-    bad(wrong, "ssl.truststore.password", "wrong");
+    bad_ssl(wrong, "ssl.truststore.password", "wrong");
     const char *none[] = {"ssl.truststore.type", "PKCS12", "ssl.truststore.location", path("truststore.p12"),
                           NULL};
-    bad(none, "password-protected", "set ssl.truststore.password");
+    bad_ssl(none, "password-protected", "set ssl.truststore.password");
     const char *notp12[] = {"ssl.truststore.type", "PKCS12", "ssl.truststore.location", path("ca.pem"), NULL};
-    bad(notp12, "ssl.truststore.location", "is not a PKCS12 file");
+    bad_ssl(notp12, "ssl.truststore.location", "is not a PKCS12 file");
 }
 
 static void test_trust_inline(void **state) {
@@ -188,13 +198,13 @@ static void test_trust_inline(void **state) {
     bad(p12, "ssl.truststore.certificates", "ssl.truststore.type=PEM");
     const char *garbage[] = {"ssl.truststore.type", "PEM", "ssl.truststore.certificates", "not a certificate",
                              NULL};
-    bad(garbage, "ssl.truststore.certificates", "no PEM certificate");
+    bad_ssl(garbage, "ssl.truststore.certificates", "no PEM certificate");
     /* A certificate cut in half. */
     ca[l1 / 2] = 0;
     char *cut = malloc(l1 / 2 + 64);
     snprintf(cut, l1 / 2 + 64, "%s\n-----END CERTIFICATE-----\n", ca);
     const char *trunc[] = {"ssl.truststore.type", "PEM", "ssl.truststore.certificates", cut, NULL};
-    bad(trunc, "ssl.truststore.certificates", "bad PEM");
+    bad_ssl(trunc, "ssl.truststore.certificates", "bad PEM");
     const char *both_set[] = {"ssl.truststore.certificates", other, "ssl.truststore.location", path("ca.pem"),
                               NULL};
     bad(both_set, "both set", NULL);
@@ -231,9 +241,9 @@ static void test_jks_refused(void **state) {
 static void test_bad_inputs(void **state) {
     (void)state;
     const char *missing[] = {"ssl.truststore.location", path("nope.pem"), NULL};
-    bad(missing, "ssl.truststore.location", "No such file");
+    bad_ssl(missing, "ssl.truststore.location", "No such file");
     const char *kmissing[] = {"ssl.keystore.location", path("nope.p12"), NULL};
-    bad(kmissing, "ssl.keystore.location", "No such file");
+    bad_ssl(kmissing, "ssl.keystore.location", "No such file");
     const char *type[] = {"ssl.truststore.type", "BKS", "ssl.truststore.location", path("ca.pem"), NULL};
     bad(type, "ssl.truststore.type", "unsupported store type");
     const char *pem_pw[] = {"ssl.truststore.location", path("ca.pem"), "ssl.truststore.password", STORE_PASS,
@@ -266,7 +276,7 @@ static void test_keystore_pem_file(void **state) {
     bad(pw, "ssl.keystore.password", "ssl.key.password");
     /* Only certificates: no key. */
     const char *nokey[] = {"ssl.keystore.type", "PEM", "ssl.keystore.location", path("client.pem"), NULL};
-    bad(nokey, "ssl.keystore.location", "private key");
+    bad_ssl(nokey, "ssl.keystore.location", "private key");
 }
 
 static void test_keystore_encrypted_key(void **state) {
@@ -277,10 +287,10 @@ static void test_keystore_encrypted_key(void **state) {
     assert_non_null(SSL_CTX_get0_privatekey(ctx));
     knw_tls_ctx_free(ctx);
     const char *nopw[] = {"ssl.keystore.location", path("keystore-enc.pem"), NULL};
-    bad(nopw, "encrypted", "set ssl.key.password");
+    bad_ssl(nopw, "encrypted", "set ssl.key.password");
     const char *wrong[] = {"ssl.keystore.location", path("keystore-enc.pem"), "ssl.key.password",
                            "wrong-pass", NULL};
-    bad(wrong, "ssl.key.password", "cannot decrypt");
+    bad_ssl(wrong, "ssl.key.password", "cannot decrypt");
 }
 
 static void test_keystore_pkcs12(void **state) {
@@ -294,7 +304,7 @@ static void test_keystore_pkcs12(void **state) {
     const char *wrong[] = {
         "ssl.keystore.type", "PKCS12", "ssl.keystore.location", path("client.p12"), "ssl.keystore.password",
         "wrong-pass",        NULL};
-    bad(wrong, "ssl.keystore.password", "wrong");
+    bad_ssl(wrong, "ssl.keystore.password", "wrong");
     /* A trust store is no key store. */
     const char *nokey[] = {"ssl.keystore.type",
                            "PKCS12",
@@ -303,7 +313,7 @@ static void test_keystore_pkcs12(void **state) {
                            "ssl.keystore.password",
                            STORE_PASS,
                            NULL};
-    bad(nokey, "ssl.keystore.location", "no private key");
+    bad_ssl(nokey, "ssl.keystore.location", "no private key");
 }
 
 static void test_keystore_inline(void **state) {
@@ -329,10 +339,10 @@ static void test_keystore_inline(void **state) {
     const char *half[] = {"ssl.keystore.key", plain, NULL};
     bad(half, "ssl.keystore.certificate.chain", "both are needed");
     const char *mismatch[] = {"ssl.keystore.certificate.chain", chain, "ssl.keystore.key", cakey, NULL};
-    bad(mismatch, "ssl.keystore.key", "does not match");
+    bad_ssl(mismatch, "ssl.keystore.key", "does not match");
     const char *garbage[] = {"ssl.keystore.certificate.chain", chain, "ssl.keystore.key",
                              "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", NULL};
-    bad(garbage, "ssl.keystore.key", "bad PEM private key");
+    bad_ssl(garbage, "ssl.keystore.key", "bad PEM private key");
     const char *p12[] = {"ssl.keystore.type",
                          "PKCS12",
                          "ssl.keystore.certificate.chain",

@@ -10,6 +10,17 @@
 
 #include "proto/generated/kp_all.h"
 
+/* The KRaft-internal APIs (served on controller listeners only: Vote,
+ * BrokerHeartbeat, ...) are generated and committed like every API, but
+ * their codecs are built into the library only with KP_WITH_INTERNAL_APIS
+ * (tests and fuzzers; see kp_internal_apis.txt): without it their rows
+ * keep key, name and versions, with NULL codec pointers. */
+#ifdef KP_WITH_INTERNAL_APIS
+#define KP_INTERNAL(fn) fn
+#else
+#define KP_INTERNAL(fn) NULL
+#endif
+
 static void produce_req_init(void *m) { kp_ProduceRequest_init(m); }
 static int produce_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_ProduceRequest_encode(w, m, v); }
 static int produce_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_ProduceRequest_decode(r, a, m, v); }
@@ -442,6 +453,7 @@ static int alter_user_scram_credentials_resp_encode(kn_wr *w, const void *m, int
 static int alter_user_scram_credentials_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AlterUserScramCredentialsResponse_decode(r, a, m, v); }
 static int alter_user_scram_credentials_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_AlterUserScramCredentialsResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void vote_req_init(void *m) { kp_VoteRequest_init(m); }
 static int vote_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_VoteRequest_encode(w, m, v); }
 static int vote_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_VoteRequest_decode(r, a, m, v); }
@@ -450,7 +462,9 @@ static void vote_resp_init(void *m) { kp_VoteResponse_init(m); }
 static int vote_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_VoteResponse_encode(w, m, v); }
 static int vote_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_VoteResponse_decode(r, a, m, v); }
 static int vote_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_VoteResponse_sample(m, a, v); }
+#endif
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void begin_quorum_epoch_req_init(void *m) { kp_BeginQuorumEpochRequest_init(m); }
 static int begin_quorum_epoch_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_BeginQuorumEpochRequest_encode(w, m, v); }
 static int begin_quorum_epoch_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_BeginQuorumEpochRequest_decode(r, a, m, v); }
@@ -459,7 +473,9 @@ static void begin_quorum_epoch_resp_init(void *m) { kp_BeginQuorumEpochResponse_
 static int begin_quorum_epoch_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_BeginQuorumEpochResponse_encode(w, m, v); }
 static int begin_quorum_epoch_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_BeginQuorumEpochResponse_decode(r, a, m, v); }
 static int begin_quorum_epoch_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_BeginQuorumEpochResponse_sample(m, a, v); }
+#endif
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void end_quorum_epoch_req_init(void *m) { kp_EndQuorumEpochRequest_init(m); }
 static int end_quorum_epoch_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_EndQuorumEpochRequest_encode(w, m, v); }
 static int end_quorum_epoch_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_EndQuorumEpochRequest_decode(r, a, m, v); }
@@ -468,6 +484,7 @@ static void end_quorum_epoch_resp_init(void *m) { kp_EndQuorumEpochResponse_init
 static int end_quorum_epoch_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_EndQuorumEpochResponse_encode(w, m, v); }
 static int end_quorum_epoch_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_EndQuorumEpochResponse_decode(r, a, m, v); }
 static int end_quorum_epoch_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_EndQuorumEpochResponse_sample(m, a, v); }
+#endif
 
 static void describe_quorum_req_init(void *m) { kp_DescribeQuorumRequest_init(m); }
 static int describe_quorum_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_DescribeQuorumRequest_encode(w, m, v); }
@@ -478,6 +495,7 @@ static int describe_quorum_resp_encode(kn_wr *w, const void *m, int16_t v) { ret
 static int describe_quorum_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_DescribeQuorumResponse_decode(r, a, m, v); }
 static int describe_quorum_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_DescribeQuorumResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void alter_partition_req_init(void *m) { kp_AlterPartitionRequest_init(m); }
 static int alter_partition_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_AlterPartitionRequest_encode(w, m, v); }
 static int alter_partition_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AlterPartitionRequest_decode(r, a, m, v); }
@@ -486,6 +504,7 @@ static void alter_partition_resp_init(void *m) { kp_AlterPartitionResponse_init(
 static int alter_partition_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_AlterPartitionResponse_encode(w, m, v); }
 static int alter_partition_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AlterPartitionResponse_decode(r, a, m, v); }
 static int alter_partition_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_AlterPartitionResponse_sample(m, a, v); }
+#endif
 
 static void update_features_req_init(void *m) { kp_UpdateFeaturesRequest_init(m); }
 static int update_features_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_UpdateFeaturesRequest_encode(w, m, v); }
@@ -496,6 +515,7 @@ static int update_features_resp_encode(kn_wr *w, const void *m, int16_t v) { ret
 static int update_features_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_UpdateFeaturesResponse_decode(r, a, m, v); }
 static int update_features_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_UpdateFeaturesResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void envelope_req_init(void *m) { kp_EnvelopeRequest_init(m); }
 static int envelope_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_EnvelopeRequest_encode(w, m, v); }
 static int envelope_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_EnvelopeRequest_decode(r, a, m, v); }
@@ -504,7 +524,9 @@ static void envelope_resp_init(void *m) { kp_EnvelopeResponse_init(m); }
 static int envelope_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_EnvelopeResponse_encode(w, m, v); }
 static int envelope_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_EnvelopeResponse_decode(r, a, m, v); }
 static int envelope_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_EnvelopeResponse_sample(m, a, v); }
+#endif
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void fetch_snapshot_req_init(void *m) { kp_FetchSnapshotRequest_init(m); }
 static int fetch_snapshot_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_FetchSnapshotRequest_encode(w, m, v); }
 static int fetch_snapshot_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_FetchSnapshotRequest_decode(r, a, m, v); }
@@ -513,6 +535,7 @@ static void fetch_snapshot_resp_init(void *m) { kp_FetchSnapshotResponse_init(m)
 static int fetch_snapshot_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_FetchSnapshotResponse_encode(w, m, v); }
 static int fetch_snapshot_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_FetchSnapshotResponse_decode(r, a, m, v); }
 static int fetch_snapshot_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_FetchSnapshotResponse_sample(m, a, v); }
+#endif
 
 static void describe_cluster_req_init(void *m) { kp_DescribeClusterRequest_init(m); }
 static int describe_cluster_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_DescribeClusterRequest_encode(w, m, v); }
@@ -532,6 +555,7 @@ static int describe_producers_resp_encode(kn_wr *w, const void *m, int16_t v) { 
 static int describe_producers_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_DescribeProducersResponse_decode(r, a, m, v); }
 static int describe_producers_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_DescribeProducersResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void broker_registration_req_init(void *m) { kp_BrokerRegistrationRequest_init(m); }
 static int broker_registration_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_BrokerRegistrationRequest_encode(w, m, v); }
 static int broker_registration_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_BrokerRegistrationRequest_decode(r, a, m, v); }
@@ -540,7 +564,9 @@ static void broker_registration_resp_init(void *m) { kp_BrokerRegistrationRespon
 static int broker_registration_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_BrokerRegistrationResponse_encode(w, m, v); }
 static int broker_registration_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_BrokerRegistrationResponse_decode(r, a, m, v); }
 static int broker_registration_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_BrokerRegistrationResponse_sample(m, a, v); }
+#endif
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void broker_heartbeat_req_init(void *m) { kp_BrokerHeartbeatRequest_init(m); }
 static int broker_heartbeat_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_BrokerHeartbeatRequest_encode(w, m, v); }
 static int broker_heartbeat_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_BrokerHeartbeatRequest_decode(r, a, m, v); }
@@ -549,6 +575,7 @@ static void broker_heartbeat_resp_init(void *m) { kp_BrokerHeartbeatResponse_ini
 static int broker_heartbeat_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_BrokerHeartbeatResponse_encode(w, m, v); }
 static int broker_heartbeat_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_BrokerHeartbeatResponse_decode(r, a, m, v); }
 static int broker_heartbeat_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_BrokerHeartbeatResponse_sample(m, a, v); }
+#endif
 
 static void unregister_broker_req_init(void *m) { kp_UnregisterBrokerRequest_init(m); }
 static int unregister_broker_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_UnregisterBrokerRequest_encode(w, m, v); }
@@ -577,6 +604,7 @@ static int list_transactions_resp_encode(kn_wr *w, const void *m, int16_t v) { r
 static int list_transactions_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_ListTransactionsResponse_decode(r, a, m, v); }
 static int list_transactions_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_ListTransactionsResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void allocate_producer_ids_req_init(void *m) { kp_AllocateProducerIdsRequest_init(m); }
 static int allocate_producer_ids_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_AllocateProducerIdsRequest_encode(w, m, v); }
 static int allocate_producer_ids_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AllocateProducerIdsRequest_decode(r, a, m, v); }
@@ -585,6 +613,7 @@ static void allocate_producer_ids_resp_init(void *m) { kp_AllocateProducerIdsRes
 static int allocate_producer_ids_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_AllocateProducerIdsResponse_encode(w, m, v); }
 static int allocate_producer_ids_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AllocateProducerIdsResponse_decode(r, a, m, v); }
 static int allocate_producer_ids_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_AllocateProducerIdsResponse_sample(m, a, v); }
+#endif
 
 static void consumer_group_heartbeat_req_init(void *m) { kp_ConsumerGroupHeartbeatRequest_init(m); }
 static int consumer_group_heartbeat_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_ConsumerGroupHeartbeatRequest_encode(w, m, v); }
@@ -604,6 +633,7 @@ static int consumer_group_describe_resp_encode(kn_wr *w, const void *m, int16_t 
 static int consumer_group_describe_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_ConsumerGroupDescribeResponse_decode(r, a, m, v); }
 static int consumer_group_describe_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_ConsumerGroupDescribeResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void controller_registration_req_init(void *m) { kp_ControllerRegistrationRequest_init(m); }
 static int controller_registration_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_ControllerRegistrationRequest_encode(w, m, v); }
 static int controller_registration_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_ControllerRegistrationRequest_decode(r, a, m, v); }
@@ -612,6 +642,7 @@ static void controller_registration_resp_init(void *m) { kp_ControllerRegistrati
 static int controller_registration_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_ControllerRegistrationResponse_encode(w, m, v); }
 static int controller_registration_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_ControllerRegistrationResponse_decode(r, a, m, v); }
 static int controller_registration_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_ControllerRegistrationResponse_sample(m, a, v); }
+#endif
 
 static void get_telemetry_subscriptions_req_init(void *m) { kp_GetTelemetrySubscriptionsRequest_init(m); }
 static int get_telemetry_subscriptions_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_GetTelemetrySubscriptionsRequest_encode(w, m, v); }
@@ -631,6 +662,7 @@ static int push_telemetry_resp_encode(kn_wr *w, const void *m, int16_t v) { retu
 static int push_telemetry_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_PushTelemetryResponse_decode(r, a, m, v); }
 static int push_telemetry_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_PushTelemetryResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void assign_replicas_to_dirs_req_init(void *m) { kp_AssignReplicasToDirsRequest_init(m); }
 static int assign_replicas_to_dirs_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_AssignReplicasToDirsRequest_encode(w, m, v); }
 static int assign_replicas_to_dirs_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AssignReplicasToDirsRequest_decode(r, a, m, v); }
@@ -639,6 +671,7 @@ static void assign_replicas_to_dirs_resp_init(void *m) { kp_AssignReplicasToDirs
 static int assign_replicas_to_dirs_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_AssignReplicasToDirsResponse_encode(w, m, v); }
 static int assign_replicas_to_dirs_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_AssignReplicasToDirsResponse_decode(r, a, m, v); }
 static int assign_replicas_to_dirs_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_AssignReplicasToDirsResponse_sample(m, a, v); }
+#endif
 
 static void list_config_resources_req_init(void *m) { kp_ListConfigResourcesRequest_init(m); }
 static int list_config_resources_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_ListConfigResourcesRequest_encode(w, m, v); }
@@ -712,6 +745,7 @@ static int remove_raft_voter_resp_encode(kn_wr *w, const void *m, int16_t v) { r
 static int remove_raft_voter_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_RemoveRaftVoterResponse_decode(r, a, m, v); }
 static int remove_raft_voter_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_RemoveRaftVoterResponse_sample(m, a, v); }
 
+#ifdef KP_WITH_INTERNAL_APIS
 static void update_raft_voter_req_init(void *m) { kp_UpdateRaftVoterRequest_init(m); }
 static int update_raft_voter_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_UpdateRaftVoterRequest_encode(w, m, v); }
 static int update_raft_voter_req_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_UpdateRaftVoterRequest_decode(r, a, m, v); }
@@ -720,6 +754,7 @@ static void update_raft_voter_resp_init(void *m) { kp_UpdateRaftVoterResponse_in
 static int update_raft_voter_resp_encode(kn_wr *w, const void *m, int16_t v) { return kp_UpdateRaftVoterResponse_encode(w, m, v); }
 static int update_raft_voter_resp_decode(kn_rd *r, kn_arena *a, void *m, int16_t v) { return kp_UpdateRaftVoterResponse_decode(r, a, m, v); }
 static int update_raft_voter_resp_sample(void *m, kn_arena *a, int16_t v) { return kp_UpdateRaftVoterResponse_sample(m, a, v); }
+#endif
 
 static void initialize_share_group_state_req_init(void *m) { kp_InitializeShareGroupStateRequest_init(m); }
 static int initialize_share_group_state_req_encode(kn_wr *w, const void *m, int16_t v) { return kp_InitializeShareGroupStateRequest_encode(w, m, v); }
@@ -1017,29 +1052,29 @@ static const kp_api kp_api_table[KP_API_COUNT] = {
         alter_user_scram_credentials_req_init, alter_user_scram_credentials_req_encode, alter_user_scram_credentials_req_decode, alter_user_scram_credentials_resp_init, alter_user_scram_credentials_resp_encode, alter_user_scram_credentials_resp_decode,
         alter_user_scram_credentials_req_sample, alter_user_scram_credentials_resp_sample, KP_LISTENER_BROKER | KP_LISTENER_CONTROLLER, 0},
     {KP_API_VOTE, "Vote", 0, 2, 0, sizeof(kp_VoteRequest), sizeof(kp_VoteResponse),
-        vote_req_init, vote_req_encode, vote_req_decode, vote_resp_init, vote_resp_encode, vote_resp_decode,
-        vote_req_sample, vote_resp_sample, KP_LISTENER_CONTROLLER, 2},
+        KP_INTERNAL(vote_req_init), KP_INTERNAL(vote_req_encode), KP_INTERNAL(vote_req_decode), KP_INTERNAL(vote_resp_init), KP_INTERNAL(vote_resp_encode), KP_INTERNAL(vote_resp_decode),
+        KP_INTERNAL(vote_req_sample), KP_INTERNAL(vote_resp_sample), KP_LISTENER_CONTROLLER, 2},
     {KP_API_BEGIN_QUORUM_EPOCH, "BeginQuorumEpoch", 0, 1, 1, sizeof(kp_BeginQuorumEpochRequest), sizeof(kp_BeginQuorumEpochResponse),
-        begin_quorum_epoch_req_init, begin_quorum_epoch_req_encode, begin_quorum_epoch_req_decode, begin_quorum_epoch_resp_init, begin_quorum_epoch_resp_encode, begin_quorum_epoch_resp_decode,
-        begin_quorum_epoch_req_sample, begin_quorum_epoch_resp_sample, KP_LISTENER_CONTROLLER, 1},
+        KP_INTERNAL(begin_quorum_epoch_req_init), KP_INTERNAL(begin_quorum_epoch_req_encode), KP_INTERNAL(begin_quorum_epoch_req_decode), KP_INTERNAL(begin_quorum_epoch_resp_init), KP_INTERNAL(begin_quorum_epoch_resp_encode), KP_INTERNAL(begin_quorum_epoch_resp_decode),
+        KP_INTERNAL(begin_quorum_epoch_req_sample), KP_INTERNAL(begin_quorum_epoch_resp_sample), KP_LISTENER_CONTROLLER, 1},
     {KP_API_END_QUORUM_EPOCH, "EndQuorumEpoch", 0, 1, 1, sizeof(kp_EndQuorumEpochRequest), sizeof(kp_EndQuorumEpochResponse),
-        end_quorum_epoch_req_init, end_quorum_epoch_req_encode, end_quorum_epoch_req_decode, end_quorum_epoch_resp_init, end_quorum_epoch_resp_encode, end_quorum_epoch_resp_decode,
-        end_quorum_epoch_req_sample, end_quorum_epoch_resp_sample, KP_LISTENER_CONTROLLER, 1},
+        KP_INTERNAL(end_quorum_epoch_req_init), KP_INTERNAL(end_quorum_epoch_req_encode), KP_INTERNAL(end_quorum_epoch_req_decode), KP_INTERNAL(end_quorum_epoch_resp_init), KP_INTERNAL(end_quorum_epoch_resp_encode), KP_INTERNAL(end_quorum_epoch_resp_decode),
+        KP_INTERNAL(end_quorum_epoch_req_sample), KP_INTERNAL(end_quorum_epoch_resp_sample), KP_LISTENER_CONTROLLER, 1},
     {KP_API_DESCRIBE_QUORUM, "DescribeQuorum", 0, 2, 0, sizeof(kp_DescribeQuorumRequest), sizeof(kp_DescribeQuorumResponse),
         describe_quorum_req_init, describe_quorum_req_encode, describe_quorum_req_decode, describe_quorum_resp_init, describe_quorum_resp_encode, describe_quorum_resp_decode,
         describe_quorum_req_sample, describe_quorum_resp_sample, KP_LISTENER_BROKER | KP_LISTENER_CONTROLLER, 2},
     {KP_API_ALTER_PARTITION, "AlterPartition", 2, 3, 0, sizeof(kp_AlterPartitionRequest), sizeof(kp_AlterPartitionResponse),
-        alter_partition_req_init, alter_partition_req_encode, alter_partition_req_decode, alter_partition_resp_init, alter_partition_resp_encode, alter_partition_resp_decode,
-        alter_partition_req_sample, alter_partition_resp_sample, KP_LISTENER_CONTROLLER, 3},
+        KP_INTERNAL(alter_partition_req_init), KP_INTERNAL(alter_partition_req_encode), KP_INTERNAL(alter_partition_req_decode), KP_INTERNAL(alter_partition_resp_init), KP_INTERNAL(alter_partition_resp_encode), KP_INTERNAL(alter_partition_resp_decode),
+        KP_INTERNAL(alter_partition_req_sample), KP_INTERNAL(alter_partition_resp_sample), KP_LISTENER_CONTROLLER, 3},
     {KP_API_UPDATE_FEATURES, "UpdateFeatures", 0, 2, 0, sizeof(kp_UpdateFeaturesRequest), sizeof(kp_UpdateFeaturesResponse),
         update_features_req_init, update_features_req_encode, update_features_req_decode, update_features_resp_init, update_features_resp_encode, update_features_resp_decode,
         update_features_req_sample, update_features_resp_sample, KP_LISTENER_BROKER | KP_LISTENER_CONTROLLER, 2},
     {KP_API_ENVELOPE, "Envelope", 0, 0, 0, sizeof(kp_EnvelopeRequest), sizeof(kp_EnvelopeResponse),
-        envelope_req_init, envelope_req_encode, envelope_req_decode, envelope_resp_init, envelope_resp_encode, envelope_resp_decode,
-        envelope_req_sample, envelope_resp_sample, KP_LISTENER_CONTROLLER, 0},
+        KP_INTERNAL(envelope_req_init), KP_INTERNAL(envelope_req_encode), KP_INTERNAL(envelope_req_decode), KP_INTERNAL(envelope_resp_init), KP_INTERNAL(envelope_resp_encode), KP_INTERNAL(envelope_resp_decode),
+        KP_INTERNAL(envelope_req_sample), KP_INTERNAL(envelope_resp_sample), KP_LISTENER_CONTROLLER, 0},
     {KP_API_FETCH_SNAPSHOT, "FetchSnapshot", 0, 1, 0, sizeof(kp_FetchSnapshotRequest), sizeof(kp_FetchSnapshotResponse),
-        fetch_snapshot_req_init, fetch_snapshot_req_encode, fetch_snapshot_req_decode, fetch_snapshot_resp_init, fetch_snapshot_resp_encode, fetch_snapshot_resp_decode,
-        fetch_snapshot_req_sample, fetch_snapshot_resp_sample, KP_LISTENER_CONTROLLER, 1},
+        KP_INTERNAL(fetch_snapshot_req_init), KP_INTERNAL(fetch_snapshot_req_encode), KP_INTERNAL(fetch_snapshot_req_decode), KP_INTERNAL(fetch_snapshot_resp_init), KP_INTERNAL(fetch_snapshot_resp_encode), KP_INTERNAL(fetch_snapshot_resp_decode),
+        KP_INTERNAL(fetch_snapshot_req_sample), KP_INTERNAL(fetch_snapshot_resp_sample), KP_LISTENER_CONTROLLER, 1},
     {KP_API_DESCRIBE_CLUSTER, "DescribeCluster", 0, 2, 0, sizeof(kp_DescribeClusterRequest), sizeof(kp_DescribeClusterResponse),
         describe_cluster_req_init, describe_cluster_req_encode, describe_cluster_req_decode, describe_cluster_resp_init, describe_cluster_resp_encode, describe_cluster_resp_decode,
         describe_cluster_req_sample, describe_cluster_resp_sample, KP_LISTENER_BROKER | KP_LISTENER_CONTROLLER, 2},
@@ -1047,11 +1082,11 @@ static const kp_api kp_api_table[KP_API_COUNT] = {
         describe_producers_req_init, describe_producers_req_encode, describe_producers_req_decode, describe_producers_resp_init, describe_producers_resp_encode, describe_producers_resp_decode,
         describe_producers_req_sample, describe_producers_resp_sample, KP_LISTENER_BROKER, 0},
     {KP_API_BROKER_REGISTRATION, "BrokerRegistration", 0, 4, 0, sizeof(kp_BrokerRegistrationRequest), sizeof(kp_BrokerRegistrationResponse),
-        broker_registration_req_init, broker_registration_req_encode, broker_registration_req_decode, broker_registration_resp_init, broker_registration_resp_encode, broker_registration_resp_decode,
-        broker_registration_req_sample, broker_registration_resp_sample, KP_LISTENER_CONTROLLER, 4},
+        KP_INTERNAL(broker_registration_req_init), KP_INTERNAL(broker_registration_req_encode), KP_INTERNAL(broker_registration_req_decode), KP_INTERNAL(broker_registration_resp_init), KP_INTERNAL(broker_registration_resp_encode), KP_INTERNAL(broker_registration_resp_decode),
+        KP_INTERNAL(broker_registration_req_sample), KP_INTERNAL(broker_registration_resp_sample), KP_LISTENER_CONTROLLER, 4},
     {KP_API_BROKER_HEARTBEAT, "BrokerHeartbeat", 0, 2, 0, sizeof(kp_BrokerHeartbeatRequest), sizeof(kp_BrokerHeartbeatResponse),
-        broker_heartbeat_req_init, broker_heartbeat_req_encode, broker_heartbeat_req_decode, broker_heartbeat_resp_init, broker_heartbeat_resp_encode, broker_heartbeat_resp_decode,
-        broker_heartbeat_req_sample, broker_heartbeat_resp_sample, KP_LISTENER_CONTROLLER, 2},
+        KP_INTERNAL(broker_heartbeat_req_init), KP_INTERNAL(broker_heartbeat_req_encode), KP_INTERNAL(broker_heartbeat_req_decode), KP_INTERNAL(broker_heartbeat_resp_init), KP_INTERNAL(broker_heartbeat_resp_encode), KP_INTERNAL(broker_heartbeat_resp_decode),
+        KP_INTERNAL(broker_heartbeat_req_sample), KP_INTERNAL(broker_heartbeat_resp_sample), KP_LISTENER_CONTROLLER, 2},
     {KP_API_UNREGISTER_BROKER, "UnregisterBroker", 0, 0, 0, sizeof(kp_UnregisterBrokerRequest), sizeof(kp_UnregisterBrokerResponse),
         unregister_broker_req_init, unregister_broker_req_encode, unregister_broker_req_decode, unregister_broker_resp_init, unregister_broker_resp_encode, unregister_broker_resp_decode,
         unregister_broker_req_sample, unregister_broker_resp_sample, KP_LISTENER_BROKER | KP_LISTENER_CONTROLLER, 0},
@@ -1062,8 +1097,8 @@ static const kp_api kp_api_table[KP_API_COUNT] = {
         list_transactions_req_init, list_transactions_req_encode, list_transactions_req_decode, list_transactions_resp_init, list_transactions_resp_encode, list_transactions_resp_decode,
         list_transactions_req_sample, list_transactions_resp_sample, KP_LISTENER_BROKER, 2},
     {KP_API_ALLOCATE_PRODUCER_IDS, "AllocateProducerIds", 0, 0, 0, sizeof(kp_AllocateProducerIdsRequest), sizeof(kp_AllocateProducerIdsResponse),
-        allocate_producer_ids_req_init, allocate_producer_ids_req_encode, allocate_producer_ids_req_decode, allocate_producer_ids_resp_init, allocate_producer_ids_resp_encode, allocate_producer_ids_resp_decode,
-        allocate_producer_ids_req_sample, allocate_producer_ids_resp_sample, KP_LISTENER_CONTROLLER, 0},
+        KP_INTERNAL(allocate_producer_ids_req_init), KP_INTERNAL(allocate_producer_ids_req_encode), KP_INTERNAL(allocate_producer_ids_req_decode), KP_INTERNAL(allocate_producer_ids_resp_init), KP_INTERNAL(allocate_producer_ids_resp_encode), KP_INTERNAL(allocate_producer_ids_resp_decode),
+        KP_INTERNAL(allocate_producer_ids_req_sample), KP_INTERNAL(allocate_producer_ids_resp_sample), KP_LISTENER_CONTROLLER, 0},
     {KP_API_CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat", 0, 1, 0, sizeof(kp_ConsumerGroupHeartbeatRequest), sizeof(kp_ConsumerGroupHeartbeatResponse),
         consumer_group_heartbeat_req_init, consumer_group_heartbeat_req_encode, consumer_group_heartbeat_req_decode, consumer_group_heartbeat_resp_init, consumer_group_heartbeat_resp_encode, consumer_group_heartbeat_resp_decode,
         consumer_group_heartbeat_req_sample, consumer_group_heartbeat_resp_sample, KP_LISTENER_BROKER, 1},
@@ -1071,8 +1106,8 @@ static const kp_api kp_api_table[KP_API_COUNT] = {
         consumer_group_describe_req_init, consumer_group_describe_req_encode, consumer_group_describe_req_decode, consumer_group_describe_resp_init, consumer_group_describe_resp_encode, consumer_group_describe_resp_decode,
         consumer_group_describe_req_sample, consumer_group_describe_resp_sample, KP_LISTENER_BROKER, 1},
     {KP_API_CONTROLLER_REGISTRATION, "ControllerRegistration", 0, 0, 0, sizeof(kp_ControllerRegistrationRequest), sizeof(kp_ControllerRegistrationResponse),
-        controller_registration_req_init, controller_registration_req_encode, controller_registration_req_decode, controller_registration_resp_init, controller_registration_resp_encode, controller_registration_resp_decode,
-        controller_registration_req_sample, controller_registration_resp_sample, KP_LISTENER_CONTROLLER, 0},
+        KP_INTERNAL(controller_registration_req_init), KP_INTERNAL(controller_registration_req_encode), KP_INTERNAL(controller_registration_req_decode), KP_INTERNAL(controller_registration_resp_init), KP_INTERNAL(controller_registration_resp_encode), KP_INTERNAL(controller_registration_resp_decode),
+        KP_INTERNAL(controller_registration_req_sample), KP_INTERNAL(controller_registration_resp_sample), KP_LISTENER_CONTROLLER, 0},
     {KP_API_GET_TELEMETRY_SUBSCRIPTIONS, "GetTelemetrySubscriptions", 0, 0, 0, sizeof(kp_GetTelemetrySubscriptionsRequest), sizeof(kp_GetTelemetrySubscriptionsResponse),
         get_telemetry_subscriptions_req_init, get_telemetry_subscriptions_req_encode, get_telemetry_subscriptions_req_decode, get_telemetry_subscriptions_resp_init, get_telemetry_subscriptions_resp_encode, get_telemetry_subscriptions_resp_decode,
         get_telemetry_subscriptions_req_sample, get_telemetry_subscriptions_resp_sample, KP_LISTENER_BROKER, 0},
@@ -1080,8 +1115,8 @@ static const kp_api kp_api_table[KP_API_COUNT] = {
         push_telemetry_req_init, push_telemetry_req_encode, push_telemetry_req_decode, push_telemetry_resp_init, push_telemetry_resp_encode, push_telemetry_resp_decode,
         push_telemetry_req_sample, push_telemetry_resp_sample, KP_LISTENER_BROKER, 0},
     {KP_API_ASSIGN_REPLICAS_TO_DIRS, "AssignReplicasToDirs", 0, 0, 0, sizeof(kp_AssignReplicasToDirsRequest), sizeof(kp_AssignReplicasToDirsResponse),
-        assign_replicas_to_dirs_req_init, assign_replicas_to_dirs_req_encode, assign_replicas_to_dirs_req_decode, assign_replicas_to_dirs_resp_init, assign_replicas_to_dirs_resp_encode, assign_replicas_to_dirs_resp_decode,
-        assign_replicas_to_dirs_req_sample, assign_replicas_to_dirs_resp_sample, KP_LISTENER_CONTROLLER, 0},
+        KP_INTERNAL(assign_replicas_to_dirs_req_init), KP_INTERNAL(assign_replicas_to_dirs_req_encode), KP_INTERNAL(assign_replicas_to_dirs_req_decode), KP_INTERNAL(assign_replicas_to_dirs_resp_init), KP_INTERNAL(assign_replicas_to_dirs_resp_encode), KP_INTERNAL(assign_replicas_to_dirs_resp_decode),
+        KP_INTERNAL(assign_replicas_to_dirs_req_sample), KP_INTERNAL(assign_replicas_to_dirs_resp_sample), KP_LISTENER_CONTROLLER, 0},
     {KP_API_LIST_CONFIG_RESOURCES, "ListConfigResources", 0, 1, 0, sizeof(kp_ListConfigResourcesRequest), sizeof(kp_ListConfigResourcesResponse),
         list_config_resources_req_init, list_config_resources_req_encode, list_config_resources_req_decode, list_config_resources_resp_init, list_config_resources_resp_encode, list_config_resources_resp_decode,
         list_config_resources_req_sample, list_config_resources_resp_sample, KP_LISTENER_BROKER, 1},
@@ -1107,8 +1142,8 @@ static const kp_api kp_api_table[KP_API_COUNT] = {
         remove_raft_voter_req_init, remove_raft_voter_req_encode, remove_raft_voter_req_decode, remove_raft_voter_resp_init, remove_raft_voter_resp_encode, remove_raft_voter_resp_decode,
         remove_raft_voter_req_sample, remove_raft_voter_resp_sample, KP_LISTENER_BROKER | KP_LISTENER_CONTROLLER, 0},
     {KP_API_UPDATE_RAFT_VOTER, "UpdateRaftVoter", 0, 0, 0, sizeof(kp_UpdateRaftVoterRequest), sizeof(kp_UpdateRaftVoterResponse),
-        update_raft_voter_req_init, update_raft_voter_req_encode, update_raft_voter_req_decode, update_raft_voter_resp_init, update_raft_voter_resp_encode, update_raft_voter_resp_decode,
-        update_raft_voter_req_sample, update_raft_voter_resp_sample, KP_LISTENER_CONTROLLER, 0},
+        KP_INTERNAL(update_raft_voter_req_init), KP_INTERNAL(update_raft_voter_req_encode), KP_INTERNAL(update_raft_voter_req_decode), KP_INTERNAL(update_raft_voter_resp_init), KP_INTERNAL(update_raft_voter_resp_encode), KP_INTERNAL(update_raft_voter_resp_decode),
+        KP_INTERNAL(update_raft_voter_req_sample), KP_INTERNAL(update_raft_voter_resp_sample), KP_LISTENER_CONTROLLER, 0},
     {KP_API_INITIALIZE_SHARE_GROUP_STATE, "InitializeShareGroupState", 0, 0, 0, sizeof(kp_InitializeShareGroupStateRequest), sizeof(kp_InitializeShareGroupStateResponse),
         initialize_share_group_state_req_init, initialize_share_group_state_req_encode, initialize_share_group_state_req_decode, initialize_share_group_state_resp_init, initialize_share_group_state_resp_encode, initialize_share_group_state_resp_decode,
         initialize_share_group_state_req_sample, initialize_share_group_state_resp_sample, KP_LISTENER_BROKER, 0},

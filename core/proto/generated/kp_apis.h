@@ -116,6 +116,8 @@ typedef struct kp_api {
     int16_t min_version, max_version;
     int16_t first_flexible; /* -1 none */
     size_t req_size, resp_size;
+    /* NULL for a KRaft-internal API (listeners == KP_LISTENER_CONTROLLER)
+     * unless kp_apis.c was built with KP_WITH_INTERNAL_APIS (tests only). */
     void (*req_init)(void *);
     int (*req_encode)(kn_wr *, const void *, int16_t);
     int (*req_decode)(kn_rd *, kn_arena *, void *, int16_t);

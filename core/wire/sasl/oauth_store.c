@@ -190,7 +190,7 @@ int knw_oauth_store_refresh(knw_oauth_store *st, bool *stored, char *errstr, siz
     bool expect = false;
     if (!atomic_compare_exchange_strong(&st->running, &expect, true))
         return 0; /* another application thread is at it */
-    kn_oauthbearer_token t = {0};
+    kn_oauthbearer_token t = {.size = sizeof t}; /* size-versioned: the callback checks it */
     char cb_err[768] = "";
     int rc = st->fn(&t, cb_err, sizeof cb_err, st->opaque);
     if (rc && st->label) {

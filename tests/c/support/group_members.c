@@ -435,6 +435,7 @@ void scenario_begin(scenario *s, const char *topic_tag, const char *group_tag, i
 void scenario_end(scenario *s, member *ms, int count) {
     consumed_free(&s->cs);
     kn_producer_close(s->pr, 10000);
+    kn_producer_destroy(s->pr);
     remove_logs(ms, count);
 }
 
@@ -454,7 +455,7 @@ void committed_offsets(const char *group, const char *topic, int64_t *out) {
     for (int p = 0; p < NPART; p++)
         out[p] = kn_topic_partition_list_offset(l, (size_t)kn_topic_partition_list_find(l, topic, p));
     kn_topic_partition_list_destroy(l);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
 }
 

@@ -121,6 +121,7 @@ void kn_secure_roundtrip(kn_conf *pconf, kn_conf *cconf, const char *topic, cons
     assert_int_equal(atomic_load(&st.ok), n);
     assert_int_equal(atomic_load(&st.failed), 0);
     assert_int_equal(kn_producer_close(p, 5000), KN_OK);
+    kn_producer_destroy(p);
 
     kn_consumer *c = kn_secure_group_consumer(cconf, group, topic);
     int next = from;
@@ -135,11 +136,11 @@ void kn_secure_roundtrip(kn_conf *pconf, kn_conf *cconf, const char *topic, cons
     }
     assert_int_equal(next, from + n);
     assert_int_equal(kn_consumer_commit_sync(c, NULL, 10000), KN_OK);
-    kn_consumer_stats cs;
+    kn_consumer_stats cs = {.size = sizeof cs};
     kn_consumer_get_stats(c, &cs);
     assert_true(cs.connects >= 1);
     assert_int_equal(cs.connect_failures, 0);
-    assert_int_equal(kn_consumer_close(c), KN_OK);
+    assert_int_equal(kn_consumer_close(c, -1), KN_OK);
     kn_consumer_destroy(c);
 }
 
@@ -164,8 +165,10 @@ static void *producer_main(void *arg) {
     if (kn_producer_flush(p, 30000))
         snprintf(pt->err, sizeof pt->err, "flush timed out");
 out:
+    pt->stats.size = sizeof pt->stats;
     kn_producer_get_stats(p, &pt->stats);
     kn_producer_close(p, 5000);
+    kn_producer_destroy(p);
     return NULL;
 }
 

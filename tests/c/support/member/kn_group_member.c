@@ -336,12 +336,12 @@ int main(int argc, char **argv) {
         }
         kn_records_free(recs);
     }
-    kn_consumer_stats st;
+    kn_consumer_stats st = {.size = sizeof st};
     kn_consumer_get_stats(c, &st);
     printf("%lld %s STATS rebalances=%lld join_ms_last=%lld revoked=%lld lost=%lld\n", now_real_ms(), id,
            (long long)st.rebalances, (long long)st.join_latency_ms_last, (long long)st.partitions_revoked,
            (long long)st.partitions_lost);
-    kn_consumer_close(c);
+    kn_consumer_close(c, -1);
     kn_consumer_destroy(c);
     kn_topic_partition_list_destroy(owned);
     printf("%lld %s CLOSED\n", now_real_ms(), id);
