@@ -257,6 +257,10 @@ int lk_assignor_add(lua_State *L);
  * (g lightuserdata, consumer) runs the assignor g->asg_index. */
 int lk_assignor_run(lua_State *L);
 
+/* kafka_native.share_consumer(config [, opts]) (lk_share.c, KIP-932). */
+void lk_share_register(lua_State *L);
+int lk_share_new(lua_State *L);
+
 /* kafka_native.config(kind, config) (lk_confdump.c). */
 int lk_config_dump(lua_State *L);
 

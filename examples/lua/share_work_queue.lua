@@ -1,0 +1,70 @@
+-- examples/lua/share_work_queue.lua: a work queue on a Kafka share group
+-- (KIP-932). Start as many worker processes as you like, more than the
+-- topic has partitions: the broker hands each record to one worker at a
+-- time. A worker accepts what it processed, releases what it could not
+-- process now (another worker, or itself, gets it again with its
+-- delivery count one higher) and rejects what can never be processed.
+--
+--   KAFKA_BOOTSTRAP=127.0.0.1:9092 lua5.4 examples/lua/share_work_queue.lua TOPIC [GROUP [IDLE_S]]
+--
+-- Prints "done <value> <delivery count>" for each record it accepted,
+-- "rejected <value>" for each it rejected, and stops after IDLE_S
+-- seconds (default 10) without work. A new share group starts at the
+-- log end; this example sets the group's share.auto.offset.reset to
+-- earliest so the queue includes what was produced before it started.
+local kafka = require("kafka_native")
+
+local bootstrap = os.getenv("KAFKA_BOOTSTRAP") or "127.0.0.1:9092"
+local topic = assert(arg[1], "usage: share_work_queue.lua TOPIC [GROUP [IDLE_S]]")
+local group = arg[2] or (topic .. "-workers")
+local idle_s = tonumber(arg[3] or "10")
+
+local admin = assert(kafka.admin({ ["bootstrap.servers"] = bootstrap }))
+assert(admin:incremental_alter_configs({
+  group = { [group] = { { op = "set", name = "share.auto.offset.reset", value = "earliest" } } },
+}))
+admin:close()
+
+local failed = 0
+local worker = assert(kafka.share_consumer({
+  ["bootstrap.servers"] = bootstrap,
+  ["group.id"] = group,
+  ["share.acknowledgement.mode"] = "explicit",
+}, {
+  -- The broker's answer to our acknowledgements (served from poll).
+  on_acknowledge = function(_, _, offsets, err)
+    if err then failed = failed + #offsets end
+  end,
+}))
+assert(worker:subscribe({ topic }))
+
+-- The work: a value "bad..." can never be processed; anything else can.
+local function process(value)
+  return value:sub(1, 3) ~= "bad"
+end
+
+local last_work = os.time()
+while os.time() - last_work < idle_s do
+  local records = assert(worker:poll(500))
+  for _, r in ipairs(records) do
+    if process(r.value) then
+      assert(r:accept())
+      print(string.format("done %s %d", r.value, r.delivery_count))
+    else
+      assert(r:reject())
+      print("rejected " .. r.value)
+    end
+  end
+  if #records > 0 then
+    last_work = os.time()
+    -- Not needed for correctness (the next poll sends them), but a
+    -- worker about to sleep should not sit on its acknowledgements.
+    worker:commit_async()
+  end
+  io.stdout:flush()
+end
+assert(worker:close())
+if failed > 0 then
+  io.stderr:write(string.format("%d acknowledgement(s) failed\n", failed))
+  os.exit(1)
+end
