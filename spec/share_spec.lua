@@ -52,6 +52,12 @@ describe("kafka_native.share_consumer", function()
     return topic, group
   end
 
+  it("runs on a broker whose share.version feature is finalized", function()
+    local f = assert(admin:describe_features())
+    assert.is_not_nil(f.finalized["share.version"], "share groups are off on this broker")
+    assert.is_true(f.finalized["share.version"].max_level >= 1)
+  end)
+
   it("splits the records between more members than partitions, each exactly once", function()
     local n = 1000
     local values = {}
