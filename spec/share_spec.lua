@@ -201,4 +201,70 @@ describe("kafka_native.share_consumer", function()
     assert.are.equal(n - n / 50, nd)
     assert.are.equal(n / 50, nr)
   end)
+
+  -- The acceptance run: two C members (tests/c/support/member) and two
+  -- Lua work-queue processes share one queue of KN_SHARE_RECORDS
+  -- records; one C member is killed with SIGKILL
+  -- holding a batch it never acknowledged. Every record is done exactly
+  -- once; the killed member's are done with delivery count 2.
+  it("shares a queue between C and Lua processes, one killed", function()
+    -- 10,000 under Lua 5.4; the other interpreters' runs of the same
+    -- spec use 2,000 to keep CI short.
+    local n = tonumber(os.getenv("KN_SHARE_RECORDS") or (helper.abi == "5.4" and "10000" or "2000"))
+    local build = helper.cpath:match("^(.*)/lua/[^/]+/%?%.so$")
+    local member = build and (build .. "/tests/c/kn_share_member")
+    local f = member and io.open(member)
+    assert(f, "kn_share_member not built next to the Lua module (" .. tostring(member) .. ")")
+    f:close()
+    local values = {}
+    for i = 1, n do values[i] = "job" .. i end
+    local topic, group = queue("share-mixed", values)
+    local interp = arg and arg[-1] or "lua"
+    local lua_cmd = string.format("KAFKA_BOOTSTRAP=%s LUA_CPATH='%s;;' %s examples/lua/share_work_queue.lua %s %s 8",
+      bootstrap, helper.cpath, interp, topic, group)
+    local c_cmd = string.format("%s %s %s %s 8", member, bootstrap, topic, group)
+    local procs = {
+      io.popen(c_cmd .. " 200 2>&1"), -- dies holding its batch after 200 records
+      io.popen(c_cmd),
+      io.popen(lua_cmd),
+      io.popen(lua_cmd),
+    }
+    local done, held, per = {}, {}, {}
+    local dc = {}
+    for i, p in ipairs(procs) do
+      per[i] = 0
+      for line in p:lines() do
+        local kind, v, count = line:match("^(%a+) (%S+) ?(%d*)")
+        if kind == "done" then
+          assert.is_nil(done[v], "done twice: " .. v)
+          done[v], dc[v] = true, tonumber(count)
+          per[i] = per[i] + 1
+        elseif kind == "held" then
+          held[v] = true
+        end
+      end
+      local ok = p:close()
+      if i > 1 then assert.is_true(ok, "member " .. i .. " failed") end
+    end
+    local nd, nh = 0, 0
+    for _ in pairs(done) do nd = nd + 1 end
+    for v in pairs(held) do
+      nh = nh + 1
+      assert.are.equal(2, dc[v], "held by the killed member: " .. v)
+    end
+    -- Besides the batch it held, the killed member had the next one
+    -- fetched ahead (at most max.poll.records per partition): those
+    -- come back with count 2 too, nothing more than 2.
+    local ahead = 0
+    for v, c in pairs(dc) do
+      assert.is_true(c == 1 or c == 2, v)
+      if c == 2 and not held[v] then ahead = ahead + 1 end
+    end
+    assert.is_true(ahead <= 1000, ahead .. " records redelivered that the killed member had not fetched")
+    assert.are.equal(n, nd)
+    assert.is_true(nh > 0)
+    assert.is_true(per[1] >= 200 and per[2] + per[3] + per[4] > 0)
+    print(string.format("\nshare mixed: %d records; C %d (killed, %d held, %d fetched ahead) + %d, Lua %d + %d",
+      n, per[1], nh, ahead, per[2], per[3], per[4]))
+  end)
 end)

@@ -25,7 +25,7 @@ assert(admin:incremental_alter_configs({
 }))
 admin:close()
 
-local failed = 0
+local failed = 0 -- acknowledgements the broker refused, from on_acknowledge
 local worker = assert(kafka.share_consumer({
   ["bootstrap.servers"] = bootstrap,
   ["group.id"] = group,
@@ -47,19 +47,31 @@ local last_work = os.time()
 while os.time() - last_work < idle_s do
   local records = assert(worker:poll(500))
   for _, r in ipairs(records) do
-    if process(r.value) then
-      assert(r:accept())
-      print(string.format("done %s %d", r.value, r.delivery_count))
-    else
-      assert(r:reject())
-      print("rejected " .. r.value)
-    end
+    if process(r.value) then assert(r:accept()) else assert(r:reject()) end
   end
   if #records > 0 then
     last_work = os.time()
-    -- Not needed for correctness (the next poll sends them), but a
-    -- worker about to sleep should not sit on its acknowledgements.
-    worker:commit_async()
+    -- Wait for the broker's answer before reporting the work as done: a
+    -- partition whose answer is an error (its lock expired, say) gives
+    -- its records to another worker.
+    local results, msg, _, partial = worker:commit_sync(30000)
+    if not results then
+      io.stderr:write("commit_sync: " .. msg .. "\n")
+      results = partial or {}
+    end
+    local failed_part = {}
+    for _, e in ipairs(results) do
+      if e.error then failed_part[e.topic .. ":" .. e.partition] = true end
+    end
+    for _, r in ipairs(records) do
+      if not failed_part[r.topic .. ":" .. r.partition] then
+        if process(r.value) then
+          print(string.format("done %s %d", r.value, r.delivery_count))
+        else
+          print("rejected " .. r.value)
+        end
+      end
+    end
   end
   io.stdout:flush()
 end
