@@ -111,7 +111,8 @@ static int kns_ack_until(kns_part *p, int64_t end, int8_t type) {
 
 void kns_part_drop(kns_part *p, int type) {
     if (p->has_data && type >= 0) {
-        /* Inside the data already read: gaps; past it: released. */
+        /* Inside the batches read to their end: gaps (no record there);
+         * the rest, the batch being read included: released. */
         if (p->data_end > p->cursor)
             (void)kns_ack_until(p, p->data_end, KNS_ACK_GAP);
         (void)kns_ack_until(p, INT64_MAX, (int8_t)type);
@@ -211,10 +212,12 @@ int kns_drain(kn_share_consumer *sc, kns_part *p, kn_records *out, int max) {
             if (rc < 0)
                 goto bad;
             int64_t last = kn_rb_last_offset(&p->batch);
-            if (last + 1 > p->data_end)
-                p->data_end = last + 1;
-            if (kn_rb_is_control(&p->batch) || last < p->cursor)
-                continue; /* its acquired offsets become gaps */
+            if (kn_rb_is_control(&p->batch) || last < p->cursor) {
+                /* nothing to deliver: its acquired offsets are gaps */
+                if (last + 1 > p->data_end)
+                    p->data_end = last + 1;
+                continue;
+            }
             rc = kns_batch_open(sc, p, es, sizeof(es));
             if (rc == KN_ERR__NOMEM)
                 return n ? n : rc;
@@ -225,6 +228,9 @@ int kns_drain(kn_share_consumer *sc, kns_part *p, kn_records *out, int max) {
         kn_record rec;
         int rc = kn_rb_next(&p->batch, &rec, es, sizeof(es));
         if (rc == 0) {
+            int64_t last = kn_rb_last_offset(&p->batch);
+            if (last + 1 > p->data_end)
+                p->data_end = last + 1;
             p->in_batch = false;
             knc_buf_release(p->batch_buf);
             p->batch_buf = NULL;

@@ -383,6 +383,12 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
                        (int)p->partition, kn_err_name(pd->error_code));
                 continue;
             }
+            if (pd->acquired_records.count > 0)
+                kn_log(knw_client_logger(client), KN_LOG_DEBUG,
+                       "ShareFetch %s [%d]: acquired %d range(s) %lld..%lld, %d bytes%s", p->topic, (int)p->partition,
+                       (int)pd->acquired_records.count, (long long)pd->acquired_records.items[0].first_offset,
+                       (long long)pd->acquired_records.items[pd->acquired_records.count - 1].last_offset,
+                       (int)pd->records.len, p->assigned ? "" : " (no longer assigned: released)");
             if (pd->acquired_records.count <= 0 || !p->assigned) {
                 /* Acquired for a partition taken away meanwhile: give
                  * the records back. */
@@ -445,8 +451,8 @@ static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_m
                               kns_part **tmp, kns_part **fgt) {
     if (node->inflight || node->closed || now_ms < node->backoff_until_ms)
         return NULL;
-    int32_t n = 0, nf = 0, nacks = 0;
-    bool buffered = false, want = false;
+    int32_t n = 0, nf = 0;
+    bool buffered = false, want = false, stranded = false;
     for (size_t i = 0; i < sc->part_count && n < KNS_MAX_PARTS_PER_REQ; i++) {
         kns_part *p = sc->parts[i];
         int32_t leader = p->assigned ? kns_leader(md, p) : p->leader;
@@ -458,16 +464,18 @@ static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_m
         if (!p->assigned) {
             if (p->in_session && nf < KNS_MAX_PARTS_PER_REQ)
                 fgt[nf++] = p;
+            /* A fetch cannot carry these (listing the partition would
+             * fetch it again): they go first, alone. */
+            if (p->acks.count && !p->sent.count)
+                stranded = true;
             continue;
         }
         if (p->has_data)
             buffered = true;
-        if (p->acks.count && !p->sent.count)
-            nacks++;
         tmp[n++] = p;
         want = true;
     }
-    if (!sc->closing && sc->want_fetch && want && !buffered) {
+    if (!sc->closing && sc->want_fetch && want && !buffered && !(stranded && node->epoch != 0)) {
         if (node->epoch == 0) {
             /* A new session cannot carry acknowledgements: those of an
              * ended session are answered with its loss. */

@@ -74,7 +74,7 @@ typedef struct kns_part {
     int32_t acq_count;
     int32_t acq_next;    /* first acquired range not used up */
     int64_t cursor;      /* acquired offsets below it are delivered or gapped */
-    int64_t data_end;    /* one past the last whole batch read so far */
+    int64_t data_end;    /* one past the last batch read to its end: no record left below it */
     kn_records_iter it;
     kn_rb batch;
     bool in_batch;

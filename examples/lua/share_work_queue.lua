@@ -23,6 +23,14 @@ local admin = assert(kafka.admin({ ["bootstrap.servers"] = bootstrap }))
 assert(admin:incremental_alter_configs({
   group = { [group] = { { op = "set", name = "share.auto.offset.reset", value = "earliest" } } },
 }))
+-- The broker applies it a moment later (from its metadata log): wait,
+-- or the group could start at the log end after all.
+for _ = 1, 100 do
+  local d = admin:describe_configs({ group = { group } })
+  local e = d and d.group[group].configs and d.group[group].configs["share.auto.offset.reset"]
+  if e and e.value == "earliest" then break end
+  os.execute("sleep 0.1")
+end
 admin:close()
 
 local failed = 0 -- acknowledgements the broker refused, from on_acknowledge

@@ -75,6 +75,26 @@ static void group_config(const char *group, ...) {
         fail_msg("group config for %s: %s %s", group, es,
                  res && kn_config_results_error_message(res, 0) ? kn_config_results_error_message(res, 0) : "");
     kn_config_results_destroy(res);
+    /* The broker applies it from the metadata log a moment later: a
+     * member joining first would start the group at the log end. */
+    kn_config_resource rsrc = {KN_CONFIG_RESOURCE_GROUP, group};
+    int64_t until = kn_test_now_ms() + 30000;
+    bool applied = false;
+    while (!applied && kn_test_now_ms() < until) {
+        kn_config_descriptions *d = NULL;
+        if (kn_admin_describe_configs(a, &rsrc, 1, 0, 10000, &d, es, sizeof es) == KN_OK) {
+            applied = true;
+            for (size_t i = 0; i < n; i++) {
+                const kn_config_entry *e = kn_config_descriptions_find(d, 0, ops[i].name);
+                if (!e || !kn_config_entry_value(e) || strcmp(kn_config_entry_value(e), ops[i].value) != 0)
+                    applied = false;
+            }
+        }
+        kn_config_descriptions_destroy(d);
+        if (!applied)
+            usleep(100 * 1000);
+    }
+    assert_true(applied);
     kn_admin_destroy(a);
     kn_conf_destroy(conf);
 }

@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     long accepted = 0;
+    int trace = getenv("KN_SHARE_MEMBER_TRACE") != NULL; /* "got" lines on stderr */
     int rc = 0;
     time_t last = time(NULL);
     while (time(NULL) - last < idle_s) {
@@ -64,6 +65,11 @@ int main(int argc, char **argv) {
         }
         size_t n = kn_records_count(r);
         char v[64];
+        for (size_t i = 0; trace && i < n; i++) {
+            value_str(r, i, v, sizeof v);
+            fprintf(stderr, "got %s %d p%d o%lld\n", v, kn_records_delivery_count(r, i), (int)kn_records_partition(r, i),
+                    (long long)kn_records_offset(r, i));
+        }
         if (n && die_after >= 0 && accepted >= die_after) {
             for (size_t i = 0; i < n; i++) {
                 value_str(r, i, v, sizeof v);
