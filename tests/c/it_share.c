@@ -308,7 +308,8 @@ static kn_records *poll_some(kn_share_consumer *sc) {
 }
 
 /* Takes every record left, accepting; checks each value's delivery
- * count against want (indexed by value), returns how many. */
+ * count against want (indexed by value: the deliveries the test saw),
+ * returns how many. */
 static int drain_all(kn_share_consumer *sc, int n, const int *want_dc, int expect) {
     int total = 0;
     int64_t until = kn_test_now_ms() + WAIT_MS;
@@ -320,8 +321,13 @@ static int drain_all(kn_share_consumer *sc, int n, const int *want_dc, int expec
         for (size_t k = 0; k < kn_records_count(r); k++) {
             int v = value_of(r, k);
             assert_true(v >= 0 && v < n);
-            if (kn_records_delivery_count(r, k) != want_dc[v])
-                fail_msg("record %d: delivery count %d, want %d", v, kn_records_delivery_count(r, k), want_dc[v]);
+            /* want_dc counts the deliveries the test saw; a member that
+             * left may also have held a batch fetched ahead of its last
+             * poll (released with it: one more each, at most two
+             * members) */
+            int d = kn_records_delivery_count(r, k);
+            if (d < want_dc[v] || d > want_dc[v] + 2)
+                fail_msg("record %d: delivery count %d, want %d (+ up to 2)", v, d, want_dc[v]);
             assert_int_equal(kn_share_consumer_acknowledge(sc, r, k, KN_SHARE_ACCEPT), KN_OK);
             total++;
         }
