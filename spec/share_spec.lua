@@ -140,6 +140,39 @@ describe("kafka_native.share_consumer", function()
     assert(sc:close())
   end)
 
+  it("signals its readiness socket when records land or wakeup is called", function()
+    local unix = require("socket.unix")
+    local topic, group = queue("share-ready", { "r1", "r2", "r3" })
+    local sc = share(bootstrap, group, topic, "implicit")
+    local path = assert(sc:ready_listen())
+    local sock = unix.stream()
+    assert(sock:connect(path))
+    assert(sc:ready_accept())
+    -- wait on the socket, never spinning on poll(0)
+    local got = {}
+    local deadline = os.time() + 60
+    sock:settimeout(1)
+    while #got < 3 and os.time() < deadline do
+      local b = sock:receive(1)
+      if b then
+        for _, r in ipairs(assert(sc:poll(0))) do got[#got + 1] = r.value end
+      end
+    end
+    assert.are.equal(3, #got)
+    -- drained: wakeup() alone writes the next byte
+    assert.are.equal(0, #assert(sc:poll(0)))
+    sock:settimeout(0.3)
+    while sock:receive(1) do end -- whatever the last answers signalled
+    sc:wakeup()
+    sock:settimeout(5)
+    assert.are.equal("!", sock:receive(1))
+    local none, _, code = sc:poll(0)
+    assert.is_nil(none)
+    assert.are.equal("_WAKEUP", code)
+    assert(sc:close())
+    sock:close()
+  end)
+
   it("returns nil, message, code for what it refuses", function()
     local bad, msg, code = kafka.share_consumer({
       ["bootstrap.servers"] = bootstrap, ["group.id"] = "g", ["enable.auto.commit"] = false,

@@ -177,6 +177,11 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 /* Accepts the connection made to r->path, removes the path and installs
  * the consumer's readiness hook. KN_ERR__STATE when nobody connected. */
 int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size);
+/* lk_ready_accept without the hook, for other clients (the share
+ * consumer installs its own hook, which calls lk_ready_signal). */
+int lk_ready_take(lk_ready *r, char *errstr, size_t errstr_size);
+/* Writes the wake-up byte unless one is pending (any thread). */
+void lk_ready_signal(lk_ready *r);
 /* Called before each poll drains: the next landing signals again. */
 void lk_ready_rearm(lk_ready *r);
 /* Removes the hook (c may be NULL once closed), closes, unlinks. */

@@ -50,7 +50,7 @@ void lk_ready_init(lk_ready *r) {
 
 /* Writes the readiness byte unless one is pending; a no-op before
  * ready_accept. */
-static void lk_ready_signal(lk_ready *r) {
+void lk_ready_signal(lk_ready *r) {
     if (r->fd < 0)
         return; /* no connection (yet): nobody waits on it */
     if (atomic_exchange(&r->armed, 1))
@@ -102,6 +102,13 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 }
 
 int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size) {
+    int err = lk_ready_take(r, errstr, errstr_size);
+    if (!err)
+        kn_consumer_set_ready_cb(c, lk_ready_cb, r);
+    return err;
+}
+
+int lk_ready_take(lk_ready *r, char *errstr, size_t errstr_size) {
     if (r->listen_fd < 0) {
         snprintf(errstr, errstr_size, "%s",
                  r->fd >= 0 ? "the readiness socket is already connected" : "call ready_listen() first");
@@ -120,7 +127,6 @@ int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_siz
     r->path[0] = '\0';
     r->fd = fd;
     atomic_store(&r->armed, 0);
-    kn_consumer_set_ready_cb(c, lk_ready_cb, r);
     return KN_OK;
 }
 

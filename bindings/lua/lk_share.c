@@ -37,6 +37,7 @@ typedef struct lk_share {
     kn_share_consumer *sc; /* NULL once closed */
     lk_ack_ev *head, *tail;
     kn_log_queue *logq;
+    lk_ready ready; /* readiness socket (ready_listen / ready_accept) */
 } lk_share;
 
 static lk_share *lk_share_check(lua_State *L) {
@@ -219,6 +220,7 @@ static int lk_share_poll(lua_State *L) {
     kn_records *recs = NULL;
     if (ls->head)
         timeout_ms = 0;
+    lk_ready_rearm(&ls->ready);
     int err = kn_share_consumer_poll(ls->sc, timeout_ms, &recs, errstr, sizeof errstr);
     lk_log_deliver(L, ls->logq, 2);
     g->ptr = recs;
@@ -337,12 +339,52 @@ static int lk_share_member(lua_State *L) {
     return 2;
 }
 
+/* The library's readiness hook (network thread, or wakeup's caller). */
+static void lk_share_ready_cb(kn_share_consumer *sc, void *opaque) {
+    (void)sc;
+    lk_ready_signal((lk_ready *)opaque);
+}
+
+/* share_consumer:ready_listen([dir]) -> path, or nil, message, code:
+ * as consumer:ready_listen (docs/openresty.md). */
+static int lk_share_ready_listen(lua_State *L) {
+    lk_share *ls = lk_share_check(L);
+    const char *dir = luaL_optstring(L, 2, NULL);
+    if (!dir) {
+        dir = getenv("TMPDIR");
+        if (!dir || !*dir)
+            dir = "/tmp";
+    }
+    char errstr[256] = "";
+    int err = lk_ready_listen(&ls->ready, dir, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushstring(L, ls->ready.path);
+    return 1;
+}
+
+/* share_consumer:ready_accept() -> true, or nil, message, code: from then
+ * on a byte arrives on the connection whenever poll has something new
+ * (records landed, an acknowledgement answer, an error, wakeup). */
+static int lk_share_ready_accept(lua_State *L) {
+    lk_share *ls = lk_share_check(L);
+    char errstr[256] = "";
+    int err = lk_ready_take(&ls->ready, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    kn_share_consumer_set_ready_cb(ls->sc, lk_share_ready_cb, &ls->ready);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* The one close path; run_lua false from __gc (timeout 0, no Lua). */
 static int lk_share_shutdown(lua_State *L, lk_share *ls, int timeout_ms, int run_lua) {
     int collected = !run_lua && ls->sc;
     if (ls->sc) {
         kn_share_consumer *sc = ls->sc;
         ls->sc = NULL;
+        kn_share_consumer_set_ready_cb(sc, NULL, NULL); /* not running after this */
+        lk_ready_close(&ls->ready, NULL);
         kn_share_consumer_close_timeout(sc, timeout_ms);
         kn_share_consumer_destroy(sc);
     }
@@ -416,6 +458,7 @@ int lk_share_new(lua_State *L) {
     lk_log_check_opts(L, 2);
     lk_share *ls = (lk_share *)lk_newuserdata(L, sizeof(*ls)); /* 3 */
     memset(ls, 0, sizeof(*ls));
+    lk_ready_init(&ls->ready);
     luaL_getmetatable(L, LK_SHARE_MT);
     lua_setmetatable(L, 3);
     lua_createtable(L, 0, 3); /* 4: the uservalue */
@@ -454,6 +497,8 @@ static const luaL_Reg lk_share_methods[] = {
     {"commit_async", lk_share_commit_async},
     {"wakeup", lk_share_wakeup},
     {"member", lk_share_member},
+    {"ready_listen", lk_share_ready_listen},
+    {"ready_accept", lk_share_ready_accept},
     {"close", lk_share_close},
     {NULL, NULL},
 };

@@ -351,6 +351,9 @@ int kn_share_consumer_subscribe(kn_share_consumer *sc, const char *const *topics
     sc->grp.leaving = false;
     sc->grp.send_topics = true;
     sc->grp.next_hb_ms = 0;
+    /* the first batch is fetched once assigned, before the first poll
+     * (an event loop may wait on the readiness hook first) */
+    sc->want_fetch = true;
     pthread_mutex_unlock(&sc->lock);
     knw_metadata_add_topics(sc->client, topics, (int)count);
     knw_wakeup(sc->client);
