@@ -54,7 +54,8 @@ static int prepare_group(const char *bootstrap, const char *group) {
         fprintf(stderr, "admin: %s\n", es);
         return 1;
     }
-    kn_config_op op = {KN_CONFIG_RESOURCE_GROUP, group, KN_CONFIG_OP_SET, "share.auto.offset.reset", "earliest"};
+    kn_config_op op = {KN_CONFIG_RESOURCE_GROUP, group, KN_CONFIG_OP_SET, "share.auto.offset.reset",
+                       "earliest"};
     kn_config_results *res = NULL;
     int rc = kn_admin_incremental_alter_configs(a, &op, 1, 0, 30000, &res, es, sizeof es);
     if (!rc && kn_config_results_error(res, 0))
@@ -176,7 +177,8 @@ int main(int argc, char **argv) {
             last = now_s();
         } else if ((now_s() - last) * 1000 > timeout_ms) {
             kn_records_free(r);
-            printf("WARNING: Exiting before consuming the expected number of records: timeout (%d ms) exceeded.\n",
+            printf("WARNING: Exiting before consuming the expected number of records: timeout (%d ms) "
+                   "exceeded.\n",
                    timeout_ms);
             rc = 1;
             break;
@@ -189,9 +191,10 @@ int main(int argc, char **argv) {
     kn_share_consumer_destroy(sc);
     double secs = count && t_end > t0 ? t_end - t0 : 1e-9;
     double mb = (double)bytes / (1024.0 * 1024.0);
-    printf("start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms\n");
-    printf("%s, %s, %.4f, %.4f, %.4f, %lld, %.0f\n", start_wall, end_wall, mb, mb / secs, (double)count / secs,
-           count, secs * 1000);
+    printf("start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, "
+           "fetch.time.ms\n");
+    printf("%s, %s, %.4f, %.4f, %.4f, %lld, %.0f\n", start_wall, end_wall, mb, mb / secs,
+           (double)count / secs, count, secs * 1000);
     if (count && t_end > t_first)
         printf("from first record: %lld records, %.3f s, %.1f records/sec\n", count, t_end - t_first,
                (double)count / (t_end - t_first));

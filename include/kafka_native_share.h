@@ -45,9 +45,9 @@ extern "C" {
 typedef struct kn_share_consumer kn_share_consumer;
 
 /* Acknowledgement types, by their wire numbers (AcknowledgeType). */
-#define KN_SHARE_ACCEPT 1
+#define KN_SHARE_ACCEPT  1
 #define KN_SHARE_RELEASE 2
-#define KN_SHARE_REJECT 3
+#define KN_SHARE_REJECT  3
 
 /* How many times the broker has delivered record i (1 the first time),
  * for records a share consumer returned; 0 for a plain consumer's. */
@@ -105,8 +105,7 @@ int kn_share_consumer_acknowledge_offset(kn_share_consumer *sc, const char *topi
  * offsets are valid only during the call. fn NULL removes it. */
 typedef void kn_share_ack_commit_cb(kn_share_consumer *sc, const char *topic, int32_t partition,
                                     const int64_t *offsets, size_t count, int err, void *opaque);
-void kn_share_consumer_set_ack_commit_cb(kn_share_consumer *sc, kn_share_ack_commit_cb *fn,
-                                         void *opaque);
+void kn_share_consumer_set_ack_commit_cb(kn_share_consumer *sc, kn_share_ack_commit_cb *fn, void *opaque);
 
 /* Sends every pending acknowledgement now (implicit mode: the last
  * poll's records are accepted first) and waits up to timeout_ms (-1:

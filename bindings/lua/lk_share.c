@@ -55,8 +55,8 @@ static void lk_ack_ev_free(lk_ack_ev *ev) {
 
 /* Library callback, application thread inside a share consumer call:
  * queue it for Lua. */
-static void lk_share_ack_cb(kn_share_consumer *sc, const char *topic, int32_t partition, const int64_t *offsets,
-                            size_t count, int err, void *opaque) {
+static void lk_share_ack_cb(kn_share_consumer *sc, const char *topic, int32_t partition,
+                            const int64_t *offsets, size_t count, int err, void *opaque) {
     (void)sc;
     lk_share *ls = opaque;
     lk_ack_ev *ev = kn_calloc(1, sizeof(*ev));
@@ -136,9 +136,10 @@ static int lk_share_ack_record(lua_State *L, lk_share *ls, int rec, int type) {
     int err = kn_share_consumer_acknowledge_offset(ls->sc, topic, (int32_t)part, (int64_t)off, type);
     lua_pop(L, 3);
     if (err == KN_ERR__STATE)
-        return lk_push_error(L, err,
-                             "record not acknowledgeable: share.acknowledgement.mode is implicit, or the record "
-                             "is not one this member holds from its last poll");
+        return lk_push_error(
+            L, err,
+            "record not acknowledgeable: share.acknowledgement.mode is implicit, or the record "
+            "is not one this member holds from its last poll");
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushboolean(L, 1);
@@ -214,7 +215,7 @@ static int lk_share_poll(lua_State *L) {
     lk_share *ls = lk_share_check(L);
     int timeout_ms = lk_timeout_arg(L, 2, 0);
     lua_settop(L, 1);
-    lua_getuservalue(L, 1);                                   /* 2 */
+    lua_getuservalue(L, 1);                                  /* 2 */
     lk_cguard *g = lk_cguard_push(L, lk_share_free_records); /* 3 */
     char errstr[512] = "";
     kn_records *recs = NULL;
@@ -229,7 +230,7 @@ static int lk_share_poll(lua_State *L) {
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
     if (err)
         return lk_push_error(L, err, errstr);
-    lk_records_push(L, recs); /* 4 */
+    lk_records_push(L, recs);        /* 4 */
     lua_getfield(L, 2, "record_mt"); /* 5 */
     size_t n = kn_records_count(recs);
     for (size_t i = 0; i < n; i++) {
@@ -290,8 +291,8 @@ static int lk_share_commit_sync(lua_State *L) {
     lk_share *ls = lk_share_check(L);
     int timeout_ms = lk_timeout_arg(L, 2, -1);
     lua_settop(L, 1);
-    lua_getuservalue(L, 1);                                 /* 2 */
-    lk_cguard *g = lk_cguard_push(L, lk_share_free_tpl);   /* 3 */
+    lua_getuservalue(L, 1);                              /* 2 */
+    lk_cguard *g = lk_cguard_push(L, lk_share_free_tpl); /* 3 */
     kn_topic_partition_list *res = NULL;
     char errstr[512] = "";
     int err = kn_share_consumer_commit_sync(ls->sc, timeout_ms, &res, errstr, sizeof errstr);

@@ -20,10 +20,16 @@
 
 /* Java's ShareConsumerConfig refuses these: a share group has no
  * offsets to reset or commit, no static membership, no assignor. */
-static const char *const kns_unsupported[] = {
-    "auto.offset.reset",     "enable.auto.commit",    "group.instance.id",  "isolation.level",
-    "partition.assignment.strategy", "session.timeout.ms", "heartbeat.interval.ms", "group.protocol",
-    "group.remote.assignor", NULL};
+static const char *const kns_unsupported[] = {"auto.offset.reset",
+                                              "enable.auto.commit",
+                                              "group.instance.id",
+                                              "isolation.level",
+                                              "partition.assignment.strategy",
+                                              "session.timeout.ms",
+                                              "heartbeat.interval.ms",
+                                              "group.protocol",
+                                              "group.remote.assignor",
+                                              NULL};
 
 int kn_records_delivery_count(const kn_records *recs, size_t i) { return recs->recs[i].delivery_count; }
 
@@ -75,8 +81,9 @@ static int kns_settings(kn_share_consumer *sc, kn_conf *conf, char *errstr, size
 
 kn_share_consumer *kn_share_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
     if (!conf || kn_conf_client_type(conf) != KN_CLIENT_CONSUMER) {
-        kn_errstr_set(errstr, errstr_size,
-                      "kn_share_consumer_new: needs a consumer configuration (kn_conf_new(KN_CLIENT_CONSUMER))");
+        kn_errstr_set(
+            errstr, errstr_size,
+            "kn_share_consumer_new: needs a consumer configuration (kn_conf_new(KN_CLIENT_CONSUMER))");
         return NULL;
     }
     kn_conf *copy = kn_conf_dup(conf);
@@ -506,7 +513,8 @@ static int kns_ack(kn_share_consumer *sc, const char *topic, int32_t partition, 
 int kn_share_consumer_acknowledge(kn_share_consumer *sc, const kn_records *recs, size_t i, int type) {
     if (!recs || i >= kn_records_count(recs))
         return KN_ERR__INVALID_ARG;
-    return kns_ack(sc, kn_records_topic(recs, i), kn_records_partition(recs, i), kn_records_offset(recs, i), type);
+    return kns_ack(sc, kn_records_topic(recs, i), kn_records_partition(recs, i), kn_records_offset(recs, i),
+                   type);
 }
 
 int kn_share_consumer_acknowledge_offset(kn_share_consumer *sc, const char *topic, int32_t partition,

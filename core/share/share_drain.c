@@ -242,7 +242,7 @@ int kns_drain(kn_share_consumer *sc, kns_part *p, kn_records *out, int max) {
         if (!a)
             continue;
         int ts_type = (p->batch.h.attributes & KN_RB_ATTR_LOG_APPEND_TIME) ? KN_TIMESTAMP_LOG_APPEND_TIME
-                                                                         : KN_TIMESTAMP_CREATE_TIME;
+                                                                           : KN_TIMESTAMP_CREATE_TIME;
         if (kns_deliv_add(p, rec.offset) != 0 ||
             knc_records_add(out, p->topic, p->partition, p->batch.h.partition_leader_epoch, ts_type, &rec,
                             p->batch_buf) != 0) {

@@ -157,7 +157,8 @@ static kns_req *kns_build_fetch(kn_share_consumer *sc, kns_node *node, kns_part 
         kp_ShareFetchRequest_FetchTopic *t = &r->topics.items[i];
         kp_ShareFetchRequest_FetchTopic_init(t);
         t->topic_id = groups[i].id;
-        t->partitions.items = kn_arena_calloc(&q->arena, (size_t)groups[i].count, sizeof(*t->partitions.items));
+        t->partitions.items =
+            kn_arena_calloc(&q->arena, (size_t)groups[i].count, sizeof(*t->partitions.items));
         if (!t->partitions.items)
             goto fail;
         t->partitions.count = groups[i].count;
@@ -239,7 +240,8 @@ static kns_req *kns_build_ack(kn_share_consumer *sc, kns_node *node, kns_part **
     for (int32_t i = 0; i < g; i++) {
         kp_ShareAcknowledgeRequest_AcknowledgeTopic *t = &r->topics.items[i];
         t->topic_id = groups[i].id;
-        t->partitions.items = kn_arena_calloc(&q->arena, (size_t)groups[i].count, sizeof(*t->partitions.items));
+        t->partitions.items =
+            kn_arena_calloc(&q->arena, (size_t)groups[i].count, sizeof(*t->partitions.items));
         if (!t->partitions.items)
             goto fail;
         t->partitions.count = groups[i].count;
@@ -340,8 +342,8 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
         if (err == KN_ERR_GROUP_AUTHORIZATION_FAILED || err == KN_ERR_TOPIC_AUTHORIZATION_FAILED)
             kns_fail(sc, err, "%s failed: %s%s%.*s", q->ack_only ? "ShareAcknowledge" : "ShareFetch",
-                     kn_err_name(err), msg && msg->len > 0 ? ": " : "", msg && msg->len > 0 ? (int)msg->len : 0,
-                     msg && msg->len > 0 ? msg->ptr : "");
+                     kn_err_name(err), msg && msg->len > 0 ? ": " : "",
+                     msg && msg->len > 0 ? (int)msg->len : 0, msg && msg->len > 0 ? msg->ptr : "");
         else if (err != KN_ERR__CLOSED)
             kn_log(knw_client_logger(client), KN_LOG_INFO, "%s to node %d failed: %s %s",
                    q->ack_only ? "ShareAcknowledge" : "ShareFetch", (int)q->node, kn_err_name(err),
@@ -375,7 +377,8 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
             if (pd->error_code) {
                 if (pd->error_code == KN_ERR_NOT_LEADER_OR_FOLLOWER ||
                     pd->error_code == KN_ERR_UNKNOWN_TOPIC_OR_PARTITION ||
-                    pd->error_code == KN_ERR_UNKNOWN_TOPIC_ID || pd->error_code == KN_ERR_FENCED_LEADER_EPOCH) {
+                    pd->error_code == KN_ERR_UNKNOWN_TOPIC_ID ||
+                    pd->error_code == KN_ERR_FENCED_LEADER_EPOCH) {
                     refresh = true;
                     p->in_session = false;
                 }
@@ -385,8 +388,9 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
             }
             if (pd->acquired_records.count > 0)
                 kn_log(knw_client_logger(client), KN_LOG_DEBUG,
-                       "ShareFetch %s [%d]: acquired %d range(s) %lld..%lld, %d bytes%s", p->topic, (int)p->partition,
-                       (int)pd->acquired_records.count, (long long)pd->acquired_records.items[0].first_offset,
+                       "ShareFetch %s [%d]: acquired %d range(s) %lld..%lld, %d bytes%s", p->topic,
+                       (int)p->partition, (int)pd->acquired_records.count,
+                       (long long)pd->acquired_records.items[0].first_offset,
                        (long long)pd->acquired_records.items[pd->acquired_records.count - 1].last_offset,
                        (int)pd->records.len, p->assigned ? "" : " (no longer assigned: released)");
             if (pd->acquired_records.count <= 0 || !p->assigned) {
@@ -409,8 +413,8 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
                     acq[a].last = pd->acquired_records.items[a].last_offset;
                     acq[a].delivery_count = pd->acquired_records.items[a].delivery_count;
                 }
-                rc = kns_part_take(p, buf, pd->records.ptr, pd->records.len > 0 ? (size_t)pd->records.len : 0, acq,
-                                   pd->acquired_records.count);
+                rc = kns_part_take(p, buf, pd->records.ptr, pd->records.len > 0 ? (size_t)pd->records.len : 0,
+                                   acq, pd->acquired_records.count);
                 kn_free(acq);
             }
             if (rc != 0) {
@@ -439,8 +443,8 @@ out:
 
 static void kns_send(kn_share_consumer *sc, kns_req *q) {
     if (q->ack_only)
-        knw_send(sc->client, q->node, KP_API_SHARE_ACKNOWLEDGE, 1, -1, &q->u.ack, sc->request_timeout_ms, kns_done,
-                 q);
+        knw_send(sc->client, q->node, KP_API_SHARE_ACKNOWLEDGE, 1, -1, &q->u.ack, sc->request_timeout_ms,
+                 kns_done, q);
     else
         knw_send(sc->client, q->node, KP_API_SHARE_FETCH, 1, -1, &q->u.fetch,
                  sc->request_timeout_ms + sc->fetch_max_wait_ms, kns_done, q);
@@ -470,6 +474,10 @@ static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_m
                 stranded = true;
             continue;
         }
+        /* A commit waits: a fetch (long-polling up to fetch.max.wait.ms)
+         * would hold its answer back. */
+        if (sc->flush_acks && p->acks.count && !p->sent.count)
+            stranded = true;
         if (p->has_data)
             buffered = true;
         tmp[n++] = p;
@@ -554,11 +562,10 @@ int kns_tick(knw_client *client, int64_t now_ms, void *opaque) {
         }
         kn_free(tmp);
         kn_free(fgt);
-        for (size_t k = 0; k < sc->node_count; k++)
-            if (sc->nodes[k].backoff_until_ms > now_ms &&
-                sc->nodes[k].backoff_until_ms - now_ms < next_ms)
-                next_ms = (int)(sc->nodes[k].backoff_until_ms - now_ms);
         sc->flush_acks = false;
+        for (size_t k = 0; k < sc->node_count; k++)
+            if (sc->nodes[k].backoff_until_ms > now_ms && sc->nodes[k].backoff_until_ms - now_ms < next_ms)
+                next_ms = (int)(sc->nodes[k].backoff_until_ms - now_ms);
     }
     pthread_mutex_unlock(&sc->lock);
     if (md)
@@ -603,7 +610,8 @@ void kns_close_sessions(kn_share_consumer *sc, int64_t deadline_ms) {
             continue;
         int32_t m = 0;
         for (size_t i = 0; i < sc->part_count && m < KNS_MAX_PARTS_PER_REQ; i++)
-            if (sc->parts[i]->acks.count && !sc->parts[i]->sent.count && sc->parts[i]->leader == node->node_id)
+            if (sc->parts[i]->acks.count && !sc->parts[i]->sent.count &&
+                sc->parts[i]->leader == node->node_id)
                 tmp[m++] = sc->parts[i];
         qsort(tmp, (size_t)m, sizeof(*tmp), kns_part_cmp);
         kns_req *q = kns_build_ack(sc, node, tmp, m, true);

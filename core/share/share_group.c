@@ -125,8 +125,9 @@ static bool kns_target_apply(kn_share_consumer *sc, const knw_metadata *md) {
     for (size_t k = 0; k < sc->part_count; k++)
         if (!sc->parts[k]->assigned && sc->parts[k]->has_data)
             kns_part_drop(sc->parts[k], KN_SHARE_RELEASE);
-    kn_log(knw_client_logger(sc->client), KN_LOG_INFO, "share group %s: member %s epoch %d assigned %d topic(s)",
-           sc->group_id, g->member_id, (int)g->epoch, (int)g->t_topics);
+    kn_log(knw_client_logger(sc->client), KN_LOG_INFO,
+           "share group %s: member %s epoch %d assigned %d topic(s)", sc->group_id, g->member_id,
+           (int)g->epoch, (int)g->t_topics);
     kns_target_free(g);
     kns_signal(sc);
     return true;

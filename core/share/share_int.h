@@ -70,11 +70,11 @@ typedef struct kns_part {
     knc_buf *buf;
     const uint8_t *records;
     size_t len;
-    kns_acq *acq;        /* the response's acquired ranges, sorted */
+    kns_acq *acq; /* the response's acquired ranges, sorted */
     int32_t acq_count;
-    int32_t acq_next;    /* first acquired range not used up */
-    int64_t cursor;      /* acquired offsets below it are delivered or gapped */
-    int64_t data_end;    /* one past the last batch read to its end: no record left below it */
+    int32_t acq_next; /* first acquired range not used up */
+    int64_t cursor;   /* acquired offsets below it are delivered or gapped */
+    int64_t data_end; /* one past the last batch read to its end: no record left below it */
     kn_records_iter it;
     kn_rb batch;
     bool in_batch;
@@ -90,9 +90,9 @@ typedef struct kns_part {
 
 typedef struct kns_node {
     int32_t node_id;
-    int32_t epoch;  /* next share session epoch: 0 opens a session */
+    int32_t epoch; /* next share session epoch: 0 opens a session */
     bool inflight;
-    bool closed;    /* close sent its final request */
+    bool closed; /* close sent its final request */
     int64_t backoff_until_ms;
 } kns_node;
 
@@ -108,16 +108,16 @@ typedef struct kns_result {
 
 typedef struct kns_group {
     char member_id[23];
-    int32_t epoch;       /* member epoch; 0 to join */
+    int32_t epoch; /* member epoch; 0 to join */
     bool joined;
     bool inflight;
     bool leaving;
     int64_t next_hb_ms;
     int heartbeat_interval_ms;
-    char **topics;       /* subscription (owned) */
+    char **topics; /* subscription (owned) */
     int32_t topic_cnt;
     bool subscribed;
-    bool send_topics;    /* the subscription changed: send it */
+    bool send_topics; /* the subscription changed: send it */
     /* target assignment waiting for topic ids to resolve */
     kn_uuid *t_ids;
     int32_t **t_parts;
@@ -146,8 +146,8 @@ struct kn_share_consumer {
     int retry_backoff_ms, request_timeout_ms, default_api_timeout_ms;
     size_t scratch_max;
     bool verify_crc;
-    bool want_fetch;  /* the application waits for (or made room for) records */
-    bool flush_acks;  /* commit: send acknowledgements now */
+    bool want_fetch;     /* the application waits for (or made room for) records */
+    bool flush_acks;     /* a commit: acknowledgements go now, alone, not with a long-polling fetch */
     uint64_t commit_seq; /* commits started; a result carries the one it belongs to */
     int inflight_acks;   /* requests in flight that carry acknowledgements */
     bool wakeup;
@@ -172,8 +172,8 @@ void kns_ranges_free(kns_ranges *r);
 /* share_drain.c, sc->lock held: takes a ShareFetch partition answer
  * (buf retained; acquired ranges copied, sorted and checked). Returns
  * 0, KN_ERR__PROTOCOL (a bad acquired range) or KN_ERR__NOMEM. */
-int kns_part_take(kns_part *p, knc_buf *buf, const uint8_t *records, size_t len,
-                  const kns_acq *acq, int32_t acq_count);
+int kns_part_take(kns_part *p, knc_buf *buf, const uint8_t *records, size_t len, const kns_acq *acq,
+                  int32_t acq_count);
 /* Drops buffered data; the acquired offsets not delivered yet get type
  * (KN_SHARE_RELEASE) as acknowledgements, or none with type < 0. */
 void kns_part_drop(kns_part *p, int type);

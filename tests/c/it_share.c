@@ -9,7 +9,10 @@
  * consumer refuses) gets a clear error.
  *
  * KN_SHARE_RECORDS sets the record count of the work-split test
- * (default 2000; the acceptance run uses 10000).
+ * (default 2000; the acceptance run uses 10000). About 90 s in all:
+ * every new share group gets its first assignment with the member's
+ * second heartbeat (group.share.heartbeat.interval.ms, 5 s), and
+ * each test starts fresh groups (one per member lifetime it checks).
  */
 #include "kn_test.h"
 
@@ -73,7 +76,8 @@ static void group_config(const char *group, ...) {
     int rc = kn_admin_incremental_alter_configs(a, ops, n, 0, 30000, &res, es, sizeof es);
     if (rc != KN_OK || kn_config_results_error(res, 0) != 0)
         fail_msg("group config for %s: %s %s", group, es,
-                 res && kn_config_results_error_message(res, 0) ? kn_config_results_error_message(res, 0) : "");
+                 res && kn_config_results_error_message(res, 0) ? kn_config_results_error_message(res, 0)
+                                                                : "");
     kn_config_results_destroy(res);
     /* The broker applies it from the metadata log a moment later: a
      * member joining first would start the group at the log end. */
@@ -434,7 +438,8 @@ static void test_bad_input(void **state) {
     kn_records *r = poll_some(sc);
     size_t cnt = kn_records_count(r);
     /* not acquired: an offset this member was never given */
-    assert_int_equal(kn_share_consumer_acknowledge_offset(sc, topic, 0, 1000000, KN_SHARE_ACCEPT), KN_ERR__STATE);
+    assert_int_equal(kn_share_consumer_acknowledge_offset(sc, topic, 0, 1000000, KN_SHARE_ACCEPT),
+                     KN_ERR__STATE);
     assert_int_equal(kn_share_consumer_acknowledge_offset(sc, "no-such-topic", 0, 0, KN_SHARE_ACCEPT),
                      KN_ERR__STATE);
     assert_int_equal(kn_share_consumer_acknowledge(sc, r, 0, 7), KN_ERR__INVALID_ARG);
@@ -500,10 +505,8 @@ static void test_wakeup(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wakeup),
-        cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_explicit_acks),
-        cmocka_unit_test(test_close_and_kill_redeliver),
+        cmocka_unit_test(test_wakeup),        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_explicit_acks), cmocka_unit_test(test_close_and_kill_redeliver),
         cmocka_unit_test(test_work_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

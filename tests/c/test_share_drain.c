@@ -236,9 +236,12 @@ static void test_ranges_merge(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_acquired),        cmocka_unit_test(test_partial_acquisition),
-        cmocka_unit_test(test_drop_mid_batch_releases), cmocka_unit_test(test_compacted_gap),
-        cmocka_unit_test(test_bad_ranges),          cmocka_unit_test(test_ranges_merge),
+        cmocka_unit_test(test_all_acquired),
+        cmocka_unit_test(test_partial_acquisition),
+        cmocka_unit_test(test_drop_mid_batch_releases),
+        cmocka_unit_test(test_compacted_gap),
+        cmocka_unit_test(test_bad_ranges),
+        cmocka_unit_test(test_ranges_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,8 +67,8 @@ int main(int argc, char **argv) {
         char v[64];
         for (size_t i = 0; trace && i < n; i++) {
             value_str(r, i, v, sizeof v);
-            fprintf(stderr, "got %s %d p%d o%lld\n", v, kn_records_delivery_count(r, i), (int)kn_records_partition(r, i),
-                    (long long)kn_records_offset(r, i));
+            fprintf(stderr, "got %s %d p%d o%lld\n", v, kn_records_delivery_count(r, i),
+                    (int)kn_records_partition(r, i), (long long)kn_records_offset(r, i));
         }
         if (n && die_after >= 0 && accepted >= die_after) {
             for (size_t i = 0; i < n; i++) {
