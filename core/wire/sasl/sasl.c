@@ -36,6 +36,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
+#include "wire/sasl/oidc.h"
 #include "wire/sasl/sasl.h"
 #include "wire/wire_int.h"
 
@@ -66,6 +67,7 @@ void knw_sasl_conf_free(knw_sasl_conf *sc) {
         return;
     kn_free(sc->mechanism);
     knw_jaas_free(&sc->jaas);
+    knw_oidc_free(sc->oidc);
     kn_free(sc);
 }
 
@@ -84,6 +86,7 @@ int knw_sasl_conf_copy(knw_sasl_conf **dst, const knw_sasl_conf *src) {
     sc->refresh_min_period_ms = src->refresh_min_period_ms;
     sc->refresh_buffer_ms = src->refresh_buffer_ms;
     sc->store = src->store;
+    knw_oidc_ref(sc->oidc = src->oidc);
     if (!(sc->mechanism = kn_strdup(src->mechanism)) || knw_jaas_copy(&sc->jaas, &src->jaas)) {
         knw_sasl_conf_free(sc);
         return KN_ERR__NOMEM;
@@ -138,6 +141,9 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
                       sc->jaas.login_module, mech->name, mech->login_module);
         rc = KN_ERR__CONFIG;
     }
+    /* OAUTHBEARER from the token endpoint (KIP-768), when configured. */
+    if (!rc && mech == &knw_sasl_oauthbearer && !token_fn)
+        rc = knw_oidc_from(conf, &sc->jaas, &sc->oidc, errstr, n);
     if (!rc)
         rc = mech->check(sc, errstr, n);
     if (rc) {

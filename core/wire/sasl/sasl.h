@@ -47,6 +47,8 @@ typedef struct knw_sasl_conf {
     double refresh_window_factor, refresh_window_jitter;
     int64_t refresh_min_period_ms, refresh_buffer_ms;
     struct knw_oauth_store *store; /* the client's (borrowed), set when it is built */
+    /* OAUTHBEARER from the token endpoint (oidc.h), shared by copies. */
+    struct knw_oidc *oidc;
 } knw_sasl_conf;
 
 /* A token: owned bytes (kn_free; secrets are cleared by their maker). */
