@@ -97,6 +97,11 @@ bench_parse() {
       split($0, f, ", "); cnt = num(f[1]); rs = num(f[2]); mb = num(f[3]); cpu = num(f[5])
     }
     kind == "java-bench" && /^java join: / { ex = num($0) }
+    # ShareConsumerPerformance (and kn_share_perf): start, end, MB, MB/sec, nMsg/sec, nMsg, fetch.time.ms
+    kind == "share-consume" && /^[0-9][0-9][0-9][0-9]-.*, .*, / {
+      n = split($0, f, ", ")
+      if (n == 7) { rs = num(f[5]); mb = num(f[4]); cnt = num(f[6]) }
+    }
     /^checksum [0-9]+ records, sum 0x/ { split($0, f, ", "); sum = num(f[1]) ":" substr(f[2], 5) }
     kind == "probe" && /^probe: / {
       split($0, f, ", "); rs = num(f[2]); mb = num(f[3]); cnt = num(f[1])

@@ -230,6 +230,7 @@ END {
     target("LuaJIT consumer ≥ 0.9 of C, 10 B", ratio("consume-10b", "luajit", "consume-10b", "kn", 1), 0.9, "")
     target("1,000 partitions ≥ 0.8 of 16-partition records/s", ratio("consume-10b-1000p", "kn", "consume-10b", "kn", 1), 0.8, "")
     target_max("idle consumer (1,000 partitions) ≤ 0.2% of a core", med("idle-1000p", "kn", 9), 0.2, "%")
+    target("share consumer 10 B ≥ 3x Java (join included)", ratio("share-consume-10b", "kn", "share-consume-10b", "java", 1), 3, "x")
     print ""
 
     throughput_section("consume-10b", "Consume 10 B records, 16 partitions", "consume")
@@ -241,6 +242,7 @@ END {
     throughput_section("consume-10b-1000p", "Scale: consume 10 B records from 1,000 partitions", "consume")
     throughput_section("sasl-consume-10b", "SASL_SSL (SCRAM-SHA-512): consume 10 B records, 16 partitions", "consume")
     throughput_section("sasl-produce-10b", "SASL_SSL (SCRAM-SHA-512): produce 10 B records to 16 partitions, defaults", "produce")
+    throughput_section("share-consume-10b", "Share group (KIP-932): one share consumer, 10 B records, 16 partitions (join included; Java: ShareConsumerPerformance)", "consume")
 
     if ("e2e-latency" in seen) {
         print "### End-to-end latency at a fixed rate (" set["e2e"] ")"

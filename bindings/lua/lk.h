@@ -191,6 +191,9 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size);
 /* The same for a producer (its hook fires when reports are queued). */
 int lk_ready_accept_producer(lk_ready *r, kn_producer *p, char *errstr, size_t errstr_size);
+/* lk_ready_accept without installing a hook, for clients that install
+ * their own (the share consumer's calls lk_ready_signal). */
+int lk_ready_take(lk_ready *r, char *errstr, size_t errstr_size);
 /* Writes the readiness byte unless one is pending (any thread). */
 void lk_ready_signal(lk_ready *r);
 /* Called before each poll drains: the next landing signals again. */
@@ -273,6 +276,10 @@ int lk_assignor_add(lua_State *L);
 /* The protected trampoline lk_group_enter pushes at fn_idx + 1:
  * (g lightuserdata, consumer) runs the assignor g->asg_index. */
 int lk_assignor_run(lua_State *L);
+
+/* kafka_native.share_consumer(config [, opts]) (lk_share.c, KIP-932). */
+void lk_share_register(lua_State *L);
+int lk_share_new(lua_State *L);
 
 /* kafka_native.config(kind, config) (lk_confdump.c). */
 int lk_config_dump(lua_State *L);

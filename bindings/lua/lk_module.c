@@ -89,6 +89,7 @@ static const luaL_Reg lk_module_funcs[] = {
     {"admin", lk_admin_new},
     {"producer", lk_producer_new},
     {"consumer", lk_consumer_new},
+    {"share_consumer", lk_share_new},
     {"error_name", lk_error_name},
     {"error_message", lk_error_message},
     {"error_code", lk_error_code},
@@ -111,6 +112,7 @@ int luaopen_kafka_native(lua_State *L) {
     lk_callback_register(L);
     lk_producer_register(L);
     lk_consumer_register(L);
+    lk_share_register(L);
     lk_records_register(L);
     lk_batch_register(L);
     luaL_newlib(L, lk_module_funcs);

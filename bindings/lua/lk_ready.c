@@ -134,7 +134,7 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 
 /* Takes the connection made to r->path by this process: KN_OK with
  * r->fd set, the listener closed and the path removed. */
-static int lk_ready_take(lk_ready *r, char *errstr, size_t errstr_size) {
+int lk_ready_take(lk_ready *r, char *errstr, size_t errstr_size) {
     if (r->listen_fd < 0) {
         snprintf(errstr, errstr_size, "%s",
                  r->fd >= 0 ? "the readiness socket is already connected" : "call ready_listen() first");

@@ -116,6 +116,7 @@ int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int3
     r->leader_epoch = leader_epoch;
     r->topic_idx = (uint16_t)t;
     r->ts_type = (uint8_t)ts_type;
+    r->delivery_count = 0;
     return 0;
 }
 

@@ -59,6 +59,7 @@ typedef struct knc_rec {
     int32_t leader_epoch;
     uint16_t topic_idx;
     uint8_t ts_type;
+    int16_t delivery_count; /* share consumers (core/share/); 0 otherwise */
 } knc_rec;
 
 struct kn_records {

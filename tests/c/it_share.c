@@ -1,0 +1,513 @@
+/*
+ * it_share.c: share groups (KIP-932) against the real broker: several
+ * share consumers on a 2-partition topic (more members than
+ * partitions) take every record exactly once; released records come
+ * back with delivery count 2, rejected ones never; records a member
+ * held when it was killed, or closed without acknowledging, go to the
+ * others with delivery count 2; bad input (an acknowledgement for a
+ * record not acquired, an expired acquisition lock, keys a share
+ * consumer refuses) gets a clear error.
+ *
+ * KN_SHARE_RECORDS sets the record count of the work-split test
+ * (default 2000; the acceptance run uses 10000). About 90 s in all:
+ * every new share group gets its first assignment with the member's
+ * second heartbeat (group.share.heartbeat.interval.ms, 5 s), and
+ * each test starts fresh groups (one per member lifetime it checks).
+ */
+#include "kn_test.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kafka_native_share.h"
+
+#define WAIT_MS 60000
+
+static void produce(const char *topic, int from, int n) {
+    kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "linger.ms", "5");
+    char es[512];
+    kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
+    assert_non_null(p);
+    for (int i = from; i < from + n; i++) {
+        char v[32];
+        int len = snprintf(v, sizeof v, "%d", i);
+        kn_record_out r = KN_RECORD_OUT_INIT;
+        r.topic = topic;
+        r.partition = i % 2;
+        r.value = v;
+        r.value_len = (size_t)len;
+        assert_int_equal(kn_producer_send(p, &r, es, sizeof es), KN_OK);
+    }
+    assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
+    kn_producer_close(p, 10000);
+    kn_conf_destroy(conf);
+}
+
+/* Sets share group configs (pairs of key, value; NULL ends) with the
+ * admin client. */
+static void group_config(const char *group, ...) {
+    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    char es[512];
+    kn_admin *a = kn_admin_new(conf, es, sizeof es);
+    assert_non_null(a);
+    kn_config_op ops[4];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, group);
+    const char *k;
+    while ((k = va_arg(ap, const char *)) && n < 4) {
+        ops[n].resource_type = KN_CONFIG_RESOURCE_GROUP;
+        ops[n].resource_name = group;
+        ops[n].op = KN_CONFIG_OP_SET;
+        ops[n].name = k;
+        ops[n].value = va_arg(ap, const char *);
+        n++;
+    }
+    va_end(ap);
+    kn_config_results *res = NULL;
+    int rc = kn_admin_incremental_alter_configs(a, ops, n, 0, 30000, &res, es, sizeof es);
+    if (rc != KN_OK || kn_config_results_error(res, 0) != 0)
+        fail_msg("group config for %s: %s %s", group, es,
+                 res && kn_config_results_error_message(res, 0) ? kn_config_results_error_message(res, 0)
+                                                                : "");
+    kn_config_results_destroy(res);
+    /* The broker applies it from the metadata log a moment later: a
+     * member joining first would start the group at the log end. */
+    kn_config_resource rsrc = {KN_CONFIG_RESOURCE_GROUP, group};
+    int64_t until = kn_test_now_ms() + 30000;
+    bool applied = false;
+    while (!applied && kn_test_now_ms() < until) {
+        kn_config_descriptions *d = NULL;
+        if (kn_admin_describe_configs(a, &rsrc, 1, 0, 10000, &d, es, sizeof es) == KN_OK) {
+            applied = true;
+            for (size_t i = 0; i < n; i++) {
+                const kn_config_entry *e = kn_config_descriptions_find(d, 0, ops[i].name);
+                if (!e || !kn_config_entry_value(e) || strcmp(kn_config_entry_value(e), ops[i].value) != 0)
+                    applied = false;
+            }
+        }
+        kn_config_descriptions_destroy(d);
+        if (!applied)
+            usleep(100 * 1000);
+    }
+    assert_true(applied);
+    kn_admin_destroy(a);
+    kn_conf_destroy(conf);
+}
+
+static kn_share_consumer *share_new(const char *group, const char *mode, const char *topic) {
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "group.id", group);
+    kn_test_conf_set(conf, "share.acknowledgement.mode", mode);
+    kn_test_conf_set(conf, "max.poll.records", "200");
+    char es[512];
+    kn_share_consumer *sc = kn_share_consumer_new(conf, es, sizeof es);
+    if (!sc)
+        fail_msg("kn_share_consumer_new: %s", es);
+    kn_conf_destroy(conf);
+    assert_int_equal(kn_share_consumer_subscribe(sc, &topic, 1), KN_OK);
+    return sc;
+}
+
+static int value_of(const kn_records *r, size_t i) {
+    size_t len;
+    const char *v = kn_records_value(r, i, &len);
+    char buf[32];
+    assert_true(len < sizeof buf);
+    memcpy(buf, v, len);
+    buf[len] = 0;
+    return atoi(buf);
+}
+
+/* Several members (3 C consumers, 2 partitions) take N records: each
+ * exactly once. */
+static void test_work_split(void **state) {
+    (void)state;
+    const char *env = getenv("KN_SHARE_RECORDS");
+    int n = env ? atoi(env) : 2000;
+    char topic[128], group[160];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-split"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    kn_test_create_topic(topic, 2);
+    group_config(group, "share.auto.offset.reset", "earliest", NULL);
+    produce(topic, 0, n);
+    kn_share_consumer *sc[3];
+    for (int i = 0; i < 3; i++)
+        sc[i] = share_new(group, "implicit", topic);
+    int *seen = calloc((size_t)n, sizeof(int));
+    int total = 0, got[3] = {0, 0, 0};
+    int64_t until = kn_test_now_ms() + WAIT_MS;
+    while (total < n && kn_test_now_ms() < until) {
+        for (int i = 0; i < 3; i++) {
+            kn_records *r = NULL;
+            char es[512];
+            int rc = kn_share_consumer_poll(sc[i], 100, &r, es, sizeof es);
+            if (rc)
+                fail_msg("poll: %s", es);
+            for (size_t k = 0; k < kn_records_count(r); k++) {
+                int v = value_of(r, k);
+                assert_true(v >= 0 && v < n);
+                assert_int_equal(kn_records_delivery_count(r, k), 1);
+                seen[v]++;
+                total++;
+                got[i]++;
+            }
+            kn_records_free(r);
+        }
+    }
+    /* a little longer: nothing comes twice */
+    for (int round = 0; round < 5; round++)
+        for (int i = 0; i < 3; i++) {
+            kn_records *r = NULL;
+            char es[512];
+            assert_int_equal(kn_share_consumer_poll(sc[i], 50, &r, es, sizeof es), KN_OK);
+            total += (int)kn_records_count(r);
+            kn_records_free(r);
+        }
+    for (int i = 0; i < 3; i++) {
+        kn_topic_partition_list *res = NULL;
+        char es[512];
+        assert_int_equal(kn_share_consumer_commit_sync(sc[i], 30000, &res, es, sizeof es), KN_OK);
+        kn_topic_partition_list_destroy(res);
+    }
+    print_message("share split: %d records, per member %d %d %d\n", total, got[0], got[1], got[2]);
+    assert_int_equal(total, n);
+    for (int v = 0; v < n; v++)
+        if (seen[v] != 1)
+            fail_msg("record %d seen %d times", v, seen[v]);
+    int members_with_records = (got[0] > 0) + (got[1] > 0) + (got[2] > 0);
+    assert_true(members_with_records >= 2);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(kn_share_consumer_close(sc[i], -1), KN_OK);
+        kn_share_consumer_destroy(sc[i]);
+    }
+    free(seen);
+}
+
+typedef struct cbstate {
+    int calls, errs, offsets;
+    int last_err;
+} cbstate;
+
+static void ack_cb(kn_share_consumer *sc, const char *topic, int32_t partition, const int64_t *offsets,
+                   size_t count, int err, void *opaque) {
+    (void)sc;
+    (void)topic;
+    (void)partition;
+    (void)offsets;
+    cbstate *s = opaque;
+    s->calls++;
+    s->offsets += (int)count;
+    if (err) {
+        s->errs++;
+        s->last_err = err;
+    }
+}
+
+/* Explicit mode: release -> delivery count 2, reject -> never again,
+ * accept -> done; the callback sees every acknowledgement. */
+static void test_explicit_acks(void **state) {
+    (void)state;
+    const int n = 200;
+    char topic[128], group[160];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-acks"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    kn_test_create_topic(topic, 2);
+    group_config(group, "share.auto.offset.reset", "earliest", NULL);
+    produce(topic, 0, n);
+    kn_share_consumer *sc = share_new(group, "explicit", topic);
+    cbstate cbs = {0};
+    kn_share_consumer_set_ack_commit_cb(sc, ack_cb, &cbs);
+    int *dc = calloc((size_t)n, sizeof(int)), *accepted = calloc((size_t)n, sizeof(int));
+    int *released = calloc((size_t)n, sizeof(int)), *rejected = calloc((size_t)n, sizeof(int));
+    int done = 0, nrel = 0, nrej = 0;
+    int64_t until = kn_test_now_ms() + WAIT_MS;
+    while (done < n && kn_test_now_ms() < until) {
+        kn_records *r = NULL;
+        char es[512];
+        int rc = kn_share_consumer_poll(sc, 200, &r, es, sizeof es);
+        if (rc)
+            fail_msg("poll: %s", es);
+        for (size_t k = 0; k < kn_records_count(r); k++) {
+            int v = value_of(r, k);
+            assert_false(rejected[v]);
+            assert_false(accepted[v]);
+            int d = kn_records_delivery_count(r, k);
+            int type = KN_SHARE_ACCEPT;
+            if (d == 1 && v % 4 == 0) {
+                type = KN_SHARE_RELEASE;
+                released[v] = 1;
+                nrel++;
+            } else if (d == 1 && v % 4 == 1) {
+                type = KN_SHARE_REJECT;
+                rejected[v] = 1;
+                nrej++;
+                done++;
+            } else {
+                if (released[v])
+                    assert_int_equal(d, 2);
+                else
+                    assert_int_equal(d, 1);
+                accepted[v] = 1;
+                done++;
+            }
+            dc[v] = d;
+            assert_int_equal(kn_share_consumer_acknowledge(sc, r, k, type), KN_OK);
+        }
+        if (kn_records_count(r)) {
+            kn_topic_partition_list *res = NULL;
+            assert_int_equal(kn_share_consumer_commit_sync(sc, 30000, &res, es, sizeof es), KN_OK);
+            assert_true(kn_topic_partition_list_count(res) >= 1);
+            kn_topic_partition_list_destroy(res);
+        }
+        kn_records_free(r);
+    }
+    assert_int_equal(done, n);
+    assert_int_equal(nrel, n / 4);
+    assert_int_equal(nrej, n / 4);
+    for (int v = 0; v < n; v++)
+        if (released[v])
+            assert_int_equal(dc[v], 2);
+    /* rejected ones never come back */
+    kn_records *r = NULL;
+    char es[512];
+    assert_int_equal(kn_share_consumer_poll(sc, 1000, &r, es, sizeof es), KN_OK);
+    assert_int_equal(kn_records_count(r), 0);
+    kn_records_free(r);
+    assert_int_equal(cbs.errs, 0);
+    assert_int_equal(cbs.offsets, n + n / 4); /* every acknowledgement, released ones twice */
+    assert_int_equal(kn_share_consumer_close(sc, -1), KN_OK);
+    kn_share_consumer_destroy(sc);
+    free(dc);
+    free(accepted);
+    free(released);
+    free(rejected);
+}
+
+/* Polls sc until it returns records (explicit mode leaves them
+ * unacknowledged); returns them. */
+static kn_records *poll_some(kn_share_consumer *sc) {
+    int64_t until = kn_test_now_ms() + WAIT_MS;
+    while (kn_test_now_ms() < until) {
+        kn_records *r = NULL;
+        char es[512];
+        int rc = kn_share_consumer_poll(sc, 200, &r, es, sizeof es);
+        if (rc)
+            fail_msg("poll: %s", es);
+        if (kn_records_count(r))
+            return r;
+        kn_records_free(r);
+    }
+    fail_msg("no records within %d ms", WAIT_MS);
+    return NULL;
+}
+
+/* Takes every record left, accepting; checks each value's delivery
+ * count against want (indexed by value: the deliveries the test saw),
+ * returns how many. */
+static int drain_all(kn_share_consumer *sc, int n, const int *want_dc, int expect) {
+    int total = 0;
+    int64_t until = kn_test_now_ms() + WAIT_MS;
+    while (total < expect && kn_test_now_ms() < until) {
+        kn_records *r = NULL;
+        char es[512];
+        if (kn_share_consumer_poll(sc, 200, &r, es, sizeof es))
+            fail_msg("poll: %s", es);
+        for (size_t k = 0; k < kn_records_count(r); k++) {
+            int v = value_of(r, k);
+            assert_true(v >= 0 && v < n);
+            /* want_dc counts the deliveries the test saw; a member that
+             * left may also have held a batch fetched ahead of its last
+             * poll (released with it: one more each, at most two
+             * members) */
+            int d = kn_records_delivery_count(r, k);
+            if (d < want_dc[v] || d > want_dc[v] + 2)
+                fail_msg("record %d: delivery count %d, want %d (+ up to 2)", v, d, want_dc[v]);
+            assert_int_equal(kn_share_consumer_acknowledge(sc, r, k, KN_SHARE_ACCEPT), KN_OK);
+            total++;
+        }
+        kn_records_free(r);
+    }
+    return total;
+}
+
+/* Records held by a member that closes without acknowledging, and by a
+ * member killed with SIGKILL, are redelivered with delivery count 2. */
+static void test_close_and_kill_redeliver(void **state) {
+    (void)state;
+    const int n = 100;
+    char topic[128], group[160];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-redeliver"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    kn_test_create_topic(topic, 2);
+    group_config(group, "share.auto.offset.reset", "earliest", NULL);
+    produce(topic, 0, n);
+    int want[100];
+    for (int i = 0; i < n; i++)
+        want[i] = 1;
+    /* close without acknowledging */
+    kn_share_consumer *a = share_new(group, "explicit", topic);
+    kn_records *r = poll_some(a);
+    size_t held = kn_records_count(r);
+    for (size_t k = 0; k < held; k++)
+        want[value_of(r, k)] = 2;
+    kn_records_free(r);
+    assert_int_equal(kn_share_consumer_close(a, -1), KN_OK);
+    kn_share_consumer_destroy(a);
+    /* a killed member: a child process polls, reports, dies */
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        kn_share_consumer *c = share_new(group, "explicit", topic);
+        kn_records *cr = poll_some(c);
+        for (size_t k = 0; k < kn_records_count(cr); k++) {
+            int v = value_of(cr, k);
+            if (write(fds[1], &v, sizeof v) != sizeof v)
+                _exit(3);
+        }
+        close(fds[1]);
+        raise(SIGKILL);
+        _exit(4);
+    }
+    close(fds[1]);
+    int v, killed_held = 0;
+    while (read(fds[0], &v, sizeof v) == sizeof v) {
+        assert_true(v >= 0 && v < n);
+        want[v]++; /* 2 for a fresh one, 3 when a closed member held it too */
+        killed_held++;
+    }
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    print_message("close released %zu, kill released %d\n", held, killed_held);
+    assert_true(held > 0 && killed_held > 0);
+    kn_share_consumer *b = share_new(group, "explicit", topic);
+    assert_int_equal(drain_all(b, n, want, n), n);
+    kn_topic_partition_list *res = NULL;
+    char es[512];
+    assert_int_equal(kn_share_consumer_commit_sync(b, 30000, &res, es, sizeof es), KN_OK);
+    kn_topic_partition_list_destroy(res);
+    assert_int_equal(kn_share_consumer_close(b, -1), KN_OK);
+    kn_share_consumer_destroy(b);
+}
+
+/* Bad input: acknowledgements for records not acquired, the wrong mode,
+ * a poll with records unacknowledged, an expired acquisition lock,
+ * keys a share consumer refuses. */
+static void test_bad_input(void **state) {
+    (void)state;
+    char es[512];
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    assert_null(kn_share_consumer_new(conf, es, sizeof es));
+    assert_non_null(strstr(es, "group.id"));
+    kn_test_conf_set(conf, "group.id", "g");
+    kn_test_conf_set(conf, "auto.offset.reset", "earliest");
+    assert_null(kn_share_consumer_new(conf, es, sizeof es));
+    assert_non_null(strstr(es, "auto.offset.reset"));
+    kn_conf_destroy(conf);
+
+    const int n = 20;
+    char topic[128], group[160];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-bad"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    kn_test_create_topic(topic, 2);
+    group_config(group, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", "1000", NULL);
+    produce(topic, 0, n);
+
+    kn_share_consumer *im = share_new(group, "implicit", topic);
+    assert_int_equal(kn_share_consumer_acknowledge_offset(im, topic, 0, 0, KN_SHARE_ACCEPT), KN_ERR__STATE);
+    kn_share_consumer_close(im, -1);
+    kn_share_consumer_destroy(im);
+
+    kn_share_consumer *sc = share_new(group, "explicit", topic);
+    cbstate cbs = {0};
+    kn_share_consumer_set_ack_commit_cb(sc, ack_cb, &cbs);
+    kn_records *r = poll_some(sc);
+    size_t cnt = kn_records_count(r);
+    /* not acquired: an offset this member was never given */
+    assert_int_equal(kn_share_consumer_acknowledge_offset(sc, topic, 0, 1000000, KN_SHARE_ACCEPT),
+                     KN_ERR__STATE);
+    assert_int_equal(kn_share_consumer_acknowledge_offset(sc, "no-such-topic", 0, 0, KN_SHARE_ACCEPT),
+                     KN_ERR__STATE);
+    assert_int_equal(kn_share_consumer_acknowledge(sc, r, 0, 7), KN_ERR__INVALID_ARG);
+    assert_int_equal(kn_share_consumer_acknowledge(sc, r, cnt, KN_SHARE_ACCEPT), KN_ERR__INVALID_ARG);
+    /* unacknowledged: the next poll refuses */
+    kn_records *r2 = NULL;
+    assert_int_equal(kn_share_consumer_poll(sc, 0, &r2, es, sizeof es), KN_ERR__STATE);
+    assert_non_null(strstr(es, "explicit"));
+    /* the lock (1 s) expires before the acknowledgement is sent */
+    usleep(3000 * 1000);
+    for (size_t k = 0; k < cnt; k++)
+        assert_int_equal(kn_share_consumer_acknowledge(sc, r, k, KN_SHARE_ACCEPT), KN_OK);
+    kn_topic_partition_list *res = NULL;
+    int rc = kn_share_consumer_commit_sync(sc, 30000, &res, es, sizeof es);
+    assert_int_equal(rc, KN_ERR_INVALID_RECORD_STATE);
+    assert_non_null(res);
+    assert_int_equal(kn_topic_partition_list_err(res, 0), KN_ERR_INVALID_RECORD_STATE);
+    kn_topic_partition_list_destroy(res);
+    assert_true(cbs.errs >= 1);
+    assert_int_equal(cbs.last_err, KN_ERR_INVALID_RECORD_STATE);
+    /* sent once: no longer acknowledgeable */
+    assert_int_equal(kn_share_consumer_acknowledge(sc, r, 0, KN_SHARE_ACCEPT), KN_ERR__STATE);
+    /* those records come again, delivery count 2 */
+    int64_t first = kn_records_offset(r, 0);
+    int32_t part = kn_records_partition(r, 0);
+    kn_records_free(r);
+    bool again = false;
+    int64_t until = kn_test_now_ms() + WAIT_MS;
+    while (!again && kn_test_now_ms() < until) {
+        r = poll_some(sc);
+        for (size_t k = 0; k < kn_records_count(r); k++) {
+            if (kn_records_offset(r, k) == first && kn_records_partition(r, k) == part) {
+                assert_true(kn_records_delivery_count(r, k) >= 2);
+                again = true;
+            }
+            kn_share_consumer_acknowledge(sc, r, k, KN_SHARE_ACCEPT);
+        }
+        kn_records_free(r);
+    }
+    assert_true(again);
+    kn_share_consumer_close(sc, -1);
+    kn_share_consumer_destroy(sc);
+}
+
+/* wakeup interrupts a waiting poll */
+static void test_wakeup(void **state) {
+    (void)state;
+    char topic[128], group[160];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-wakeup"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    kn_test_create_topic(topic, 2);
+    kn_share_consumer *sc = share_new(group, "implicit", topic);
+    kn_share_consumer_wakeup(sc);
+    kn_records *r = NULL;
+    char es[256];
+    int64_t t0 = kn_test_now_ms();
+    assert_int_equal(kn_share_consumer_poll(sc, 30000, &r, es, sizeof es), KN_ERR__WAKEUP);
+    assert_true(kn_test_now_ms() - t0 < 20000);
+    assert_int_equal(kn_share_consumer_close(sc, -1), KN_OK);
+    assert_int_equal(kn_share_consumer_poll(sc, 0, &r, es, sizeof es), KN_ERR__CLOSED);
+    kn_share_consumer_destroy(sc);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_wakeup),        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_explicit_acks), cmocka_unit_test(test_close_and_kill_redeliver),
+        cmocka_unit_test(test_work_split),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
