@@ -13,6 +13,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "wire/bodybuf.h"
+#include "wire/sasl/gssapi_worker.h"
 #include "wire/sasl/oauth_store.h"
 #include "wire/wire_int.h"
 
@@ -658,6 +659,10 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
         }
         c->set.sasl->store = c->oauth;
     }
+    if (c->set.sasl && knw_krb_new(c->set.sasl, &c->loop, &c->log, &c->krb, errstr, errstr_size))
+        goto fail;
+    if (c->krb)
+        c->set.sasl->krb = c->krb;
     c->use_bootstrap = true;
     c->next_timeout_check_ms = INT64_MAX;
     c->md.want = true; /* the first metadata is fetched at once, as Java does */
@@ -720,6 +725,7 @@ void knw_client_destroy(knw_client *c) {
     }
     /* Before the loop goes: the resolver thread wakes it. */
     knw_resolver_destroy(&c->resolver);
+    knw_krb_stop(c->krb); /* it wakes the loop too */
     pthread_mutex_lock(&c->lock);
     c->closed = true;
     pthread_cond_broadcast(&c->cond);
@@ -737,6 +743,7 @@ void knw_client_destroy(knw_client *c) {
     kn_logger_destroy(&c->log);
     knw_settings_free(&c->set);
     knw_oauth_store_free(c->oauth);
+    knw_krb_free(c->krb); /* after the connections: their jobs are gone */
     kn_free(c);
     knw_body_cache_release();
 }

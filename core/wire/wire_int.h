@@ -281,6 +281,7 @@ typedef struct knw_stats_atomic {
 struct knw_client {
     knw_settings set;
     struct knw_oauth_store *oauth; /* owned; the application's OAUTHBEARER token, or NULL */
+    struct knw_krb *krb;           /* owned; GSSAPI's Kerberos login and thread, or NULL */
     kn_logger log;
     knw_loop loop;
     pthread_t thread;
