@@ -41,9 +41,8 @@ static kn_conf *krb_conf(kn_client_type type, const char *bs, const char *keytab
     char jaas[1024];
     jaas_keytab(jaas, sizeof jaas, keytab, principal);
     kn_test_conf_set(conf, "bootstrap.servers", bs);
-    kn_test_conf_set(conf, "security.protocol", strstr(bs, kn_secure_env("KAFKA_BOOTSTRAP_GSSAPI_SSL"))
-                                                    ? "SASL_SSL"
-                                                    : "SASL_PLAINTEXT");
+    kn_test_conf_set(conf, "security.protocol",
+                     strstr(bs, kn_secure_env("KAFKA_BOOTSTRAP_GSSAPI_SSL")) ? "SASL_SSL" : "SASL_PLAINTEXT");
     kn_test_conf_set(conf, "sasl.mechanism", "GSSAPI");
     kn_test_conf_set(conf, "sasl.kerberos.service.name", "kafka");
     kn_test_conf_set(conf, "sasl.jaas.config", jaas);
@@ -87,9 +86,10 @@ static void test_ticket_cache(void **state) {
              kn_secure_env("KN_KRB5_PRINCIPAL"));
     if (system(cmd) != 0)
         fail_msg("kinit failed: %s", cmd);
-    snprintf(jaas, sizeof jaas,
-             "com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true ticketCache=\"FILE:%s\";",
-             cache);
+    snprintf(
+        jaas, sizeof jaas,
+        "com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true ticketCache=\"FILE:%s\";",
+        cache);
     char topic[128], group[160];
     snprintf(topic, sizeof topic, "%s", kn_test_topic("gssapi-cache"));
     snprintf(group, sizeof group, "%s-group", topic);
@@ -179,7 +179,8 @@ static void test_kdc_down(void **state) {
     char saved[512];
     snprintf(saved, sizeof saved, "%s", orig);
     setenv("KRB5_CONFIG", path, 1);
-    denied(client_conf(KN_CLIENT_PRODUCER, kn_secure_env("KAFKA_BOOTSTRAP_GSSAPI")), "Cannot contact any KDC");
+    denied(client_conf(KN_CLIENT_PRODUCER, kn_secure_env("KAFKA_BOOTSTRAP_GSSAPI")),
+           "Cannot contact any KDC");
     setenv("KRB5_CONFIG", saved, 1);
     unlink(path);
 }
@@ -215,8 +216,9 @@ static void test_config_errors(void **state) {
     kn_test_conf_set(conf, "sasl.jaas.config", "com.sun.security.auth.module.Krb5LoginModule required;");
     config_error(conf, "useTicketCache=true");
     conf = client_conf(KN_CLIENT_PRODUCER, kn_secure_env("KAFKA_BOOTSTRAP_GSSAPI"));
-    kn_test_conf_set(conf, "sasl.jaas.config",
-                     "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\";");
+    kn_test_conf_set(
+        conf, "sasl.jaas.config",
+        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\";");
     config_error(conf, "Krb5LoginModule");
 }
 
@@ -243,10 +245,11 @@ static void test_relogin_through_reauth(void **state) {
     kn_conf *cc = short_conf(KN_CLIENT_CONSUMER);
     kn_consumer *c = kn_secure_group_consumer(cc, group, t);
     kn_conf_destroy(cc);
-    kn_secure_prod rp = {.make_conf = short_producer_conf, .topic = t, .run_ms = 32000, .burst = 10, .pause_ms = 50};
+    kn_secure_prod rp = {
+        .make_conf = short_producer_conf, .topic = t, .run_ms = 32000, .burst = 10, .pause_ms = 50};
     int next = kn_secure_consume_while_producing(c, &rp, 70000, 36000, 35000);
-    fprintf(stderr, "  produced %d, consumed %d; producer: %lld re-authentications, %lld connects\n", rp.sent, next,
-            (long long)rp.stats.reauthentications, (long long)rp.stats.connects);
+    fprintf(stderr, "  produced %d, consumed %d; producer: %lld re-authentications, %lld connects\n", rp.sent,
+            next, (long long)rp.stats.reauthentications, (long long)rp.stats.connects);
     assert_int_equal(atomic_load(&rp.st.ok), rp.sent);
     assert_int_equal(atomic_load(&rp.st.failed), 0);
     assert_int_equal(next, rp.sent);
@@ -266,8 +269,9 @@ static void test_relogin_through_reauth(void **state) {
 
 int main(void) {
     kn_test_bootstrap();
-    static const char *const need[] = {"KAFKA_BOOTSTRAP_GSSAPI", "KAFKA_BOOTSTRAP_GSSAPI_SSL", "KRB5_CONFIG",
-                                       "KN_KRB5_DIR", "KN_KRB5_KEYTAB", "KN_KRB5_PRINCIPAL", "KN_TLS_DIR", NULL};
+    static const char *const need[] = {
+        "KAFKA_BOOTSTRAP_GSSAPI", "KAFKA_BOOTSTRAP_GSSAPI_SSL", "KRB5_CONFIG", "KN_KRB5_DIR",
+        "KN_KRB5_KEYTAB",         "KN_KRB5_PRINCIPAL",          "KN_TLS_DIR",  NULL};
     int gate = kn_secure_need("it_gssapi", need);
     if (gate)
         return gate;

@@ -159,8 +159,9 @@ static int login(knw_krb *k, char *errstr, size_t n) {
     pthread_mutex_lock(&k->lock);
     k->logins++;
     pthread_mutex_unlock(&k->lock);
-    kn_log(k->log, KN_LOG_DEBUG, "GSSAPI: logged in as %s from its keytab: TGT valid for %lld s, re-login in %lld s",
-           k->principal, (long long)((k->tgt_end_ms - now) / 1000), (long long)((k->relogin_at_ms - now) / 1000));
+    kn_log(k->log, KN_LOG_DEBUG,
+           "GSSAPI: logged in as %s from its keytab: TGT valid for %lld s, re-login in %lld s", k->principal,
+           (long long)((k->tgt_end_ms - now) / 1000), (long long)((k->relogin_at_ms - now) / 1000));
     rc = 0;
 done:
     if (have_creds)
@@ -203,9 +204,11 @@ static void run_job(knw_krb *k, knw_krb_job *job) {
                                  NULL);
     if (GSS_ERROR(major)) {
         kn_errstr_set(job->errstr, sizeof job->errstr, "GSSAPI: no Kerberos credentials (%s%s): %s",
-                 k->use_keytab ? "keytab login of " : "ticket cache ",
-                 k->use_keytab ? k->principal : el.value ? el.value : "default",
-                 knw_gss_status(major, minor, status, sizeof status));
+                      k->use_keytab ? "keytab login of " : "ticket cache ",
+                      k->use_keytab ? k->principal
+                      : el.value    ? el.value
+                                    : "default",
+                      knw_gss_status(major, minor, status, sizeof status));
         job->err = KN_ERR__AUTHENTICATION;
         goto done;
     }
@@ -220,15 +223,15 @@ static void run_job(knw_krb *k, knw_krb_job *job) {
                                      GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
                                      GSS_C_NO_CHANNEL_BINDINGS, GSS_C_NO_BUFFER, NULL, &out, NULL, NULL);
     if (GSS_ERROR(major)) {
-        kn_errstr_set(job->errstr, sizeof job->errstr, "GSSAPI: gss_init_sec_context for %s failed: %s", target_text,
-                 knw_gss_status(major, minor, status, sizeof status));
+        kn_errstr_set(job->errstr, sizeof job->errstr, "GSSAPI: gss_init_sec_context for %s failed: %s",
+                      target_text, knw_gss_status(major, minor, status, sizeof status));
         job->err = KN_ERR__AUTHENTICATION;
         goto done;
     }
-    if (out.length == 0 || out.length > KNW_SASL_MAX_TOKEN_BYTES ||
-        !(job->token = kn_malloc(out.length))) {
-        kn_errstr_set(job->errstr, sizeof job->errstr, "GSSAPI: gss_init_sec_context for %s gave %zu token bytes",
-                 target_text, (size_t)out.length);
+    if (out.length == 0 || out.length > KNW_SASL_MAX_TOKEN_BYTES || !(job->token = kn_malloc(out.length))) {
+        kn_errstr_set(job->errstr, sizeof job->errstr,
+                      "GSSAPI: gss_init_sec_context for %s gave %zu token bytes", target_text,
+                      (size_t)out.length);
         job->err = out.length ? KN_ERR__NOMEM : KN_ERR__AUTHENTICATION;
         goto done;
     }
@@ -306,8 +309,9 @@ static void *krb_main(void *arg) {
         run_job(k, job);
         int64_t took = mono_ms() - t0;
         /* Logged before the hand-over: the job is not ours after it. */
-        kn_log(k->log, KN_LOG_DEBUG, "GSSAPI: the first step for %s@%s took %lld ms off the network thread%s%s",
-               k->service, job->host, (long long)took, job->err ? ": " : "", job->err ? job->errstr : "");
+        kn_log(k->log, KN_LOG_DEBUG,
+               "GSSAPI: the first step for %s@%s took %lld ms off the network thread%s%s", k->service,
+               job->host, (long long)took, job->err ? ": " : "", job->err ? job->errstr : "");
         pthread_mutex_lock(&k->lock);
         if (took > k->max_job_ms)
             k->max_job_ms = took;
@@ -348,7 +352,8 @@ int knw_krb_new(const knw_sasl_conf *conf, knw_loop *loop, struct kn_logger *log
         goto nomem;
     krb5_error_code code = krb5_init_context(&k->kctx);
     if (code) {
-        kn_errstr_set(errstr, n, "GSSAPI: cannot initialize Kerberos (krb5_init_context error %d: is krb5.conf valid?)",
+        kn_errstr_set(errstr, n,
+                      "GSSAPI: cannot initialize Kerberos (krb5_init_context error %d: is krb5.conf valid?)",
                       (int)code);
         knw_krb_free(k);
         return KN_ERR__CONFIG;
@@ -433,8 +438,8 @@ knw_krb_job *knw_krb_submit(knw_krb *k, const char *host) {
     return job;
 }
 
-bool knw_krb_collect(knw_krb *k, knw_krb_job *job, void **gss_ctx, void **gss_name, uint8_t **token, size_t *token_len, int *err,
-                     char *errstr, size_t n) {
+bool knw_krb_collect(knw_krb *k, knw_krb_job *job, void **gss_ctx, void **gss_name, uint8_t **token,
+                     size_t *token_len, int *err, char *errstr, size_t n) {
     pthread_mutex_lock(&k->lock);
     bool done = job->state == JOB_DONE;
     pthread_mutex_unlock(&k->lock);

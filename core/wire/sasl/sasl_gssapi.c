@@ -41,9 +41,10 @@ static bool jaas_true(const knw_sasl_conf *conf, const char *key) {
 
 static int gs_check(const knw_sasl_conf *conf, char *errstr, size_t n) {
     if (!conf->krb_service || !*conf->krb_service) {
-        kn_errstr_set(errstr, n,
-                      "sasl.kerberos.service.name is required for sasl.mechanism GSSAPI: the Kerberos service "
-                      "name the brokers run as (usually kafka), or serviceName in sasl.jaas.config");
+        kn_errstr_set(
+            errstr, n,
+            "sasl.kerberos.service.name is required for sasl.mechanism GSSAPI: the Kerberos service "
+            "name the brokers run as (usually kafka), or serviceName in sasl.jaas.config");
         return KN_ERR__CONFIG;
     }
     if (jaas_true(conf, "useKeyTab")) {
@@ -51,7 +52,8 @@ static int gs_check(const knw_sasl_conf *conf, char *errstr, size_t n) {
                            : !knw_jaas_get(&conf->jaas, "principal") ? "principal"
                                                                      : NULL;
         if (miss) {
-            kn_errstr_set(errstr, n, "sasl.jaas.config: %s is required with useKeyTab=true for sasl.mechanism GSSAPI",
+            kn_errstr_set(errstr, n,
+                          "sasl.jaas.config: %s is required with useKeyTab=true for sasl.mechanism GSSAPI",
                           miss);
             return KN_ERR__CONFIG;
         }
@@ -106,13 +108,14 @@ static int put_token(const gss_buffer_desc *b, knw_sasl_buf *out, char *errstr, 
     return 0;
 }
 
-static int gs_start(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out, char *errstr,
-                    size_t n) {
+static int gs_start(const knw_sasl_conf *conf, const char *host, void **state, knw_sasl_buf *out,
+                    char *errstr, size_t n) {
     gs_state *st = *state;
     if (!st) {
         /* A new exchange: hand the KDC-bound first step to the thread. */
         if (!conf->krb || !(st = kn_calloc(1, sizeof *st))) {
-            kn_errstr_set(errstr, n, conf->krb ? "out of memory" : "GSSAPI: the client has no Kerberos state");
+            kn_errstr_set(errstr, n,
+                          conf->krb ? "out of memory" : "GSSAPI: the client has no Kerberos state");
             return conf->krb ? KN_ERR__NOMEM : KN_ERR__AUTHENTICATION;
         }
         st->krb = conf->krb;
@@ -148,9 +151,10 @@ static int gs_step(void *state, const uint8_t *in, size_t in_len, knw_sasl_buf *
     switch (st->phase) {
     case GS_CONTEXT:
         /* The broker's AP-REP: proves it holds the service key. */
-        major = gss_init_sec_context(&minor, GSS_C_NO_CREDENTIAL, &st->ctx, st->target, (gss_OID)gss_mech_krb5,
-                                     GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
-                                     GSS_C_NO_CHANNEL_BINDINGS, &inb, NULL, &outb, NULL, NULL);
+        major =
+            gss_init_sec_context(&minor, GSS_C_NO_CREDENTIAL, &st->ctx, st->target, (gss_OID)gss_mech_krb5,
+                                 GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
+                                 GSS_C_NO_CHANNEL_BINDINGS, &inb, NULL, &outb, NULL, NULL);
         if (GSS_ERROR(major)) {
             kn_errstr_set(errstr, n, "GSSAPI: the broker's Kerberos reply failed: %s",
                           knw_gss_status(major, minor, status, sizeof status));
@@ -178,7 +182,8 @@ static int gs_step(void *state, const uint8_t *in, size_t in_len, knw_sasl_buf *
                 kn_errstr_set(errstr, n, "GSSAPI: the broker's security layer offer is %zu bytes, not 4",
                               (size_t)outb.length);
             else
-                kn_errstr_set(errstr, n, "GSSAPI: the broker does not offer \"no security layer\" (offer 0x%02x)",
+                kn_errstr_set(errstr, n,
+                              "GSSAPI: the broker does not offer \"no security layer\" (offer 0x%02x)",
                               (unsigned)((const uint8_t *)outb.value)[0]);
             break;
         }
