@@ -103,6 +103,21 @@ static void test_conf_errors(void **state) {
     assert_non_null(strstr(err, "use com.sun.security.auth.module.Krb5LoginModule"));
 }
 
+static void test_relogin_point(void **state) {
+    (void)state;
+    const int64_t h = 3600 * 1000;
+    /* A 10 h TGT: at 80 % + up to 5 % of it (Java's defaults). */
+    assert_int_equal(knw_krb_relogin_point(0.8, 0.05, 60000, 0.0, 0, 10 * h, 0), 8 * h);
+    assert_int_equal(knw_krb_relogin_point(0.8, 0.05, 60000, 1.0, 0, 10 * h, 0), 8 * h + h / 2);
+    /* A 15 s ticket with min.time.before.relogin 60 s: the minimum would
+     * let it expire, so the factor's point stands (12 s). */
+    assert_int_equal(knw_krb_relogin_point(0.8, 0.05, 60000, 0.0, 0, 15000, 0), 12000);
+    /* 100 s ticket, 90 s minimum: 80 s is moved to 90 s (before expiry). */
+    assert_int_equal(knw_krb_relogin_point(0.8, 0.0, 90000, 0.0, 0, 100000, 0), 90000);
+    /* A ticket obtained earlier (start before now) keeps its own clock. */
+    assert_int_equal(knw_krb_relogin_point(0.5, 0.0, 1000, 0.0, 0, 20000, 5000), 10000);
+}
+
 static void test_gss_status_text(void **state) {
     (void)state;
     char buf[300];
@@ -133,6 +148,7 @@ int main(void) {
 #ifdef KN_HAVE_GSSAPI
         cmocka_unit_test(test_keytab_conf),
         cmocka_unit_test(test_conf_errors),
+        cmocka_unit_test(test_relogin_point),
         cmocka_unit_test(test_gss_status_text),
 #else
         cmocka_unit_test(test_not_in_build),

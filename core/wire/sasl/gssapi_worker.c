@@ -108,15 +108,19 @@ static void krb_err(knw_krb *k, krb5_error_code code, char *errstr, size_t n, co
     krb5_free_error_message(k->kctx, m);
 }
 
-/* Java's KerberosLogin refresh point for a TGT valid [start, end). */
-static int64_t relogin_point(const knw_krb *k, int64_t start, int64_t end, int64_t now) {
-    double f = k->renew_factor + k->renew_jitter * ((double)random() / (double)RAND_MAX);
-    int64_t at = start + (int64_t)((double)(end - start) * f);
+int64_t knw_krb_relogin_point(double factor, double jitter, int64_t min_relogin_ms, double r, int64_t start,
+                              int64_t end, int64_t now) {
+    int64_t at = start + (int64_t)((double)(end - start) * (factor + jitter * r));
     /* Not sooner than min.time.before.relogin after this login, unless
      * that would let the ticket expire. */
-    if (at < now + k->min_relogin_ms && now + k->min_relogin_ms < end)
-        at = now + k->min_relogin_ms;
+    if (at < now + min_relogin_ms && now + min_relogin_ms < end)
+        at = now + min_relogin_ms;
     return at;
+}
+
+static int64_t relogin_point(const knw_krb *k, int64_t start, int64_t end, int64_t now) {
+    return knw_krb_relogin_point(k->renew_factor, k->renew_jitter, k->min_relogin_ms,
+                                 (double)random() / (double)RAND_MAX, start, end, now);
 }
 
 /* Keytab login into the MEMORY ccache (thread). */

@@ -77,6 +77,12 @@ const char *knw_krb_service(const knw_krb *k);
 int64_t knw_krb_logins(const knw_krb *k);
 int64_t knw_krb_max_job_ms(const knw_krb *k);
 
+/* Java's KerberosLogin refresh point of a TGT valid [start, end) got at
+ * now (ms): start + (end - start) * (factor + jitter * r), r in [0, 1],
+ * moved to now + min_relogin_ms if sooner, unless that is past end. */
+int64_t knw_krb_relogin_point(double factor, double jitter, int64_t min_relogin_ms, double r, int64_t start,
+                              int64_t end, int64_t now);
+
 /* "<major text>: <minor text>" of a GSS-API status pair into buf. */
 const char *knw_gss_status(uint32_t major, uint32_t minor, char *buf, size_t size);
 
