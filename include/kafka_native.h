@@ -55,7 +55,8 @@ enum kn_kafka_err {
     X(-221, FATAL, "fatal client error: the client must be closed")          \
     X(-222, NOT_FOUND, "not found")                                           \
     X(-223, PARTIAL, "some items failed; see per-item errors")               \
-    X(-224, UNSUPPORTED, "not supported by this build or broker")
+    X(-224, UNSUPPORTED, "not supported by this build or broker")            \
+    X(-225, FORKED, "the client was created in another process (before a fork)")
 
 enum kn_own_err {
 #define KN_OWN_ERR_ENUM(code, name, msg) KN_ERR__##name = (code),

@@ -36,8 +36,16 @@ typedef struct kn_admin kn_admin;
  * are made lazily, so a dead cluster is reported by the first operation. */
 kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size);
 /* Closes connections, stops the network thread, frees the client.
- * NULL is a no-op. */
+ * NULL is a no-op. In another process than the creator's (after a
+ * fork) it does nothing: the threads are not there (see
+ * kn_admin_forked). */
 void kn_admin_destroy(kn_admin *admin);
+/* Non-zero when admin was created in another process (this one is a
+ * fork() child of it): every operation then fails with KN_ERR__FORKED,
+ * and kn_admin_destroy leaves the copy alone (leaked: its threads and
+ * the locks they may have held at the fork exist only in the parent).
+ * Create clients after forking. */
+int kn_admin_forked(const kn_admin *admin);
 
 /* ---- Topic specifications (input of create_topics) ------------------ */
 

@@ -448,8 +448,17 @@ int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms);
 /* kn_consumer_close_timeout(c, -1). */
 int kn_consumer_close(kn_consumer *c);
 /* Closes if needed and frees the handle. NULL is a no-op; so is a call
- * from a callback of the same consumer (logged). */
+ * from a callback of the same consumer (logged), and one in another
+ * process than the creator's (kn_consumer_forked). */
 void kn_consumer_destroy(kn_consumer *c);
+/* Non-zero when c was created in another process (this one is a fork()
+ * child of it). Its network thread exists only in the parent, so poll,
+ * commit, assign, subscribe, seek, position, the offset queries and
+ * close return KN_ERR__FORKED without waiting or touching its locks;
+ * wakeup, set_ready_cb and get_stats do nothing, and destroy leaves the
+ * copy alone (leaked). Create clients after forking (nginx: in each
+ * worker, from init_worker_by_lua). */
+int kn_consumer_forked(const kn_consumer *c);
 
 #ifdef __cplusplus
 }

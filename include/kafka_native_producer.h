@@ -182,12 +182,34 @@ int64_t kn_producer_outstanding(kn_producer *p);
  * kn_producer_poll(p, 0)). Owned by the producer; -1 if unavailable. */
 int kn_producer_fd(kn_producer *p);
 
+/* A readiness hook, for event loops that wait on something else than a
+ * descriptor (OpenResty cosockets; the Lua binding's ready_listen).
+ * fn is called on the client's network thread, with the producer's
+ * internal lock held, each time delivery reports become available to
+ * kn_producer_poll when none were waiting (the queue of reports went
+ * from empty to not empty). It must return quickly and must not call
+ * into the producer: write a byte, set a flag. After it fires, poll(0)
+ * serves every report queued so far; the next report to arrive fires
+ * it again. fn NULL removes the hook; once this returns the old fn is
+ * not running and will not run again. */
+typedef void kn_producer_ready_cb(kn_producer *p, void *opaque);
+void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque);
+
 /* Flushes for up to timeout_ms (-1: no limit), then fails what is left
  * with KN_ERR__CLOSED (reports served here), stops the network thread
  * and frees everything. Returns 0, or KN_ERR__TIMED_OUT if records had to
  * be failed. NULL is a no-op. From a callback of the same producer it
  * frees nothing and returns KN_ERR__STATE (logged). */
 int kn_producer_close(kn_producer *p, int timeout_ms);
+
+/* Non-zero when p was created in another process (this one is a
+ * fork() child of it). Its network thread exists only in the parent, so
+ * send, poll, flush, the transaction calls and close return
+ * KN_ERR__FORKED without flushing, waiting or touching its locks
+ * (close leaves the copy alone: leaked); outstanding is 0 and
+ * get_stats zeros. Create clients after forking (nginx: in each
+ * worker, from init_worker_by_lua). */
+int kn_producer_forked(const kn_producer *p);
 
 /* ---- transactions (transactional.id set) --------------------------------
  *

@@ -48,6 +48,7 @@ external_dependencies = {
   LZ4 = { header = "lz4.h", library = "lz4" },
   SNAPPY = { header = "snappy-c.h", library = "snappy" },
   ZLIB = { header = "zlib.h", library = "z" },
+  CURL = { header = "curl/curl.h", library = "curl" },
 }
 
 build = {
@@ -58,7 +59,7 @@ build = {
     -- Where luarocks found each C library (its *_DIR, which a user can
     -- override: `luarocks install ... ZSTD_DIR=/opt/zstd`): CMake's
     -- find_library, find_path and pkg-config search these prefixes first.
-    CMAKE_PREFIX_PATH = "$(OPENSSL_DIR);$(SASL_DIR);$(ZSTD_DIR);$(LZ4_DIR);$(SNAPPY_DIR);$(ZLIB_DIR)",
+    CMAKE_PREFIX_PATH = "$(OPENSSL_DIR);$(SASL_DIR);$(ZSTD_DIR);$(LZ4_DIR);$(SNAPPY_DIR);$(ZLIB_DIR);$(CURL_DIR)",
     OPENSSL_ROOT_DIR = "$(OPENSSL_DIR)",
     ZLIB_ROOT = "$(ZLIB_DIR)",
     -- Users' compilers may warn where ours do not: warnings stay warnings.
@@ -75,6 +76,9 @@ build = {
   },
   -- The command-line tool: luarocks wraps it so it runs under the Lua
   -- the rock was built for, with the rock tree on its paths.
-  install = { bin = { ["kafka-native"] = "bin/kafka-native" } },
+  install = {
+    bin = { ["kafka-native"] = "bin/kafka-native" },
+    lua = { ["kafka_native.resty"] = "bindings/lua/kafka_native/resty.lua" },
+  },
   copy_directories = { "docs" },
 }

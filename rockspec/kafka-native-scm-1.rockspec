@@ -43,6 +43,7 @@ external_dependencies = {
   LZ4 = { header = "lz4.h", library = "lz4" },
   SNAPPY = { header = "snappy-c.h", library = "snappy" },
   ZLIB = { header = "zlib.h", library = "z" },
+  CURL = { header = "curl/curl.h", library = "curl" },
 }
 
 build = {
@@ -51,7 +52,7 @@ build = {
     CMAKE_BUILD_TYPE = "Release",
     CMAKE_INSTALL_PREFIX = "$(PREFIX)",
     -- Where luarocks found each C library: searched first by CMake.
-    CMAKE_PREFIX_PATH = "$(OPENSSL_DIR);$(SASL_DIR);$(ZSTD_DIR);$(LZ4_DIR);$(SNAPPY_DIR);$(ZLIB_DIR)",
+    CMAKE_PREFIX_PATH = "$(OPENSSL_DIR);$(SASL_DIR);$(ZSTD_DIR);$(LZ4_DIR);$(SNAPPY_DIR);$(ZLIB_DIR);$(CURL_DIR)",
     ZLIB_ROOT = "$(ZLIB_DIR)",
     -- Users' compilers may warn where ours do not: warnings stay warnings.
     KN_WERROR = "OFF",
@@ -67,6 +68,9 @@ build = {
   },
   -- The command-line tool: luarocks wraps it so it runs under the Lua
   -- the rock was built for, with the rock tree on its paths.
-  install = { bin = { ["kafka-native"] = "bin/kafka-native" } },
+  install = {
+    bin = { ["kafka-native"] = "bin/kafka-native" },
+    lua = { ["kafka_native.resty"] = "bindings/lua/kafka_native/resty.lua" },
+  },
   copy_directories = { "docs" },
 }

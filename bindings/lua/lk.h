@@ -7,7 +7,7 @@
  * userdata), lk_producer.c, lk_consumer.c + lk_records.c (consumer
  * records and topic-partition lists), lk_callback.c (the pcall
  * trampoline and the C-memory guard), lk_log.c (log handler option),
- * lk_ready.c (the consumer's readiness socket), lk_group.c (the
+ * lk_ready.c (the clients' readiness socket), lk_group.c (the
  * consumer's group methods and rebalance listener), lk_txn.c (the
  * producer's transaction methods), lk_partitioner.c (the producer's
  * Lua partitioner), lk_assignor.c (custom assignors in Lua).
@@ -23,6 +23,15 @@
 
 #include "compat.h"
 #include "kafka_native.h"
+
+/* What every method of a client created in another process raises
+ * (the process forked after creating it: nginx's master made it in
+ * init_by_lua, a worker uses it). Its threads live in the parent only. */
+#define LK_FORKED_MSG "created before fork: create clients in init_worker_by_lua"
+/* __gc of such a client: writes one line to stderr and leaves the C
+ * object alone (leaked: flushing or joining would wait forever on
+ * threads that are not in this process). what: "producer", ... */
+void lk_forked_collected(const char *what);
 
 /* Pushes nil, message, code-name (kn_err_name(code)) and returns 3: the
  * runtime-error convention of every method. message NULL uses
@@ -162,25 +171,33 @@ void lk_batch_push_raw(lua_State *L, lk_cguard *g);
 /* Pushes a batch over the record array at arr (an absolute index). */
 void lk_batch_push_tables(lua_State *L, int arr);
 
-/* ---- lk_ready.c: a consumer's readiness socket (OpenResty) ---- */
+/* ---- lk_ready.c: a client's readiness socket (OpenResty) ---- */
 
 typedef struct lk_ready {
     int listen_fd;    /* listening until ready_accept, else -1 */
     int fd;           /* the accepted connection, else -1 */
     atomic_int armed; /* 1: a byte was written and no poll ran since */
+    char dir[108];    /* its private 0700 directory while listening */
     char path[108];   /* sun_path while listening */
 } lk_ready;
 void lk_ready_init(lk_ready *r);
 /* Binds and listens on a fresh Unix socket path in dir (r->path).
  * Returns KN_OK or an error with errstr filled. */
 int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_size);
-/* Accepts the connection made to r->path, removes the path and installs
- * the consumer's readiness hook. KN_ERR__STATE when nobody connected. */
+/* Accepts the connection made to r->path by this process (SO_PEERCRED;
+ * another process's is refused), removes the path and its directory and
+ * installs the consumer's readiness hook. KN_ERR__STATE when nobody
+ * (or another process) connected. */
 int lk_ready_accept(lk_ready *r, kn_consumer *c, char *errstr, size_t errstr_size);
+/* The same for a producer (its hook fires when reports are queued). */
+int lk_ready_accept_producer(lk_ready *r, kn_producer *p, char *errstr, size_t errstr_size);
+/* Writes the readiness byte unless one is pending (any thread). */
+void lk_ready_signal(lk_ready *r);
 /* Called before each poll drains: the next landing signals again. */
 void lk_ready_rearm(lk_ready *r);
 /* Removes the hook (c may be NULL once closed), closes, unlinks. */
 void lk_ready_close(lk_ready *r, kn_consumer *c);
+void lk_ready_close_producer(lk_ready *r, kn_producer *p);
 
 /* ---- lk_log.c: the log / log_level client options ---- */
 

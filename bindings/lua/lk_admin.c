@@ -26,12 +26,20 @@ lk_admin *lk_admin_check(lua_State *L) {
     lk_admin *la = (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT);
     if (la->admin == NULL)
         luaL_error(L, "admin client is closed");
+    if (kn_admin_forked(la->admin))
+        luaL_error(L, LK_FORKED_MSG);
     return la;
 }
 
 /* The one close path; run_lua: hand the last log records to the log
  * function (never from __gc). */
 static void lk_admin_close_ud(lua_State *L, lk_admin *la, int run_lua) {
+    if (la->admin && kn_admin_forked(la->admin)) {
+        la->admin = NULL; /* the parent's: left alone */
+        la->logq = NULL;
+        lk_forked_collected("admin client");
+        return;
+    }
     int collected = !run_lua && la->admin;
     if (la->admin) {
         kn_admin_destroy(la->admin); /* joins its thread: no request waits */
@@ -50,7 +58,10 @@ static void lk_admin_close_ud(lua_State *L, lk_admin *la, int run_lua) {
 
 /* close() and __close (5.4 passes the error as a 2nd argument). */
 static int lk_admin_close(lua_State *L) {
-    lk_admin_close_ud(L, (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT), 1);
+    lk_admin *la = (lk_admin *)luaL_checkudata(L, 1, LK_ADMIN_MT);
+    if (la->admin && kn_admin_forked(la->admin))
+        return luaL_error(L, LK_FORKED_MSG);
+    lk_admin_close_ud(L, la, 1);
     return 0;
 }
 

@@ -58,6 +58,8 @@ static lk_consumer *lk_consumer_check(lua_State *L) {
     lk_consumer *lc = (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT);
     if (lc->c == NULL)
         luaL_error(L, "consumer is closed");
+    if (kn_consumer_forked(lc->c))
+        luaL_error(L, LK_FORKED_MSG);
     return lc;
 }
 
@@ -177,6 +179,15 @@ kn_consumer *lk_consumer_group_check(lua_State *L, lk_group **gp) {
  * (0 without run_lua). */
 static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int timeout_ms, int run_lua) {
     int group_err = 0;
+    if (lc->c && kn_consumer_forked(lc->c)) {
+        /* The parent's consumer: nothing to commit or leave from here,
+         * no thread to join; its queues are the parent's. */
+        lc->c = NULL;
+        lc->head = lc->tail = NULL;
+        lc->logq = NULL;
+        lk_forked_collected("consumer");
+        return 0;
+    }
     int collected = !run_lua && lc->c;
     if (lc->c && run_lua)
         group_err = lk_group_close(L, &lc->group, lc->c);
@@ -232,6 +243,8 @@ static int lk_consumer_shutdown(lua_State *L, lk_consumer *lc, int timeout_ms, i
  * LeaveGroup and the wait for unanswered commits. */
 static int lk_consumer_close(lua_State *L) {
     lk_consumer *lc = (lk_consumer *)luaL_checkudata(L, 1, LK_CONSUMER_MT);
+    if (lc->c && kn_consumer_forked(lc->c))
+        return luaL_error(L, LK_FORKED_MSG);
     int busy = lk_group_busy(L, &lc->group, "close");
     if (busy)
         return busy;

@@ -4,6 +4,7 @@
  * with checks that raise on wrong types (those are programming errors).
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "lk.h"
 
@@ -77,4 +78,11 @@ int lk_timeout_arg(lua_State *L, int idx, int def) {
     if (t < -1)
         t = -1;
     return (int)t;
+}
+
+void lk_forked_collected(const char *what) {
+    fprintf(stderr,
+            "kafka_native: a %s created before a fork (in another process than %ld) was collected "
+            "here: left alone, not flushed or closed (create clients after the fork)\n",
+            what, (long)getpid());
 }

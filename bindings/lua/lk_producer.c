@@ -21,6 +21,7 @@
  * reports are freed without their callbacks).
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kafka_native.h"
@@ -28,6 +29,17 @@
 #include "lk.h"
 
 #define LK_PRODUCER_MT "kafka_native.producer"
+
+/* A copy of a record's key, value and headers, kept with its report
+ * under the failed_records option so a failed record's callback can
+ * re-queue or spill it. One allocation: the headers array, then the
+ * bytes it points into. */
+typedef struct lk_rec_copy {
+    int32_t key_len, value_len; /* -1: null */
+    size_t header_count;
+    const char *key, *value;
+    kn_header headers[]; /* then the header keys/values, key, value */
+} lk_rec_copy;
 
 /* One accepted record whose Lua callback has not run yet. */
 typedef struct lk_report {
@@ -37,8 +49,9 @@ typedef struct lk_report {
     int32_t partition;
     int64_t offset;
     int64_t timestamp;
-    char *errstr; /* kn_malloc'd detail, NULL when none */
-    char topic[]; /* the record's topic, NUL-terminated */
+    char *errstr;       /* kn_malloc'd detail, NULL when none */
+    lk_rec_copy *copy;  /* failed_records: the record's bytes, else NULL */
+    char topic[];       /* the record's topic, NUL-terminated */
 } lk_report;
 
 typedef struct lk_producer {
@@ -51,6 +64,9 @@ typedef struct lk_producer {
     int has_partitioner;    /* uservalue.partitioner is a function */
     lk_partitioner part;    /* its bridge (lk_partitioner.c) */
     kn_log_queue *logq;     /* options.log's queue, or NULL */
+    int failed_records;     /* options.failed_records: reports of failures carry the record */
+    int64_t queued;         /* reports in head..tail */
+    lk_ready ready;         /* readiness socket (ready_listen / ready_accept) */
 } lk_producer;
 
 /* The library forbids re-entering a producer from its hooks. */
@@ -63,6 +79,8 @@ static lk_producer *lk_producer_check(lua_State *L) {
     lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
     if (lp->p == NULL)
         luaL_error(L, "producer is closed");
+    if (kn_producer_forked(lp->p))
+        luaL_error(L, LK_FORKED_MSG);
     lk_producer_not_in_hook(L, lp);
     return lp;
 }
@@ -71,7 +89,51 @@ kn_producer *lk_producer_check_open(lua_State *L) { return lk_producer_check(L)-
 
 static void lk_report_free(lk_report *r) {
     kn_free(r->errstr);
+    kn_free(r->copy);
     kn_free(r);
+}
+
+/* Copies rec's key, value and headers into one allocation (NULL when
+ * out of memory). */
+static lk_rec_copy *lk_rec_copy_new(const kn_record_out *rec) {
+    size_t bytes = rec->key_len + rec->value_len;
+    for (size_t i = 0; i < rec->header_count; i++)
+        bytes += strlen(rec->headers[i].key) + 1 + rec->headers[i].value_len;
+    lk_rec_copy *c = (lk_rec_copy *)kn_malloc(sizeof(*c) + rec->header_count * sizeof(kn_header) + bytes + 1);
+    if (!c)
+        return NULL;
+    char *at = (char *)&c->headers[rec->header_count];
+    c->header_count = rec->header_count;
+    for (size_t i = 0; i < rec->header_count; i++) {
+        const kn_header *h = &rec->headers[i];
+        size_t kl = strlen(h->key) + 1;
+        memcpy(at, h->key, kl);
+        c->headers[i].key = at;
+        at += kl;
+        c->headers[i].value = h->value ? at : NULL;
+        c->headers[i].value_len = h->value_len;
+        if (h->value_len)
+            memcpy(at, h->value, h->value_len);
+        at += h->value_len;
+    }
+    c->key_len = rec->key ? (int32_t)rec->key_len : -1;
+    c->key = at;
+    if (rec->key_len)
+        memcpy(at, rec->key, rec->key_len);
+    at += rec->key_len;
+    c->value_len = rec->value ? (int32_t)rec->value_len : -1;
+    c->value = at;
+    if (rec->value_len)
+        memcpy(at, rec->value, rec->value_len);
+    return c;
+}
+
+/* Whether sending the same record again may succeed: the library's
+ * retriable errors, plus a delivery timeout and a full buffer (the
+ * broker or the buffer may be back), as Java's TimeoutException is a
+ * RetriableException. */
+static int lk_report_retriable(int err) {
+    return kn_err_is_retriable(err) || err == KN_ERR__MSG_TIMED_OUT || err == KN_ERR__QUEUE_FULL;
 }
 
 /* Library callback (caller's thread, inside poll/flush/close): queue
@@ -93,11 +155,37 @@ static void lk_producer_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
     else
         lp->head = r;
     lp->tail = r;
+    lp->queued++;
 }
 
 static void lk_set_int(lua_State *L, const char *key, lua_Integer v) {
     lua_pushinteger(L, v);
     lua_setfield(L, -2, key);
+}
+
+/* Sets key, value and headers ({key, value} pairs, as a consumer
+ * record's) of the report table on top from a record copy. */
+static void lk_rec_copy_push(lua_State *L, const lk_rec_copy *c) {
+    if (c->key_len >= 0) {
+        lua_pushlstring(L, c->key, (size_t)c->key_len);
+        lua_setfield(L, -2, "key");
+    }
+    if (c->value_len >= 0) {
+        lua_pushlstring(L, c->value, (size_t)c->value_len);
+        lua_setfield(L, -2, "value");
+    }
+    lua_createtable(L, (int)c->header_count, 0);
+    for (size_t i = 0; i < c->header_count; i++) {
+        lua_createtable(L, 2, 0);
+        lua_pushstring(L, c->headers[i].key);
+        lua_rawseti(L, -2, 1);
+        if (c->headers[i].value) {
+            lua_pushlstring(L, (const char *)c->headers[i].value, c->headers[i].value_len);
+            lua_rawseti(L, -2, 2);
+        }
+        lua_rawseti(L, -2, (int)(i + 1));
+    }
+    lua_setfield(L, -2, "headers");
 }
 
 /* Runs the Lua callbacks of queued reports, oldest first (uv: stack
@@ -125,10 +213,15 @@ static int lk_producer_drain(lua_State *L, lk_producer *lp, int uv, lua_Integer 
             lua_setfield(L, -2, "error");
             lua_pushstring(L, r->errstr ? r->errstr : kn_err_message(r->err));
             lua_setfield(L, -2, "message");
+            lua_pushboolean(L, lk_report_retriable(r->err));
+            lua_setfield(L, -2, "retriable");
+            if (r->copy)
+                lk_rec_copy_push(L, r->copy);
         }
         lp->head = r->next;
         if (!lp->head)
             lp->tail = NULL;
+        lp->queued--;
         if (r->ref != LUA_NOREF)
             luaL_unref(L, uv, r->ref);
         lk_report_free(r);
@@ -170,6 +263,7 @@ static void lk_producer_discard(lk_producer *lp) {
         lk_report_free(r);
     }
     lp->tail = NULL;
+    lp->queued = 0;
 }
 
 /* The one close path. run_lua: serve the remaining reports' callbacks
@@ -178,10 +272,20 @@ static void lk_producer_discard(lk_producer *lp) {
 static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, int run_lua) {
     int rc = KN_OK;
     int64_t left = 0;
+    if (lp->p && kn_producer_forked(lp->p)) {
+        /* The parent's producer: its reports and log queue belong to
+         * threads that are not here. Nothing to flush, nobody to join. */
+        lp->p = NULL;
+        lp->head = lp->tail = NULL;
+        lp->logq = NULL;
+        lk_forked_collected("producer");
+        return 0;
+    }
     int collected = !run_lua && lp->p;
     if (lp->p) {
         kn_producer *p = lp->p;
         lp->p = NULL;
+        lk_ready_close_producer(&lp->ready, p);
         left = kn_producer_outstanding(p);
         rc = kn_producer_close(p, timeout_ms);
     }
@@ -228,6 +332,8 @@ static int lk_producer_shutdown(lua_State *L, lk_producer *lp, int timeout_ms, i
  * delivery.timeout.ms), fails the rest, runs every remaining callback. */
 static int lk_producer_close(lua_State *L) {
     lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    if (lp->p && kn_producer_forked(lp->p))
+        return luaL_error(L, LK_FORKED_MSG);
     lk_producer_not_in_hook(L, lp);
     int timeout_ms = lk_timeout_arg(L, 2, -1);
     return lk_producer_shutdown(L, lp, timeout_ms, 1);
@@ -282,6 +388,8 @@ int lk_producer_new(lua_State *L) {
     lk_oauth_check_opts(L, 2);
     lk_producer *lp = (lk_producer *)lk_newuserdata(L, sizeof(*lp));
     memset(lp, 0, sizeof(*lp));
+    lk_ready_init(&lp->ready);
+    lp->failed_records = lk_opt_bool_field(L, 2, "failed_records", 0);
     luaL_getmetatable(L, LK_PRODUCER_MT);
     lua_setmetatable(L, -2);
     lua_createtable(L, 0, LK_PRODUCER_FN_OPTS + 1);
@@ -542,6 +650,14 @@ static int lk_producer_send(lua_State *L) {
         }
         memset(r, 0, sizeof(*r));
         r->ref = ref;
+        if (lp->failed_records && !(r->copy = lk_rec_copy_new(&rec))) {
+            if (ref != LUA_NOREF)
+                luaL_unref(L, 6, ref);
+            kn_free(r);
+            if (in_part)
+                lk_partitioner_leave(L, &lp->part);
+            return lk_push_error(L, KN_ERR__NOMEM, NULL);
+        }
         memcpy(r->topic, rec.topic, topic_len + 1);
         rec.dr = lk_producer_dr;
         rec.opaque = r;
@@ -552,7 +668,8 @@ static int lk_producer_send(lua_State *L) {
     if (err) {
         if (ref != LUA_NOREF)
             luaL_unref(L, 6, ref);
-        kn_free(r);
+        if (r)
+            lk_report_free(r);
         if (part_err) /* the record was refused because the Lua function failed */
             return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, part_err));
         lk_push_error(L, err, errstr);
@@ -593,6 +710,7 @@ static int lk_producer_poll(lua_State *L) {
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
     if (lp->p == NULL) /* a callback closed it */
         goto done;
+    lk_ready_rearm(&lp->ready); /* reports queued from now on signal again */
     int prc = kn_producer_poll(lp->p, served > 0 ? 0 : timeout_ms);
     lk_log_deliver(L, lp->logq, 2);
     if (lk_producer_drain(L, lp, 2, &served) != LUA_OK)
@@ -643,6 +761,44 @@ static int lk_producer_fd(lua_State *L) {
     return 1;
 }
 
+/* producer:outstanding() -> records accepted by send whose delivery
+ * callback has not run yet (in the library or queued here): cheap, no
+ * table, for "is a reporter still needed" checks. */
+static int lk_producer_outstanding(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    lua_pushinteger(L, (lua_Integer)(kn_producer_outstanding(lp->p) + lp->queued));
+    return 1;
+}
+
+/* producer:ready_listen([dir]) -> path, or nil, message, code: as the
+ * consumer's (lk_ready.c); the byte says delivery reports are queued. */
+static int lk_producer_ready_listen(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    const char *dir = luaL_optstring(L, 2, NULL);
+    if (!dir) {
+        dir = getenv("TMPDIR");
+        if (!dir || !*dir)
+            dir = "/tmp";
+    }
+    char errstr[256] = "";
+    int err = lk_ready_listen(&lp->ready, dir, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushstring(L, lp->ready.path);
+    return 1;
+}
+
+/* producer:ready_accept() -> true, or nil, message, code. */
+static int lk_producer_ready_accept(lua_State *L) {
+    lk_producer *lp = lk_producer_check(L);
+    char errstr[256] = "";
+    int err = lk_ready_accept_producer(&lp->ready, lp->p, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* producer:metrics() -> plain table of counters. */
 static int lk_producer_metrics(lua_State *L) {
     lk_producer *lp = lk_producer_check(L);
@@ -662,10 +818,7 @@ static int lk_producer_metrics(lua_State *L) {
     lk_set_int(L, "connect_failures", (lua_Integer)st.connect_failures);
     lk_set_int(L, "reauthentications", (lua_Integer)st.reauthentications);
     lk_set_int(L, "outstanding", (lua_Integer)kn_producer_outstanding(lp->p));
-    lua_Integer queued = 0;
-    for (lk_report *r = lp->head; r; r = r->next)
-        queued++;
-    lk_set_int(L, "reports_queued", queued);
+    lk_set_int(L, "reports_queued", (lua_Integer)lp->queued);
     return 1;
 }
 
@@ -674,6 +827,9 @@ static const luaL_Reg lk_producer_methods[] = {
     {"poll", lk_producer_poll},
     {"flush", lk_producer_flush},
     {"fd", lk_producer_fd},
+    {"outstanding", lk_producer_outstanding},
+    {"ready_listen", lk_producer_ready_listen},
+    {"ready_accept", lk_producer_ready_accept},
     {"metrics", lk_producer_metrics},
     {"close", lk_producer_close},
     {NULL, NULL},

@@ -54,6 +54,7 @@ kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto done;
     }
+    kn_fork_stamp_now(&admin->fork);
     admin->default_timeout_ms = kna_conf_int(copy, "default.api.timeout.ms", 60000);
     admin->retry_backoff_ms = kna_conf_int(copy, "retry.backoff.ms", 100);
     admin->retry_backoff_max_ms = kna_conf_int(copy, "retry.backoff.max.ms", 1000);
@@ -69,9 +70,13 @@ done:
     return admin;
 }
 
+int kn_admin_forked(const kn_admin *admin) { return admin && kn_fork_changed(&admin->fork); }
+
 void kn_admin_destroy(kn_admin *admin) {
     if (!admin)
         return;
+    if (kn_admin_forked(admin))
+        return; /* the threads are the parent's: leave the copy (leaked) */
     knw_client_destroy(admin->client);
     kn_free(admin);
 }
@@ -114,6 +119,11 @@ static bool kna_retry_transport(int err) {
 knw_resp *kna_call(kn_admin *admin, int32_t node_id, int16_t api_key, int16_t min_version,
                    int16_t max_version, const void *req, int64_t deadline_ms, const char *what, int *errp,
                    char *errstr, size_t errstr_size) {
+    if (kn_admin_forked(admin)) {
+        kn_fork_errstr(&admin->fork, "the admin client", errstr, errstr_size);
+        *errp = KN_ERR__FORKED;
+        return NULL;
+    }
     char last[256] = "";
     int last_err = 0;
     for (int attempt = 0;; attempt++) {

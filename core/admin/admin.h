@@ -27,12 +27,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fork.h"
 #include "kafka_native.h"
 #include "kafka_native_admin.h"
 #include "reader.h"
 #include "wire/wire.h"
 
 struct kn_admin {
+    kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *client;
     int default_timeout_ms; /* default.api.timeout.ms */
     int retry_backoff_ms;   /* retry.backoff.ms */

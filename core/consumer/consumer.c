@@ -94,6 +94,7 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
     }
+    kn_fork_stamp_now(&c->fork);
     c->ticker_id = -1;
     c->grp_ticker_id = -1;
     if (kn_conf_finalize(copy, errstr, errstr_size) != KN_OK)
@@ -142,6 +143,7 @@ static int knc_part_cmp(const void *a, const void *b) {
 }
 
 int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -266,6 +268,7 @@ kn_topic_partition_list *kn_consumer_paused(kn_consumer *c) {
 
 int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms,
                                kn_topic_partition_list **list) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || !*topic || !list)
         return KN_ERR__INVALID_ARG;
     *list = NULL;
@@ -322,6 +325,7 @@ static void knc_abs_time(struct timespec *ts, int64_t deadline_ms) {
 
 int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *errstr,
                      size_t errstr_size) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !recs)
         return KN_ERR__INVALID_ARG;
     *recs = NULL;
@@ -517,6 +521,7 @@ int kn_consumer_resume(kn_consumer *c, const kn_topic_partition_list *list) {
 }
 
 int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64_t offset) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || (offset < 0 && offset != KN_OFFSET_BEGINNING && offset != KN_OFFSET_END))
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -543,6 +548,7 @@ int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64
 
 int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, int timeout_ms,
                          int64_t *offset) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || !offset)
         return KN_ERR__INVALID_ARG;
     if (timeout_ms < 0)
@@ -582,6 +588,7 @@ int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, i
 }
 
 void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
+    KNC_FORK_GUARD(c, );
     memset(out, 0, sizeof(*out));
     if (!c)
         return;
@@ -602,6 +609,7 @@ void kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
 }
 
 void kn_consumer_wakeup(kn_consumer *c) {
+    KNC_FORK_GUARD(c, );
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
@@ -665,6 +673,7 @@ int knc_call_timeout(const kn_consumer *c, int want_ms) {
 }
 
 void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *opaque) {
+    KNC_FORK_GUARD(c, );
     if (!c)
         return;
     /* Under the lock the hook is called with: no call of the old fn
@@ -681,6 +690,7 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
 int kn_consumer_close(kn_consumer *c) { return kn_consumer_close_timeout(c, -1); }
 
 int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
     if (c->cb_depth > 0) {
@@ -735,7 +745,10 @@ int kn_consumer_close_timeout(kn_consumer *c, int timeout_ms) {
     return KN_OK;
 }
 
+int kn_consumer_forked(const kn_consumer *c) { return c && kn_fork_changed(&c->fork); }
+
 void kn_consumer_destroy(kn_consumer *c) {
+    KNC_FORK_GUARD(c, );
     if (!c)
         return;
     if (c->cb_depth > 0) {

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "consumer/window.h"
+#include "fork.h"
 #include "kafka_native.h"
 #include "proto/record_batch.h"
 #include "reader.h"
@@ -366,7 +367,16 @@ typedef struct knc_node {
     int64_t window_listed; /* this tick: backlog bytes listed for it (window.h) */
 } knc_node;
 
+/* The consumer was created in another process (fork.h): the calls that
+ * would take its locks or wait on its threads return `ret` instead. */
+#define KNC_FORK_GUARD(c, ret)                        \
+    do {                                              \
+        if ((c) && kn_fork_changed(&(c)->fork))       \
+            return ret;                               \
+    } while (0)
+
 struct kn_consumer {
+    kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *client;
     int ticker_id;
     pthread_mutex_t lock; /* guards everything below */

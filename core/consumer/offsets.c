@@ -659,6 +659,7 @@ static kn_topic_partition_list *knc_commit_list(kn_consumer *c, const kn_topic_p
 
 int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offsets,
                              kn_consumer_commit_cb *cb, void *opaque) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
@@ -732,6 +733,7 @@ static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int
 }
 
 int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
     return knc_commit_sync(c, offsets, timeout_ms, false);
@@ -788,6 +790,7 @@ static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node)
 }
 
 int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !list)
         return KN_ERR__INVALID_ARG;
     if (c->closed)

@@ -183,14 +183,17 @@ static int knc_query(kn_consumer *c, kn_topic_partition_list *list, int64_t fixe
 }
 
 int kn_consumer_beginning_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     return knc_query(c, list, -2, timeout_ms);
 }
 
 int kn_consumer_end_offsets(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     return knc_query(c, list, -1, timeout_ms);
 }
 
 int kn_consumer_offsets_for_times(kn_consumer *c, kn_topic_partition_list *list, int timeout_ms) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     return knc_query(c, list, 0, timeout_ms);
 }
 
@@ -207,6 +210,7 @@ int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t partitio
 }
 
 int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_t *lag) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topic || !lag)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);

@@ -17,6 +17,10 @@
 #define KNP_PRODUCER_EPOCH_OFFSET 51
 #define KNP_BASE_SEQUENCE_OFFSET 53
 
+/* A pooled buffer holds a full batch's records and, built, its wire form
+ * (the header, plus what a codec may add to incompressible records). */
+#define KNP_POOL_SLACK 64
+
 /* Memory charged per batch on top of its records. */
 #define KNP_BATCH_OVERHEAD ((int64_t)sizeof(knp_batch) + KN_RB_HEADER_SIZE)
 
@@ -35,10 +39,18 @@ int knp_acc_init(knp_acc *acc, const knp_acc_conf *conf, uint64_t seed) {
     memset(acc, 0, sizeof *acc);
     acc->conf = *conf;
     knp_rng_seed(&acc->rng, seed);
+    /* Idle buffers kept: as many as buffer.memory holds (Java keeps its
+     * free batch.size buffers up to buffer.memory too), at most 1,024. */
+    size_t pool_size = (size_t)conf->batch_size + KNP_POOL_SLACK;
+    int64_t idle = conf->buffer_memory / (int64_t)pool_size;
+    if (knp_bufpool_init(&acc->pool, pool_size, (int32_t)(idle > 1024 ? 1024 : idle)))
+        return KN_ERR__NOMEM;
     acc->nbuckets = 64;
     acc->buckets = kn_calloc(acc->nbuckets, sizeof *acc->buckets);
-    if (!acc->buckets)
+    if (!acc->buckets) {
+        knp_bufpool_destroy(&acc->pool);
         return KN_ERR__NOMEM;
+    }
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     /* Deadlines are monotonic ms, as everywhere in the library. */
@@ -81,6 +93,7 @@ void knp_acc_destroy(knp_acc *acc) {
         while (t) {
             knp_topic *next = t->hnext;
             kn_free(t->name);
+            kn_free(t->parked_pq);
             kn_free(t->parts);
             kn_free(t->avail);
             knp_sticky_free(&t->sticky);
@@ -90,6 +103,12 @@ void knp_acc_destroy(knp_acc *acc) {
     }
     kn_free(acc->buckets);
     batch_list_free(acc->done_head);
+    while (acc->parked_head) {
+        knp_parked *pk = acc->parked_head;
+        acc->parked_head = pk->next;
+        kn_free(pk);
+    }
+    knp_bufpool_destroy(&acc->pool);
     pthread_mutex_destroy(&acc->lock);
     pthread_cond_destroy(&acc->mem_cond);
     pthread_cond_destroy(&acc->done_cond);
@@ -207,6 +226,7 @@ static knp_batch *batch_new(knp_acc *acc, knp_partq *pq, int64_t now_ms) {
     /* A single record may exceed batch.size (it then travels alone), up
      * to max.request.size. */
     kn_rb_builder_init(&b->b, &bc, (size_t)acc->conf.max_request_size);
+    knp_bufpool_wr_init(&acc->pool, kn_rb_builder_buffer(&b->b), 0, (size_t)acc->conf.max_request_size);
     b->pq = pq;
     b->created_ms = now_ms;
     b->deadline_ms = now_ms + acc->conf.delivery_timeout_ms;
@@ -418,13 +438,13 @@ int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epo
         b->b.conf.producer_id = producer_id;
         b->b.conf.producer_epoch = epoch;
         b->b.conf.base_sequence = b->base_seq;
-        kn_wr_init(&b->wire, kn_rb_builder_size(&b->b) + 64, 0);
+        knp_bufpool_wr_init(&acc->pool, &b->wire, kn_rb_builder_size(&b->b) + KNP_POOL_SLACK, 0);
         int rc = kn_rb_builder_finish(&b->b, &b->wire, errstr, errsize);
         if (rc) {
-            kn_wr_free(&b->wire);
+            knp_bufpool_wr_release(&acc->pool, &b->wire);
             return rc;
         }
-        kn_rb_builder_free(&b->b);
+        knp_bufpool_wr_release(&acc->pool, kn_rb_builder_buffer(&b->b));
         b->built = true;
         return 0;
     }
@@ -441,7 +461,6 @@ int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epo
     kn_wr_put_u32_at(p + KN_RB_CRC_OFFSET,
                      kn_crc32c(0, p + KN_RB_ATTRIBUTES_OFFSET,
                                b->wire.len - KN_RB_ATTRIBUTES_OFFSET));
-    (void)acc;
     return 0;
 }
 
@@ -455,9 +474,9 @@ void knp_acc_complete(knp_acc *acc, knp_batch *b, int err, int64_t base_offset,
                  errstr && *errstr ? errstr : kn_err_message(err));
     else
         b->errstr[0] = '\0';
-    /* Record bytes are not needed for the reports: free them now. */
-    kn_wr_free(&b->wire);
-    kn_rb_builder_free(&b->b);
+    /* Record bytes are not needed for the reports: recycle them now. */
+    knp_bufpool_wr_release(&acc->pool, &b->wire);
+    knp_bufpool_wr_release(&acc->pool, kn_rb_builder_buffer(&b->b));
     acc->mem_used -= (int64_t)b->mem;
     b->mem = 0;
     if (acc->mem_waiters > 0)
@@ -577,4 +596,177 @@ int knp_acc_split(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch
     knp_acc_requeue(acc, half[1]);
     knp_batch_free(b);
     return 0;
+}
+
+/* ---- records parked until their topic's metadata arrives ---------------- */
+
+int knp_acc_park(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec *rec, int64_t deadline_ms,
+                 char *errstr, size_t errsize) {
+    size_t bytes = (rec->key.len > 0 ? (size_t)rec->key.len : 0) + (rec->value.len > 0 ? (size_t)rec->value.len : 0);
+    for (size_t i = 0; i < rec->header_count; i++)
+        bytes += (size_t)rec->headers[i].key.len + (rec->headers[i].value.len > 0 ? (size_t)rec->headers[i].value.len : 0);
+    size_t size = sizeof(knp_parked) + rec->header_count * sizeof(kn_rb_kv) + bytes;
+    if ((int64_t)size > acc->conf.buffer_memory) {
+        kn_errstr_set(errstr, errsize,
+                      "the message is %zu bytes, larger than the total memory buffer (buffer.memory %lld)", size,
+                      (long long)acc->conf.buffer_memory);
+        return KN_ERR_MESSAGE_TOO_LARGE;
+    }
+    if (acc->mem_used + (int64_t)size > acc->conf.buffer_memory) {
+        kn_errstr_set(errstr, errsize,
+                      "buffer.memory (%lld bytes) is full (%lld in use) and max.block.ms is 0",
+                      (long long)acc->conf.buffer_memory, (long long)acc->mem_used);
+        return KN_ERR__QUEUE_FULL;
+    }
+    knp_parked *pk = kn_malloc(size);
+    if (!pk) {
+        kn_errstr_set(errstr, errsize, "out of memory");
+        return KN_ERR__NOMEM;
+    }
+    memset(pk, 0, sizeof *pk);
+    pk->t = t;
+    pk->partition = partition;
+    pk->deadline_ms = deadline_ms;
+    pk->timestamp = rec->timestamp;
+    pk->dr = rec->dr;
+    pk->opaque = rec->opaque;
+    pk->mem = (int64_t)size;
+    pk->header_count = rec->header_count;
+    pk->headers = (kn_rb_kv *)pk->data;
+    char *at = pk->data + rec->header_count * sizeof(kn_rb_kv);
+    for (size_t i = 0; i < rec->header_count; i++) {
+        const kn_rb_kv *h = &rec->headers[i];
+        memcpy(at, h->key.ptr, (size_t)h->key.len);
+        pk->headers[i].key.ptr = at;
+        pk->headers[i].key.len = h->key.len;
+        at += h->key.len;
+        pk->headers[i].value.len = h->value.len;
+        pk->headers[i].value.ptr = h->value.len >= 0 ? (const uint8_t *)at : NULL;
+        if (h->value.len > 0) {
+            memcpy(at, h->value.ptr, (size_t)h->value.len);
+            at += h->value.len;
+        }
+    }
+    pk->key.len = rec->key.len;
+    pk->key.ptr = rec->key.len >= 0 ? (const uint8_t *)at : NULL;
+    if (rec->key.len > 0) {
+        memcpy(at, rec->key.ptr, (size_t)rec->key.len);
+        at += rec->key.len;
+    }
+    pk->value.len = rec->value.len;
+    pk->value.ptr = rec->value.len >= 0 ? (const uint8_t *)at : NULL;
+    if (rec->value.len > 0)
+        memcpy(at, rec->value.ptr, (size_t)rec->value.len);
+    acc->mem_used += pk->mem;
+    acc->outstanding++;
+    if (acc->parked_tail)
+        acc->parked_tail->next = pk;
+    else
+        acc->parked_head = pk;
+    acc->parked_tail = pk;
+    return 0;
+}
+
+/* Fails one parked record (unlinked by the caller): its report comes as
+ * a one-record batch of the topic's stand-in partition -1. */
+static void parked_fail(knp_acc *acc, knp_parked *pk, int err, const char *msg) {
+    knp_topic *t = pk->t;
+    knp_batch *b = kn_calloc(1, sizeof *b);
+    if (b)
+        b->meta = kn_calloc(1, sizeof *b->meta);
+    if (!t->parked_pq) {
+        t->parked_pq = kn_calloc(1, sizeof *t->parked_pq);
+        if (t->parked_pq) {
+            t->parked_pq->topic = t;
+            t->parked_pq->partition = -1;
+            t->parked_pq->leader = -1;
+        }
+    }
+    if (!b || !b->meta || !t->parked_pq) {
+        /* No memory for a report: the record is lost without one (the
+         * only way out; counted as failed). */
+        if (b)
+            kn_free(b->meta);
+        kn_free(b);
+        acc->mem_used -= pk->mem;
+        acc->outstanding--;
+        acc->records_failed++;
+        kn_free(pk);
+        pthread_cond_broadcast(&acc->done_cond);
+        return;
+    }
+    b->pq = t->parked_pq;
+    b->count = 1;
+    b->meta_cap = 1;
+    b->meta[0].dr = pk->dr;
+    b->meta[0].opaque = pk->opaque;
+    b->meta[0].timestamp = pk->timestamp;
+    b->has_dr = pk->dr != NULL;
+    b->mem = (size_t)pk->mem; /* released by complete */
+    b->base_seq = -1;
+    kn_free(pk);
+    knp_acc_complete(acc, b, err, -1, -1, msg);
+}
+
+bool knp_acc_place_parked(knp_acc *acc, int64_t now_ms, int64_t *next_ms) {
+    knp_parked *keep_head = NULL, *keep_tail = NULL;
+    knp_parked *pk = acc->parked_head;
+    acc->parked_head = acc->parked_tail = NULL;
+    while (pk) {
+        knp_parked *next = pk->next;
+        pk->next = NULL;
+        if (pk->t->partition_count > 0) {
+            knp_rec r;
+            r.key = pk->key;
+            r.value = pk->value;
+            r.headers = pk->headers;
+            r.header_count = pk->header_count;
+            r.timestamp = pk->timestamp;
+            r.dr = pk->dr;
+            r.opaque = pk->opaque;
+            /* The append charges memory and counts the record itself. */
+            acc->mem_used -= pk->mem;
+            acc->outstanding--;
+            char why[160];
+            int32_t chosen;
+            int rc = knp_acc_append(acc, pk->t, pk->partition, &r, now_ms, now_ms, &chosen, why, sizeof why);
+            if (!rc) {
+                kn_free(pk);
+            } else {
+                acc->mem_used += pk->mem;
+                acc->outstanding++;
+                parked_fail(acc, pk, rc, why);
+            }
+        } else if (now_ms >= pk->deadline_ms) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "topic %s not present in metadata within delivery.timeout.ms (%lld ms)%s%s", pk->t->name,
+                     (long long)acc->conf.delivery_timeout_ms, pk->t->metadata_error ? ": " : "",
+                     pk->t->metadata_error ? kn_err_name((int)pk->t->metadata_error) : "");
+            parked_fail(acc, pk, KN_ERR__MSG_TIMED_OUT, why);
+        } else {
+            if (pk->deadline_ms < *next_ms)
+                *next_ms = pk->deadline_ms;
+            if (keep_tail)
+                keep_tail->next = pk;
+            else
+                keep_head = pk;
+            keep_tail = pk;
+        }
+        pk = next;
+    }
+    /* Records parked while we worked (none: the lock is held) go after. */
+    acc->parked_head = keep_head;
+    acc->parked_tail = keep_tail;
+    return keep_head != NULL;
+}
+
+void knp_acc_fail_parked(knp_acc *acc, int err, const char *msg) {
+    knp_parked *pk = acc->parked_head;
+    acc->parked_head = acc->parked_tail = NULL;
+    while (pk) {
+        knp_parked *next = pk->next;
+        parked_fail(acc, pk, err, msg);
+        pk = next;
+    }
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "kafka_native.h"
+#include "producer/bufpool.h"
 #include "producer/partitioner.h"
 #include "proto/record_batch.h"
 #include "writer.h"
@@ -89,8 +90,28 @@ struct knp_topic {
     knp_sticky sticky;
     uint32_t rr_counter;
     int64_t metadata_error;  /* last topic-level metadata error, 0 */
+    knp_partq *parked_pq;    /* partition -1 stand-in for failed parked records' reports, lazily */
     knp_topic *hnext;
 };
+
+/* A record sent while its topic had no metadata yet under
+ * max.block.ms = 0 (knp_acc_park): a copy waiting, at most until its
+ * deadline (delivery.timeout.ms after the send), for the sender to
+ * place it once the topic's partition count is known. */
+typedef struct knp_parked {
+    struct knp_parked *next;
+    knp_topic *t;
+    int32_t partition;   /* the record's, or -1 */
+    int64_t deadline_ms; /* monotonic */
+    int64_t timestamp;
+    kn_delivery_cb *dr;
+    void *opaque;
+    int64_t mem;         /* charged to buffer.memory */
+    kn_bytes key, value; /* len < 0: null; into data */
+    kn_rb_kv *headers;   /* header_count entries, into data */
+    size_t header_count;
+    char data[];
+} knp_parked;
 
 typedef struct knp_acc_conf {
     int32_t batch_size;
@@ -109,6 +130,7 @@ typedef struct knp_acc_conf {
 
 typedef struct knp_acc {
     pthread_mutex_t lock;
+    knp_bufpool pool; /* batch-sized record and wire buffers */
     pthread_cond_t mem_cond;  /* buffer memory released */
     pthread_cond_t done_cond; /* reports queued */
     knp_acc_conf conf;
@@ -122,7 +144,8 @@ typedef struct knp_acc {
     int32_t npqs;
     int32_t pqs_cap;
     knp_batch *done_head, *done_tail;
-    int64_t outstanding; /* accepted records whose report is not served */
+    knp_parked *parked_head, *parked_tail; /* waiting for their topic's metadata */
+    int64_t outstanding; /* accepted records whose report is not served (parked ones included) */
     int32_t flushing;    /* > 0: linger ignored */
     bool wake_pending;   /* a sender wakeup is on its way (cleared by the tick) */
     int fatal_err;       /* set once: every later send fails */
@@ -176,6 +199,23 @@ typedef struct knp_rec {
 int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec *rec,
                    int64_t now_ms, int64_t block_deadline_ms, int32_t *out_partition,
                    char *errstr, size_t errsize);
+
+/* Lock held. Keeps a copy of rec for topic t, which has no partition
+ * count yet (max.block.ms = 0: the record waits instead of the caller),
+ * until deadline_ms: it counts as outstanding and its bytes against
+ * buffer.memory. Returns 0, KN_ERR__QUEUE_FULL (buffer.memory full),
+ * KN_ERR_MESSAGE_TOO_LARGE or KN_ERR__NOMEM, with errstr. */
+int knp_acc_park(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec *rec, int64_t deadline_ms,
+                 char *errstr, size_t errsize);
+/* Lock held (the sender's tick, after metadata was applied). Appends the
+ * parked records whose topic now has partitions; fails with
+ * KN_ERR__MSG_TIMED_OUT those past their deadline, and with the append's
+ * error those it refuses (partition out of range, too large). *next_ms
+ * is lowered to the earliest remaining deadline. Returns true when some
+ * record is still parked (its topic's metadata is wanted). */
+bool knp_acc_place_parked(knp_acc *acc, int64_t now_ms, int64_t *next_ms);
+/* Lock held. Fails every parked record with err (close, fatal error). */
+void knp_acc_fail_parked(knp_acc *acc, int err, const char *msg);
 
 /* Lock held. True if the partition's head batch may be sent now
  * ignoring backoff and leaders: full, linger expired, flushing, closing

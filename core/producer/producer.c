@@ -37,6 +37,8 @@ static void producer_on_done(void *opaque) {
         ssize_t n = write(p->efd, &one, sizeof one);
         (void)n; /* EAGAIN means already readable: fine */
     }
+    if (p->ready_cb)
+        p->ready_cb(p, p->ready_opaque);
 }
 
 static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char *errstr,
@@ -136,6 +138,7 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
         kn_errstr_set(errstr, errstr_size, "out of memory");
         return NULL;
     }
+    kn_fork_stamp_now(&p->fork);
     p->efd = -1;
     p->dr = dr;
     p->dr_opaque = dr_opaque;
@@ -360,6 +363,31 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
     if (t && t->partition_count <= 0) {
         pthread_mutex_unlock(&p->acc.lock);
         rc = await_topic(p, rec->topic, deadline, errstr, errstr_size);
+        if (rc == KN_ERR__TIMED_OUT && p->max_block_ms == 0 && !p->transactional &&
+            !(p->partitioner && rec->partition == KN_PARTITION_ANY)) {
+            /* max.block.ms = 0 (OpenResty, log_by_lua): the caller may
+             * not wait, so the record waits instead, up to
+             * delivery.timeout.ms, for the metadata just requested; the
+             * sender places it (knp_acc_place_parked). Java fails such a
+             * send at once ("not present in metadata after 0 ms"). A
+             * custom partitioner must run on this thread, and a record
+             * must not outlive its transaction: neither is parked. */
+            pthread_mutex_lock(&p->acc.lock);
+            if (p->acc.closing) {
+                rc = KN_ERR__CLOSED;
+                kn_errstr_set(errstr, errstr_size, "the producer is closed");
+            } else {
+                rc = knp_acc_park(&p->acc, t, rec->partition, &r, now + p->acc.conf.delivery_timeout_ms, errstr,
+                                  errstr_size);
+            }
+            pthread_mutex_unlock(&p->acc.lock);
+            if (!rc) {
+                *chosen = KN_PARTITION_ANY;
+                knw_metadata_request_refresh(p->wire, false, "producer: new topic (record parked)");
+                knw_wakeup(p->wire);
+            }
+            goto out;
+        }
         if (rc)
             goto out;
         pthread_mutex_lock(&p->acc.lock);
@@ -394,7 +422,13 @@ static void ack_all(kn_producer *p, const kn_delivery *d) {
     p->cb_depth--, p->hook_depth--;
 }
 
+int kn_producer_forked(const kn_producer *p) { return p && kn_fork_changed(&p->fork); }
+
 int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
+    if (kn_producer_forked(p)) {
+        kn_fork_errstr(&p->fork, "the producer", errstr, errstr_size);
+        return KN_ERR__FORKED;
+    }
     if (p && p->hook_depth > 0) {
         kn_errstr_set(errstr, errstr_size,
                       "kn_producer_send called from an interceptor or partitioner of the same producer");
@@ -497,6 +531,8 @@ static void deadline_ts(int64_t deadline_ms, struct timespec *ts) {
 int kn_producer_poll(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    if (kn_producer_forked(p))
+        return KN_ERR__FORKED;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* from a callback that poll, flush or close runs */
     /* Even poll(0) runs a due OAUTHBEARER token refresh. */
@@ -530,6 +566,8 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
 int kn_producer_flush(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    if (kn_producer_forked(p))
+        return KN_ERR__FORKED;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* e.g. a flush from a callback that close runs */
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
@@ -572,12 +610,16 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
 int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size) {
     if (errstr && errstr_size)
         errstr[0] = 0;
+    if (kn_producer_forked(p)) {
+        kn_fork_errstr(&p->fork, "the producer", errstr, errstr_size);
+        return KN_ERR__FORKED;
+    }
     return p && p->wire ? knw_client_fatal(p->wire, errstr, errstr_size) : 0;
 }
 
 int64_t kn_producer_outstanding(kn_producer *p) {
-    if (!p)
-        return 0;
+    if (!p || kn_producer_forked(p))
+        return 0; /* forked: the records are the parent's */
     pthread_mutex_lock(&p->acc.lock);
     int64_t n = p->acc.outstanding;
     pthread_mutex_unlock(&p->acc.lock);
@@ -586,9 +628,26 @@ int64_t kn_producer_outstanding(kn_producer *p) {
 
 int kn_producer_fd(kn_producer *p) { return p ? p->efd : -1; }
 
+void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque) {
+    if (!p || kn_producer_forked(p))
+        return;
+    /* Under acc.lock, where on_done calls it: once set, the old hook is
+     * not running. */
+    pthread_mutex_lock(&p->acc.lock);
+    p->ready_cb = fn;
+    p->ready_opaque = opaque;
+    pthread_mutex_unlock(&p->acc.lock);
+}
+
 int kn_producer_close(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
+    if (kn_producer_forked(p)) {
+        /* The threads are the parent's and its locks may be held by
+         * them: flushing or joining would hang, freeing could corrupt.
+         * The copy is left as it is (leaked). */
+        return KN_ERR__FORKED;
+    }
     if (p->cb_depth > 0) {
         /* Freeing p here would pull it from under the poll / flush /
          * close that runs this callback. */
@@ -616,6 +675,8 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
             knp_acc_complete(&p->acc, b, KN_ERR__CLOSED, -1, -1,
                              "the producer was closed before the record was delivered");
     }
+    knp_acc_fail_parked(&p->acc, KN_ERR__CLOSED,
+                        "the producer was closed before the record's topic metadata arrived");
     knp_batch *done = take_done_locked(p);
     pthread_mutex_unlock(&p->acc.lock);
     int64_t served = serve(p, done);
@@ -632,7 +693,7 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
 
 void kn_producer_get_stats(kn_producer *p, kn_producer_stats *out) {
     memset(out, 0, sizeof *out);
-    if (!p)
+    if (!p || kn_producer_forked(p))
         return;
     int64_t avg, max, reqs;
     knp_sender_latency(p->sender, &avg, &max, &reqs);

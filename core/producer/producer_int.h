@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fork.h"
 #include "kafka_native.h"
 #include "producer/accumulator.h"
 #include "wire/wire.h"
@@ -83,6 +84,7 @@ void knp_sender_fail_queued(knp_sender *s, int err, const char *msg);
 void knp_sender_txn_reset(knp_sender *s);
 
 struct kn_producer {
+    kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *wire;
     kn_conf *conf; /* finalised private copy */
     knp_acc acc;
@@ -90,6 +92,8 @@ struct kn_producer {
     kn_delivery_cb *dr;
     void *dr_opaque;
     int efd;                   /* readiness eventfd, -1 if none */
+    kn_producer_ready_cb *ready_cb; /* readiness hook (acc.lock), NULL: none */
+    void *ready_opaque;
     int64_t max_block_ms;
     bool closed;
     /* Re-entrancy (application thread only): user callbacks running now

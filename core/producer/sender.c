@@ -254,6 +254,7 @@ static void fail_all_queued(knp_sender *s, int err, const char *msg) {
         while ((b = knp_acc_pop(acc, acc->pqs[i])) != NULL)
             knp_acc_complete(acc, b, err, -1, -1, msg);
     }
+    knp_acc_fail_parked(acc, err, msg);
 }
 
 /* acc.lock held. True if a queued retry of pq has a sequence before seq. */
@@ -942,6 +943,9 @@ static int sender_tick(knw_client *c, int64_t now_ms, void *opaque) {
         md = NULL;
         apply_metadata(s, s->md, now_ms);
     }
+    /* Records sent before their topic's metadata (max.block.ms = 0). */
+    if (acc->parked_head && knp_acc_place_parked(acc, now_ms, &next))
+        need_md = true;
     expire(s, now_ms, &next);
     if (s->need_bump && !s->conf.txn && s->pid_state == PID_READY && s->epoch >= 0 &&
         s->epoch < INT16_MAX - 1) {

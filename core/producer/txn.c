@@ -90,6 +90,10 @@ static int enter(kn_producer *p, const char *what, char *errstr, size_t n) {
         kn_errstr_set(errstr, n, "%s: NULL producer", what);
         return KN_ERR__INVALID_ARG;
     }
+    if (kn_producer_forked(p)) {
+        kn_fork_errstr(&p->fork, "the producer", errstr, n);
+        return KN_ERR__FORKED;
+    }
     if (!p->transactional) {
         kn_errstr_set(errstr, n, "%s: the producer has no transactional.id", what);
         return KN_ERR__STATE;

@@ -106,6 +106,11 @@ void kn_rb_builder_conf_init(kn_rb_builder_conf *conf);
 void kn_rb_builder_init(kn_rb_builder *b, const kn_rb_builder_conf *conf,
                         size_t max_records_bytes);
 void kn_rb_builder_free(kn_rb_builder *b);
+/* The record buffer, for a caller that recycles buffers (the producer's
+ * pool): a freshly initialised builder may be given an empty writer to
+ * fill instead of growing its own, and a finished one's writer may be
+ * taken back (the builder is then empty, as after kn_rb_builder_free). */
+static inline kn_wr *kn_rb_builder_buffer(kn_rb_builder *b) { return &b->records; }
 
 /* Appends one record. offset_delta must exceed the previous one (first:
  * >= 0). timestamp is absolute (ms); the first record's becomes the base

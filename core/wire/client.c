@@ -14,7 +14,9 @@
 #include "kn_alloc.h"
 #include "wire/bodybuf.h"
 #include "wire/sasl/gssapi_worker.h"
+#include "wire/sasl/oauth_refresher.h"
 #include "wire/sasl/oauth_store.h"
+#include "wire/sasl/oidc.h"
 #include "wire/wire_int.h"
 
 int64_t knw_now_us(void) {
@@ -440,6 +442,38 @@ void knw_client_set_fatal(knw_client *c, int err, const char *msg) {
         kn_log(&c->log, KN_LOG_ERROR, "%s: %s (the client will not connect again)", kn_err_name(err), msg);
 }
 
+/* ---- OAUTHBEARER tokens from the token endpoint (oidc.h) ---- */
+
+static void oidc_wake(void *c) { knw_wakeup(c); }
+static void oidc_cancel(void *o) { knw_oidc_cancel(o); }
+
+/* The first token now, on the constructor's thread (Java logs in when
+ * the client is built: an unreachable endpoint or a bad secret fails
+ * the constructor), then the refresher thread. */
+static int knw_client_oidc_start(knw_client *c, char *errstr, size_t n) {
+    knw_sasl_conf *sc = c->set.sasl;
+    knw_oauth_refresh r = {sc->refresh_window_factor, sc->refresh_window_jitter, sc->refresh_min_period_ms,
+                           sc->refresh_buffer_ms};
+    if (!(c->oidc_store = knw_oauth_store_new(knw_oidc_token_cb, sc->oidc, &r))) {
+        kn_errstr_set(errstr, n, "out of memory");
+        return KN_ERR__NOMEM;
+    }
+    knw_oauth_store_set_label(c->oidc_store, "OAUTHBEARER login");
+    sc->store = c->oidc_store;
+    knw_oauth_store_want(c->oidc_store);
+    bool stored = false;
+    int rc = knw_oauth_store_refresh(c->oidc_store, &stored, errstr, n);
+    if (!rc && !stored) {
+        kn_errstr_set(errstr, n, "OAUTHBEARER login: no token");
+        rc = KN_ERR__AUTHENTICATION;
+    }
+    if (rc)
+        return rc;
+    c->oidc_thread = knw_oauth_refresher_start(c->oidc_store, oidc_wake, c, oidc_cancel, sc->oidc, &c->log,
+                                               errstr, n);
+    return c->oidc_thread ? 0 : KN_ERR__NOMEM;
+}
+
 /* ---- the application's OAUTHBEARER token ---- */
 
 void knw_client_app_service(knw_client *c) {
@@ -668,6 +702,8 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     c->md.want = true; /* the first metadata is fetched at once, as Java does */
     if (!c->set.client_id || knw_loop_init(&c->loop, errstr, errstr_size))
         goto fail;
+    if (c->set.sasl && c->set.sasl->oidc && knw_client_oidc_start(c, errstr, errstr_size))
+        goto fail;
     for (int i = 0; i < c->set.bootstrap_count; i++) {
         knw_conn *conn = knw_conn_new(c, -1 - i, true, c->set.bootstrap[i].host, c->set.bootstrap[i].port);
         if (!conn || conns_add(c, conn)) {
@@ -723,7 +759,9 @@ void knw_client_destroy(knw_client *c) {
     } else {
         shutdown_all(c);
     }
-    /* Before the loop goes: the resolver thread wakes it. */
+    /* Before the loop goes: the resolver and refresher threads wake it. */
+    knw_oauth_refresher_stop(c->oidc_thread);
+    c->oidc_thread = NULL;
     knw_resolver_destroy(&c->resolver);
     knw_krb_stop(c->krb); /* it wakes the loop too */
     pthread_mutex_lock(&c->lock);
@@ -743,6 +781,7 @@ void knw_client_destroy(knw_client *c) {
     kn_logger_destroy(&c->log);
     knw_settings_free(&c->set);
     knw_oauth_store_free(c->oauth);
+    knw_oauth_store_free(c->oidc_store);
     knw_krb_free(c->krb); /* after the connections: their jobs are gone */
     kn_free(c);
     knw_body_cache_release();

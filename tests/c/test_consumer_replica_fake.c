@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fake_broker.h"
+#include "fake_metadata.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_api_versions.h"
 #include "proto/generated/kp_apis.h"
@@ -48,31 +49,7 @@ typedef struct node {
 static const kn_uuid topic_id = {{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6}};
 
 static void answer_metadata(fake *f, kp_MetadataResponse *r, kn_arena *a) {
-    kp_MetadataResponse_MetadataResponseBroker *b = kn_arena_calloc(a, 2, sizeof(*b));
-    for (int i = 0; i < 2; i++)
-        b[i] = (kp_MetadataResponse_MetadataResponseBroker){i + 1, kn_str_c("127.0.0.1"), f->port[i], {NULL, -1}};
-    r->brokers.items = b;
-    r->brokers.count = 2;
-    r->cluster_id = kn_str_c("fake-cluster");
-    r->controller_id = 1;
-    kp_MetadataResponse_MetadataResponseTopic *t = kn_arena_calloc(a, 1, sizeof(*t));
-    kp_MetadataResponse_MetadataResponseTopic_init(t);
-    t->name = kn_str_c("t");
-    t->topic_id = topic_id;
-    kp_MetadataResponse_MetadataResponsePartition *p = kn_arena_calloc(a, 1, sizeof(*p));
-    kp_MetadataResponse_MetadataResponsePartition_init(p);
-    int32_t *reps = kn_arena_calloc(a, 2, sizeof(int32_t));
-    reps[0] = 1;
-    reps[1] = 2;
-    p->partition_index = 0;
-    p->leader_id = 1;
-    p->leader_epoch = 0;
-    p->replica_nodes = (kp_int32_array){reps, 2};
-    p->isr_nodes = (kp_int32_array){reps, 2};
-    t->partitions.items = p;
-    t->partitions.count = 1;
-    r->topics.items = t;
-    r->topics.count = 1;
+    kn_fake_metadata_one_partition(r, a, f->port, 2, &topic_id, 0);
 }
 
 static void answer_fetch(node *n, const kn_fake_request *rq, kp_FetchResponse *r, kn_arena *a) {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fake_broker.h"
+#include "fake_metadata.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_find_coordinator.h"
@@ -52,31 +53,10 @@ typedef struct fake {
 static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
 
 static void answer_metadata(fake *f, kp_MetadataResponse *r, kn_arena *a) {
-    kp_MetadataResponse_MetadataResponseBroker *b = kn_arena_calloc(a, 1, sizeof(*b));
-    *b = (kp_MetadataResponse_MetadataResponseBroker){1, kn_str_c("127.0.0.1"), f->port, {NULL, -1}};
-    r->brokers.items = b;
-    r->brokers.count = 1;
-    r->cluster_id = kn_str_c("fake-cluster");
-    r->controller_id = 1;
-    kp_MetadataResponse_MetadataResponseTopic *t = kn_arena_calloc(a, 1, sizeof(*t));
-    kp_MetadataResponse_MetadataResponseTopic_init(t);
-    t->name = kn_str_c("t");
-    t->topic_id = topic_id;
-    kp_MetadataResponse_MetadataResponsePartition *ps = kn_arena_calloc(a, 1, sizeof(*ps));
-    int32_t *rep = kn_arena_calloc(a, 1, sizeof(int32_t));
-    *rep = 1;
-    kp_MetadataResponse_MetadataResponsePartition_init(ps);
-    ps->partition_index = 0;
-    ps->leader_id = 1;
     pthread_mutex_lock(&f->mu);
-    ps->leader_epoch = f->leader_epoch;
+    int32_t epoch = f->leader_epoch;
     pthread_mutex_unlock(&f->mu);
-    ps->replica_nodes = (kp_int32_array){rep, 1};
-    ps->isr_nodes = (kp_int32_array){rep, 1};
-    t->partitions.items = ps;
-    t->partitions.count = 1;
-    r->topics.items = t;
-    r->topics.count = 1;
+    kn_fake_metadata_one_partition(r, a, &f->port, 1, &topic_id, epoch);
 }
 
 /* Earliest (-2) is 0, latest (-1) is LOG_END. */

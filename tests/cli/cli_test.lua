@@ -5,8 +5,11 @@
 -- member that stops at -c and the rest through a second run with -e;
 -- every record is checked exactly once. Then `group lag` shows the
 -- expected lag at each step and `group reset` moves it (dry run first);
--- a reset while a member is in the group is refused; `metadata -J` and a
--- -f format over the last records of one partition.
+-- a reset while a member is in the group is refused, while `group list`
+-- shows the group Stable and `group describe` shows the member and its
+-- three partitions; `config alter` sets and deletes a topic config that
+-- `config describe` then shows (and no longer shows); `metadata -J` and
+-- a -f format over the last records of one partition.
 --   <lua> tests/cli/cli_test.lua <lua> <dir of kafka_native.so>
 -- (ctest lua_cli_<abi>; the interpreter given runs the tool too).
 local interp = assert(arg[1], "usage: cli_test.lua <lua> <module dir>")
@@ -138,6 +141,27 @@ local ok, err = pcall(function()
   check(#member:assignment() == 3, "the member got no assignment")
   local _, rerr, rok = run({ "group", "reset", "-G", group, "-t", topic, "--to-latest", "--execute" })
   check(not rok and rerr:find("active members", 1, true), "reset with a member: ok=%s %s", tostring(rok), rerr)
+  -- group list / describe see the member (the member polls between them
+  -- so it stays in the group)
+  local listed
+  for _ = 1, 50 do
+    assert(member:poll(100))
+    for _, g in ipairs(cjson.decode((must({ "group", "list", "-J" })))) do
+      if g.group == group then listed = g end
+    end
+    if listed and listed.state == "Stable" then break end
+  end
+  check(listed and listed.state == "Stable" and listed.type == "classic", "group list: %s",
+        listed and cjson.encode(listed) or "group missing")
+  local text_list = must({ "group", "list", "--state", "Stable" })
+  check(text_list:find(group, 1, true), "group list --state Stable:\n%s", text_list)
+  assert(member:poll(100))
+  local d = cjson.decode((must({ "group", "describe", "-G", group, "-J" })))
+  check(d.state == "Stable" and #d.members == 1 and #d.members[1].assignment == 1
+        and d.members[1].assignment[1].topic == topic and #d.members[1].assignment[1].partitions == 3
+        and d.total_lag == N, "group describe -J: %s", cjson.encode(d))
+  local dtext = must({ "group", "describe", "-G", group })
+  check(dtext:find("1 member(s)", 1, true) and dtext:find(topic .. ":0,1,2", 1, true), "group describe:\n%s", dtext)
   member:close()
   check(lag() == N, "the refused reset changed the lag")
 
@@ -171,7 +195,41 @@ local ok, err = pcall(function()
   local _, uerr, uok = run({ "consume", "-t", topic, "-o", "nonsense", "-e" })
   check(not uok and uerr:find("-o:", 1, true), "bad -o: %s", uerr)
   local _, cerr, cok = run({ "config", "describe" })
-  check(not cok and cerr:find("DescribeConfigs", 1, true), "config: %s", cerr)
+  check(not cok and cerr:find("--entity-type", 1, true), "config without an entity: %s", cerr)
+
+  -- config alter / describe on the topic (a broker applies an alter a
+  -- moment after acknowledging it: bounded retries)
+  must({ "config", "alter", "--entity-type", "topics", "--entity-name", topic,
+         "--add-config", "retention.ms=123456,cleanup.policy=[compact,delete]" })
+  local function topic_configs()
+    local got = {}
+    for _, c in ipairs(cjson.decode((must({ "config", "describe", "-t", topic, "-J" }))).configs) do
+      got[c.name] = c
+    end
+    return got
+  end
+  local got
+  for _ = 1, 50 do
+    got = topic_configs()
+    if got["retention.ms"] and got["cleanup.policy"] then break end
+    os.execute("sleep 0.1")
+  end
+  check(got["retention.ms"] and got["retention.ms"].value == "123456" and got["retention.ms"].source == "DYNAMIC_TOPIC_CONFIG"
+        and got["cleanup.policy"] and got["cleanup.policy"].value == "compact,delete", "config describe: %s",
+        cjson.encode(got))
+  local ctext = must({ "config", "describe", "-t", topic })
+  check(ctext:find("retention.ms=123456", 1, true), "config describe text:\n%s", ctext)
+  must({ "config", "alter", "-t", topic, "--delete-config", "retention.ms" })
+  for _ = 1, 50 do
+    got = topic_configs()
+    if not got["retention.ms"] then break end
+    os.execute("sleep 0.1")
+  end
+  check(not got["retention.ms"] and got["cleanup.policy"], "after --delete-config: %s", cjson.encode(got))
+  local all = cjson.decode((must({ "config", "describe", "-t", topic, "--all", "-J" }))).configs
+  check(#all > 20, "--all lists %d configs", #all)
+  local _, aerr, aok = run({ "config", "alter", "-t", topic, "--add-config", "no.such.config=1" })
+  check(not aok and aerr:find("INVALID_CONFIG", 1, true), "bad config: %s", aerr)
 end)
 if not ok then
   failures = 1

@@ -35,6 +35,9 @@ fi
 tail -n 1 "$tmp/luarocks.log"
 module="$tmp/tree/lib/lua/$libver/kafka_native.so"
 [ -f "$module" ] || { echo "no module at $module" >&2; exit 1; }
+# The OpenResty helper (pure Lua) is installed beside it.
+helper="$tmp/tree/share/lua/$libver/kafka_native/resty.lua"
+[ -f "$helper" ] || { echo "no kafka_native.resty at $helper" >&2; exit 1; }
 cd /
 LUA_CPATH="$tmp/tree/lib/lua/$libver/?.so" LUA_PATH="$root/tests/lua/?.lua" \
   "$interp" "$root/tests/lua/rock_smoke.lua" "$tmp/tree"

@@ -350,7 +350,10 @@ local VALIDATORS = {
   ["sasl.oauthbearer.jwt.validator.class"] = { supported = {
     "org.apache.kafka.common.security.oauthbearer.DefaultJwtValidator" } },
   ["sasl.client.callback.handler.class"] = { supported = {} },
-  ["sasl.login.callback.handler.class"] = { supported = {} },
+  -- OAUTHBEARER: the token endpoint (KIP-768) or the unsecured JWS login.
+  ["sasl.login.callback.handler.class"] = { supported = {
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredLoginCallbackHandler" } },
   ["sasl.login.class"] = { supported = {} },
   -- SSL
   ["ssl.engine.factory.class"] = { supported = {} },

@@ -644,6 +644,7 @@ static int kng_ensure_ticker(kn_consumer *c) {
 
 int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t count, kn_rebalance_cb *cb,
                           void *opaque) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !topics || count == 0)
         return KN_ERR__INVALID_ARG;
     for (size_t i = 0; i < count; i++)
@@ -678,6 +679,7 @@ int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t coun
 }
 
 int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb, void *opaque) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !regex || !*regex)
         return KN_ERR__INVALID_ARG;
     /* Whole-name match, like Java's Pattern.matcher(name).matches(). */
@@ -755,6 +757,7 @@ static int kng_leave(kn_consumer *c, const char *reason) {
 }
 
 int kn_consumer_unsubscribe(kn_consumer *c) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
     if (c->cb_depth > 0)

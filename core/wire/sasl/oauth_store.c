@@ -35,6 +35,7 @@ struct knw_oauth_store {
     _Atomic int64_t refresh_at_ms;  /* epoch; INT64_MAX: no token yet */
     atomic_bool wanted;             /* a connection waits for a token */
     atomic_bool running;            /* the callback is being run */
+    const char *label;              /* set_label's; NULL: the application's callback */
 };
 
 static int64_t epoch_ms(void) {
@@ -106,6 +107,14 @@ int knw_oauth_store_client_first(knw_oauth_store *st, knw_sasl_buf *out, char *e
     pthread_mutex_unlock(&st->lock);
     return rc;
 }
+
+void knw_oauth_store_set_label(knw_oauth_store *st, const char *label) { st->label = label; }
+
+void knw_oauth_store_want(knw_oauth_store *st) { atomic_store(&st->wanted, true); }
+
+bool knw_oauth_store_wanted(knw_oauth_store *st) { return atomic_load(&st->wanted); }
+
+int64_t knw_oauth_store_refresh_at(knw_oauth_store *st) { return atomic_load(&st->refresh_at_ms); }
 
 bool knw_oauth_store_due(knw_oauth_store *st) {
     return st && (atomic_load(&st->wanted) || epoch_ms() >= atomic_load(&st->refresh_at_ms));
@@ -181,9 +190,12 @@ int knw_oauth_store_refresh(knw_oauth_store *st, bool *stored, char *errstr, siz
     if (!atomic_compare_exchange_strong(&st->running, &expect, true))
         return 0; /* another application thread is at it */
     kn_oauthbearer_token t = {0};
-    char cb_err[256] = "";
+    char cb_err[768] = "";
     int rc = st->fn(&t, cb_err, sizeof cb_err, st->opaque);
-    if (rc) {
+    if (rc && st->label) {
+        kn_errstr_set(errstr, n, "%s: %s", st->label, cb_err[0] ? cb_err : "(no reason given)");
+        rc = KN_ERR__AUTHENTICATION;
+    } else if (rc) {
         kn_errstr_set(errstr, n, "the OAUTHBEARER token callback failed: %s",
                       cb_err[0] ? cb_err : "(no reason given)");
         rc = KN_ERR__AUTHENTICATION;

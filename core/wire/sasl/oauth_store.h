@@ -43,6 +43,17 @@ void knw_oauth_store_free(knw_oauth_store *st);
  * the application is asked for one), or KN_ERR__NOMEM. */
 int knw_oauth_store_client_first(knw_oauth_store *st, knw_sasl_buf *out, char *errstr, size_t errstr_size);
 
+/* A token source that is not the application's callback (the token
+ * endpoint, oidc.h) names itself in errors: "<label>: <its errstr>".
+ * label must outlive the store. */
+void knw_oauth_store_set_label(knw_oauth_store *st, const char *label);
+/* Asks for a token now (the first one, fetched when the client is built). */
+void knw_oauth_store_want(knw_oauth_store *st);
+/* A connection waits for a token; when the refresh is due (epoch ms,
+ * INT64_MAX before the first token). For the refresher thread. */
+bool knw_oauth_store_wanted(knw_oauth_store *st);
+int64_t knw_oauth_store_refresh_at(knw_oauth_store *st);
+
 /* Application thread: true when a token is wanted or a refresh is due. */
 bool knw_oauth_store_due(knw_oauth_store *st);
 /* Application thread: runs the callback if due. 0 (nothing to do, or a

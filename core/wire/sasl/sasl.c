@@ -36,6 +36,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
+#include "wire/sasl/oidc.h"
 #include "wire/sasl/sasl.h"
 #include "wire/wire_int.h"
 
@@ -71,6 +72,7 @@ void knw_sasl_conf_free(knw_sasl_conf *sc) {
     kn_free(sc->mechanism);
     kn_free(sc->krb_service);
     knw_jaas_free(&sc->jaas);
+    knw_oidc_free(sc->oidc);
     kn_free(sc);
 }
 
@@ -93,6 +95,7 @@ int knw_sasl_conf_copy(knw_sasl_conf **dst, const knw_sasl_conf *src) {
     sc->krb_renew_jitter = src->krb_renew_jitter;
     sc->krb_min_relogin_ms = src->krb_min_relogin_ms;
     sc->krb = src->krb;
+    knw_oidc_ref(sc->oidc = src->oidc);
     if (!(sc->mechanism = kn_strdup(src->mechanism)) || knw_jaas_copy(&sc->jaas, &src->jaas) ||
         (src->krb_service && !(sc->krb_service = kn_strdup(src->krb_service)))) {
         knw_sasl_conf_free(sc);
@@ -165,6 +168,9 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
                       sc->jaas.login_module, mech->name, mech->login_module);
         rc = KN_ERR__CONFIG;
     }
+    /* OAUTHBEARER from the token endpoint (KIP-768), when configured. */
+    if (!rc && mech == &knw_sasl_oauthbearer && !token_fn)
+        rc = knw_oidc_from(conf, &sc->jaas, &sc->oidc, errstr, n);
     if (!rc)
         rc = mech->check(sc, errstr, n);
     if (rc) {

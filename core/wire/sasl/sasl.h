@@ -55,6 +55,8 @@ typedef struct knw_sasl_conf {
     double krb_renew_factor, krb_renew_jitter;
     int64_t krb_min_relogin_ms;
     struct knw_krb *krb;
+    /* OAUTHBEARER from the token endpoint (oidc.h), shared by copies. */
+    struct knw_oidc *oidc;
 } knw_sasl_conf;
 
 /* A token: owned bytes (kn_free; secrets are cleared by their maker). */

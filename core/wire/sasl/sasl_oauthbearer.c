@@ -215,8 +215,8 @@ static int lifetime_seconds(const knw_sasl_conf *conf, int64_t *out, char *errst
 }
 
 static int ob_check(const knw_sasl_conf *conf, char *errstr, size_t n) {
-    if (conf->token_fn)
-        return 0; /* the application's callback supplies the token */
+    if (conf->token_fn || conf->oidc)
+        return 0; /* the application's callback or the token endpoint supplies the token */
     int64_t life;
     int rc = lifetime_seconds(conf, &life, errstr, n);
     if (rc)

@@ -7,9 +7,10 @@
 --    never waits for buffer space or metadata: when it would, it
 --    returns "_TIMED_OUT" / "_QUEUE_FULL" and the handler retries
 --    after ngx.sleep, which yields to other requests);
---  * delivery reports are served by a light thread that exists only
---    while records are outstanding (poll(0) + ngx.sleep), so an idle
---    worker runs no timer;
+--  * delivery reports are served by a light thread that sleeps on the
+--    producer's readiness socket (producer:ready_listen / ready_accept):
+--    one byte arrives when reports are queued, so an idle worker runs no
+--    timer and a report runs as soon as it exists;
 --  * the consumer's loop waits on a cosocket connected to the
 --    consumer's readiness socket (consumer:ready_listen /
 --    ready_accept): one byte arrives when fetched records land, so an
@@ -36,7 +37,6 @@ local M = {}
 
 local cfg         -- from configure()
 local producer    -- this worker's producer (nil until the timer made it)
-local reporter_running = false
 
 -- cfg: bootstrap, topic, partitions (count), socket_dir (for the
 -- readiness socket; writable by the worker user), idle_check_ms (how
@@ -64,30 +64,32 @@ local function log_to_nginx(level, message)
   ngx.log(lv, "kafka-native: ", message)
 end
 
--- Delivery reports: poll(0) while anything is outstanding, then exit.
+-- Delivery reports: a light thread for the worker's life, poll(0) each
+-- time the producer's readiness byte arrives. The receive timeout (1 s)
+-- only bounds how long a stopping worker waits for this thread.
 local function reporter(premature)
-  if premature or not producer then
-    reporter_running = false
+  if premature or not producer then return end
+  local path, err = producer:ready_listen(cfg.socket_dir)
+  if not path then
+    ngx.log(ngx.ERR, "producer readiness socket: ", err)
     return
   end
+  local sock = ngx.socket.tcp()
+  local ok, cerr = sock:connect("unix:" .. path)
+  if not ok then
+    ngx.log(ngx.ERR, "producer readiness socket ", path, ": ", cerr)
+    return
+  end
+  assert(producer:ready_accept())
+  sock:settimeout(1000)
   while true do
-    local n, err = producer:poll(0)
-    if not n then ngx.log(ngx.ERR, "delivery callback failed: ", err) end
-    if producer:metrics().outstanding == 0 then break end
-    ngx.sleep(0.005)
+    local n, perr = producer:poll(0)
+    if not n then ngx.log(ngx.ERR, "delivery callback failed: ", perr) end
+    if ngx.worker.exiting() then break end
+    local _, rerr = sock:receive(1) -- sleeps in the event loop
+    if rerr and rerr ~= "timeout" then break end
   end
-  reporter_running = false
-end
-
-local function start_reporter()
-  if not reporter_running then
-    reporter_running = true
-    local ok, err = ngx.timer.at(0, reporter)
-    if not ok then
-      reporter_running = false
-      ngx.log(ngx.ERR, "cannot start the delivery reporter: ", err)
-    end
-  end
+  sock:close()
 end
 
 local function on_delivery(report)
@@ -184,6 +186,8 @@ function M.init_worker()
       ["linger.ms"] = 1,
     }), { on_delivery = on_delivery, log = log_to_nginx })
     if not producer then ngx.log(ngx.ERR, "producer: ", perr) end
+    local rok, rerr = ngx.timer.at(0, reporter)
+    if not rok then ngx.log(ngx.ERR, "cannot start the delivery reporter: ", rerr) end
     local cok, cerr = ngx.timer.at(0, consume)
     if not cok then ngx.log(ngx.ERR, "cannot start the consumer: ", cerr) end
   end)
@@ -200,7 +204,6 @@ local function send(value, opts, deadline_ms)
     if (code ~= "_TIMED_OUT" and code ~= "_QUEUE_FULL") or ngx.now() >= deadline then
       return nil, err, code
     end
-    start_reporter() -- a full buffer drains as reports are served
     ngx.sleep(0.005)
   end
 end
@@ -231,7 +234,6 @@ function M.produce()
     return
   end
   stats():incr("produced", 1, 0)
-  start_reporter()
   if not waiter then
     ngx.say("queued")
     return
