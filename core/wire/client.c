@@ -14,6 +14,7 @@
 #include "kn_alloc.h"
 #include "wire/bodybuf.h"
 #include "wire/conn_sasl.h"
+#include "wire/sasl/gssapi_worker.h"
 #include "wire/sasl/oauth_refresher.h"
 #include "wire/sasl/oauth_store.h"
 #include "wire/sasl/oidc.h"
@@ -445,6 +446,7 @@ void knw_client_set_fatal(knw_client *c, int err, const char *msg) {
 /* ---- OAUTHBEARER tokens from the token endpoint (oidc.h) ---- */
 
 static void oidc_wake(void *c) { knw_wakeup(c); }
+static void krb_wake(void *loop) { knw_loop_wake(loop); }
 static void oidc_cancel(void *o) { knw_oidc_cancel(o); }
 
 /* The first token now, on the constructor's thread (Java logs in when
@@ -698,6 +700,10 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
         }
         c->set.sasl->store = c->oauth;
     }
+    if (c->set.sasl && knw_krb_new(c->set.sasl, krb_wake, &c->loop, &c->log, &c->krb, errstr, errstr_size))
+        goto fail;
+    if (c->krb)
+        c->set.sasl->krb = c->krb;
     c->use_bootstrap = true;
     c->next_timeout_check_ms = INT64_MAX;
     c->md.want = true; /* the first metadata is fetched at once, as Java does */
@@ -785,6 +791,7 @@ void knw_client_stop(knw_client *c) {
     knw_oauth_refresher_stop(c->oidc_thread);
     c->oidc_thread = NULL;
     knw_resolver_destroy(&c->resolver);
+    knw_krb_stop(c->krb); /* it wakes the loop too */
     pthread_mutex_lock(&c->lock);
     c->closed = true;
     pthread_cond_broadcast(&c->cond);
@@ -816,6 +823,7 @@ void knw_client_destroy(knw_client *c) {
     knw_settings_free(&c->set);
     knw_oauth_store_free(c->oauth);
     knw_oauth_store_free(c->oidc_store);
+    knw_krb_free(c->krb); /* after the connections: their jobs are gone */
     kn_free(c);
     knw_body_cache_release();
 }

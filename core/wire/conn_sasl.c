@@ -201,7 +201,9 @@ static void start_mech(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
     knw_sasl_session *s = conn->sasl;
     char err[512];
-    drop_mech(s);
+    /* After KNW_SASL_WAIT the mechanism gets its own state back. */
+    if (!s->waiting)
+        drop_mech(s);
     int rc = s->mech->start(c->set.sasl, conn->host, &s->state, &s->token, err, sizeof err);
     s->waiting = rc == KNW_SASL_WAIT;
     if (s->waiting)
@@ -225,10 +227,14 @@ int64_t knw_sasl_service(knw_conn *conn, int64_t now_ms) {
         return INT64_MAX;
     if (now_ms >= s->wait_deadline_ms) {
         char msg[300];
-        snprintf(msg, sizeof msg,
-                 "no OAUTHBEARER token after %lld ms: the token callback runs inside the application's poll, "
-                 "flush, send and admin calls, and none ran it",
-                 (long long)conn->client->set.setup_timeout_max_ms);
+        if (s->mech == &knw_sasl_gssapi)
+            snprintf(msg, sizeof msg, "GSSAPI: no Kerberos ticket after %lld ms (is the KDC answering?)",
+                     (long long)conn->client->set.setup_timeout_max_ms);
+        else
+            snprintf(msg, sizeof msg,
+                     "no OAUTHBEARER token after %lld ms: the token callback runs inside the application's poll, "
+                     "flush, send and admin calls, and none ran it",
+                     (long long)conn->client->set.setup_timeout_max_ms);
         knw_conn_close(conn, 0, KN_ERR__TRANSPORT, msg, now_ms);
         return INT64_MAX;
     }

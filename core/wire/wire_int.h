@@ -284,6 +284,7 @@ typedef struct knw_stats_atomic {
 struct knw_client {
     knw_settings set;
     struct knw_oauth_store *oauth; /* owned; the application's OAUTHBEARER token, or NULL */
+    struct knw_krb *krb;           /* owned; GSSAPI's Kerberos login and thread, or NULL */
     struct knw_oauth_store *oidc_store;      /* owned; tokens from the token endpoint, or NULL */
     struct knw_oauth_refresher *oidc_thread; /* owned; keeps oidc_store fresh */
     kn_logger log;

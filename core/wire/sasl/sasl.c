@@ -20,7 +20,11 @@
 /* ---- the mechanism table ---- */
 
 static const knw_sasl_mech *const mechs[] = {&knw_sasl_plain, &knw_sasl_scram_sha256, &knw_sasl_scram_sha512,
-                                             &knw_sasl_oauthbearer};
+                                             &knw_sasl_oauthbearer,
+#ifdef KN_HAVE_GSSAPI
+                                             &knw_sasl_gssapi,
+#endif
+};
 
 const knw_sasl_mech *knw_sasl_mech_find(const char *name) {
     for (size_t i = 0; i < sizeof mechs / sizeof mechs[0]; i++)
@@ -43,6 +47,7 @@ void knw_sasl_conf_free(knw_sasl_conf *sc) {
     if (!sc)
         return;
     kn_free(sc->mechanism);
+    kn_free(sc->krb_service);
     knw_jaas_free(&sc->jaas);
     knw_oidc_free(sc->oidc);
     kn_free(sc);
@@ -63,8 +68,13 @@ int knw_sasl_conf_copy(knw_sasl_conf **dst, const knw_sasl_conf *src) {
     sc->refresh_min_period_ms = src->refresh_min_period_ms;
     sc->refresh_buffer_ms = src->refresh_buffer_ms;
     sc->store = src->store;
+    sc->krb_renew_factor = src->krb_renew_factor;
+    sc->krb_renew_jitter = src->krb_renew_jitter;
+    sc->krb_min_relogin_ms = src->krb_min_relogin_ms;
+    sc->krb = src->krb;
     knw_oidc_ref(sc->oidc = src->oidc);
-    if (!(sc->mechanism = kn_strdup(src->mechanism)) || knw_jaas_copy(&sc->jaas, &src->jaas)) {
+    if (!(sc->mechanism = kn_strdup(src->mechanism)) || knw_jaas_copy(&sc->jaas, &src->jaas) ||
+        (src->krb_service && !(sc->krb_service = kn_strdup(src->krb_service)))) {
         knw_sasl_conf_free(sc);
         return KN_ERR__NOMEM;
     }
@@ -79,6 +89,12 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
         return 0;
     const char *mname = kn_conf_get_str(conf, "sasl.mechanism");
     const knw_sasl_mech *mech = knw_sasl_mech_find(mname);
+    if (!mech && mname && !strcmp(mname, "GSSAPI")) {
+        kn_errstr_set(errstr, n,
+                      "sasl.mechanism GSSAPI is not in this build: libgssapi_krb5 (Debian libkrb5-dev) was not "
+                      "found when kafka-native was built");
+        return KN_ERR__CONFIG;
+    }
     if (!mech) {
         char list[128];
         kn_errstr_set(errstr, n, "sasl.mechanism %s is not supported (supported: %s)",
@@ -111,6 +127,17 @@ int knw_sasl_conf_from(const kn_conf *conf, knw_sasl_conf **out, char *errstr, s
     int rc = (sc->mechanism = kn_strdup(mech->name)) ? 0 : KN_ERR__NOMEM;
     if (!rc)
         rc = knw_jaas_parse(jaas, &sc->jaas, errstr, n);
+    if (!rc && mech == &knw_sasl_gssapi) {
+        /* Java: the JAAS serviceName option, else the client key. */
+        const char *svc = knw_jaas_get(&sc->jaas, "serviceName");
+        if (!svc)
+            svc = kn_conf_get_str(conf, "sasl.kerberos.service.name");
+        sc->krb_renew_factor = kn_conf_get_double(conf, "sasl.kerberos.ticket.renew.window.factor");
+        sc->krb_renew_jitter = kn_conf_get_double(conf, "sasl.kerberos.ticket.renew.jitter");
+        sc->krb_min_relogin_ms = kn_conf_get_int(conf, "sasl.kerberos.min.time.before.relogin");
+        if (svc && !(sc->krb_service = kn_strdup(svc)))
+            rc = KN_ERR__NOMEM;
+    }
     if (!rc && strcmp(sc->jaas.login_module, mech->login_module) != 0) {
         kn_errstr_set(errstr, n,
                       "sasl.jaas.config: login module %.200s does not provide credentials for "

@@ -48,6 +48,14 @@ typedef struct knw_sasl_conf {
     double refresh_window_factor, refresh_window_jitter;
     int64_t refresh_min_period_ms, refresh_buffer_ms;
     struct knw_oauth_store *store; /* the client's (borrowed), set when it is built */
+    /* GSSAPI: the broker's service name (JAAS serviceName or
+     * sasl.kerberos.service.name, owned), Java's sasl.kerberos.* re-login
+     * settings, and the client's Kerberos state (gssapi_worker.h;
+     * borrowed, set when the client is built). */
+    char *krb_service;
+    double krb_renew_factor, krb_renew_jitter;
+    int64_t krb_min_relogin_ms;
+    struct knw_krb *krb;
     /* OAUTHBEARER from the token endpoint (oidc.h), shared by copies. */
     struct knw_oidc *oidc;
 } knw_sasl_conf;
@@ -91,6 +99,7 @@ extern const knw_sasl_mech knw_sasl_plain;
 extern const knw_sasl_mech knw_sasl_scram_sha256;
 extern const knw_sasl_mech knw_sasl_scram_sha512;
 extern const knw_sasl_mech knw_sasl_oauthbearer;
+extern const knw_sasl_mech knw_sasl_gssapi; /* in the table when built with Kerberos (KN_HAVE_GSSAPI) */
 
 /* OAUTHBEARER's pieces (sasl_oauthbearer.c), exposed for the unit tests:
  * the unsecured JWS (alg none) from OAuthBearerLoginModule's
