@@ -46,4 +46,10 @@ int kn_conf_is_set(const kn_conf *conf, const char *key);
  * copied; NULL makes it null. Returns KN_OK or KN_ERR__NOMEM. */
 int kn_conf_derive(kn_conf *conf, const char *key, const char *value);
 
+/* Internal: kn_conf_load_properties on text already in memory (data,
+ * len bytes, need not end in NUL); path only names it in errors. The
+ * parser itself, separate so tests/fuzz/fuzz_properties.c can feed it. */
+int kn_conf_parse_properties(kn_conf *conf, const char *path, const char *data, size_t len, char *errstr,
+                             size_t errstr_size);
+
 #endif

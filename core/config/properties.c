@@ -214,6 +214,14 @@ int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr, size_
     int err = read_file(path, &data, &len, errstr, errstr_size);
     if (err)
         return err;
+    err = kn_conf_parse_properties(conf, path, data, len, errstr, errstr_size);
+    kn_free(data);
+    return err;
+}
+
+int kn_conf_parse_properties(kn_conf *conf, const char *path, const char *data, size_t len, char *errstr,
+                             size_t errstr_size) {
+    int err = 0;
     props_buf logical = {0}, key = {0}, val = {0};
     size_t pos = 0, lineno = 0;
     char sub[512];
@@ -278,6 +286,5 @@ int kn_conf_load_properties(kn_conf *conf, const char *path, char *errstr, size_
     kn_free(logical.p);
     kn_free(key.p);
     kn_free(val.p);
-    kn_free(data);
     return err;
 }

@@ -703,7 +703,13 @@ static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int
         knc_serve_commit_callbacks(c);
         knw_client_app_service(c->client); /* the OAUTHBEARER token callback, if due */
         pthread_mutex_lock(&c->lock);
-        if (cm->finished || knw_now_ms() >= deadline + 1000) {
+        /* Up to the deadline, not past it: a commit in flight to a
+         * hung coordinator only ends at request.timeout.ms, and close
+         * (its revoke commit, a manual consumer's commit) must return
+         * within its own timeout (issue #19, it_close_bounded.c; this
+         * once waited a second more). The commit is abandoned and freed
+         * when its answer or failure arrives. */
+        if (cm->finished || knw_now_ms() >= deadline) {
             bool done = cm->finished;
             if (!done)
                 cm->abandoned = true;
@@ -715,6 +721,8 @@ static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int
         if (!c->done_head) {
             struct timespec ts;
             int64_t at = knw_now_ms() + 50;
+            if (at > deadline)
+                at = deadline;
             ts.tv_sec = (time_t)(at / 1000);
             ts.tv_nsec = (long)(at % 1000) * 1000000L;
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);

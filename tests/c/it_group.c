@@ -115,6 +115,7 @@ static void test_handoff_cooperative(void **state) {
 }
 static void test_handoff_kip848(void **state) {
     (void)state;
+    kn_test_need_kip848();
     handoff(NULL, "consumer");
 }
 
@@ -239,6 +240,7 @@ static void test_static_restart(void **state) {
 
 static void test_static_restart_kip848(void **state) {
     (void)state;
+    kn_test_need_kip848();
     static_restart("consumer");
 }
 
@@ -363,6 +365,7 @@ static void meta_member_id(const member *m, long long after_ts, char *out, size_
  * committed offset (the members commit after every poll). */
 static void test_fenced_kip848(void **state) {
     (void)state;
+    kn_test_need_kip848();
     scenario s;
     scenario_begin(&s, "group-fenced", "fenced", 1);
     member ms[2];
@@ -441,6 +444,7 @@ static void test_fenced_kip848(void **state) {
  * the end of every partition. */
 static void test_commit_epochs_kip848(void **state) {
     (void)state;
+    kn_test_need_kip848();
     scenario s;
     scenario_begin(&s, "group-epochs", "epochs", 1);
     member ms[3];
@@ -566,6 +570,7 @@ static void test_pattern(void **state) {
 
 static void test_pattern_kip848(void **state) {
     (void)state;
+    kn_test_need_kip848();
     pattern("consumer");
 }
 

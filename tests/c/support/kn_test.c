@@ -32,6 +32,42 @@ int kn_test_need_three_nodes(const char *test_name) {
     return require && strcmp(require, "3") == 0 ? 1 : 77;
 }
 
+bool kn_test_broker_kip848(void) {
+    static int known = -1;
+    if (known >= 0)
+        return known;
+    const char *env = getenv("KN_TEST_KIP848");
+    if (env && *env) {
+        known = strcmp(env, "0") != 0;
+        return known;
+    }
+    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    char es[512];
+    kn_admin *a = kn_admin_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!a)
+        fail_msg("kn_admin_new: %s", es);
+    kn_features *f = NULL;
+    int rc = kn_admin_describe_features(a, 30000, &f, es, sizeof es);
+    kn_admin_destroy(a);
+    if (rc != KN_OK)
+        fail_msg("describe_features: %s", es);
+    known = 0;
+    for (size_t i = 0; i < kn_features_finalized_count(f); i++)
+        if (strcmp(kn_features_finalized_name(f, i), "group.version") == 0)
+            known = kn_features_finalized_max_level(f, i) >= 1;
+    kn_features_destroy(f);
+    return known;
+}
+
+void kn_test_need_kip848(void) {
+    if (kn_test_broker_kip848())
+        return;
+    print_message("skipped: the broker has no KIP-848 consumer groups (group.version 0)\n");
+    skip();
+}
+
 const char *kn_test_source_path(const char *rel) {
     static char buf[4096];
     const char *root = getenv("KN_SOURCE_DIR");

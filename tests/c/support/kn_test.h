@@ -6,6 +6,7 @@
 #define KN_TEST_H
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,15 @@ const char *kn_test_bootstrap(void);
  * (tools/test phase 2, where a missing cluster is a failure), else 77
  * (ctest: skipped, never passed). */
 int kn_test_need_three_nodes(const char *test_name);
+/* Whether the test broker runs KIP-848 consumer groups: KN_TEST_KIP848
+ * (0 or 1) when set, else the broker's answer -- its finalized
+ * group.version feature is 1 or more (Kafka 4.0+; a 3.9 broker has it
+ * at 0) -- asked once with describe_features on KAFKA_BOOTSTRAP. */
+bool kn_test_broker_kip848(void);
+/* Skips the calling test (cmocka skip(): reported as skipped, never
+ * passed) when the broker has no KIP-848 groups; the broker version
+ * matrix (tools/test-versions) runs a 3.9 broker. */
+void kn_test_need_kip848(void);
 /* Path of a file under the source tree, e.g. "tests/data/x.txt".
  * Returns a static buffer. */
 const char *kn_test_source_path(const char *rel);
