@@ -177,6 +177,14 @@ static void text_seeds(void) {
     put_str("fuzz_jaas", "kerberos",
             "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true storeKey=true "
             "keyTab=\"/k.keytab\" principal=\"kafka/localhost@EXAMPLE.COM\";");
+    /* fuzz_jwt: a token endpoint's answer, a JWT, a claims payload */
+    put_str("fuzz_jwt", "response",
+            "{\"access_token\":\"eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMCwic2NvcGUiOlsiYSIsImIiXX0."
+            "\",\"token_type\":\"Bearer\",\"expires_in\":3600}");
+    put_str("fuzz_jwt", "jwt",
+            "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMCwiaWF0IjoxNzAwMDAwMDAwfQ.");
+    put_str("fuzz_jwt", "claims",
+            "{\"sub\":\"alice\",\"exp\":4102444800,\"iat\":1700000000,\"scope\":[\"a\",\"b\\u00e9\"]}");
     /* fuzz_properties: [client type][text] */
     put_typed("fuzz_properties", "producer", 0,
             "# a producer\nbootstrap.servers=127.0.0.1:9092, localhost:9093\nacks = all\n"
