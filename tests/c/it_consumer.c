@@ -792,16 +792,17 @@ static void test_ready_hook_resume(void **state) {
 
 /* A loop that polls once per wake, never "until empty": when one poll
  * leaves records behind (max.poll.records), the hook fires again at the
- * end of that poll, so the loop reads the whole partition. The fetch is
- * held by the broker for 30 s (fetch.min.bytes far above what is
- * there), so no network event could wake the loop in between: before
- * the hook fired from poll itself, the loop stalled after the first 10. */
+ * end of that poll, so the loop reads the whole partition. The first
+ * fetch brings all 1000 records; the next one, at the log end, is held
+ * by the broker for fetch.max.wait.ms (30 s), so no network event could
+ * wake the loop in between: before the hook fired from poll itself, the
+ * loop stalled after the first 10. */
 static void test_ready_hook_poll_leaves_records(void **state) {
     (void)state;
     int fds[2];
     assert_int_equal(pipe(fds), 0);
-    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "max.poll.records", "10", "fetch.min.bytes",
-                                  "100000000", "fetch.max.wait.ms", "30000", NULL);
+    kn_consumer *c = new_consumer("auto.offset.reset", "earliest", "max.poll.records", "10", "fetch.max.wait.ms",
+                                  "30000", NULL);
     kn_consumer_set_ready_cb(c, ready_byte, &fds[1]);
     assign_all(c, known_topic, 1);
     int64_t next = 0;
