@@ -116,7 +116,7 @@ static void denied(kn_conf *conf, const char *reason) {
         fail_msg("message does not name the mechanism: %s", es);
     char fe[1024];
     assert_int_equal(kn_producer_fatal_error(p, fe, sizeof fe), KN_ERR__AUTHENTICATION);
-    kn_producer_stats s1, s2;
+    kn_producer_stats s1 = {.size = sizeof s1}, s2 = {.size = sizeof s2};
     kn_producer_get_stats(p, &s1);
     sleep(1);
     kn_producer_get_stats(p, &s2);
@@ -258,7 +258,7 @@ static void test_relogin_through_reauth(void **state) {
      * re-authentications carry tickets from a re-login. */
     assert_true(rp.stats.reauthentications >= 2);
     assert_int_equal(rp.stats.connect_failures, 0);
-    kn_consumer_stats cs;
+    kn_consumer_stats cs = {.size = sizeof cs};
     kn_consumer_get_stats(c, &cs);
     fprintf(stderr, "  consumer: %lld re-authentications, %lld connects\n", (long long)cs.reauthentications,
             (long long)cs.connects);
