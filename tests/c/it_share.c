@@ -47,6 +47,7 @@ static void produce(const char *topic, int from, int n) {
     }
     assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
     kn_producer_close(p, 10000);
+    kn_producer_destroy(p);
     kn_conf_destroy(conf);
 }
 
