@@ -43,7 +43,10 @@ external_dependencies = {
   LZ4 = { header = "lz4.h", library = "lz4" },
   SNAPPY = { header = "snappy-c.h", library = "snappy" },
   ZLIB = { header = "zlib.h", library = "z" },
-  CURL = { header = "curl/curl.h", library = "curl" },
+  -- No header check: Debian's libcurl dev packages put curl/curl.h in
+  -- the multiarch include directory, where LuaRocks does not look
+  -- (CMake's FindCURL does).
+  CURL = { library = "curl" },
 }
 
 build = {
