@@ -22,6 +22,9 @@
  *    INVALID_PRODUCER_EPOCH or PRODUCER_FENCED, never becomes readable,
  *    and leaves no hanging transaction: the next transaction's records
  *    are read_committed-visible.
+ *  - Version 2: a transaction whose only record the broker refused
+ *    (MESSAGE_TOO_LARGE) can only be aborted, the abort succeeds and the
+ *    next transaction commits.
  */
 #include "kn_test.h"
 
@@ -480,6 +483,38 @@ static void test_late_write_fenced(void **st) {
     assert_int_equal(others, 0);
 }
 
+/* Version 2: a transaction whose only record the broker refused (too
+ * large for the topic) is aborted, and the producer goes on. */
+static void test_abort_refused_only(void **st) {
+    (void)st;
+    set_txn_level(2);
+    char topic[128], tid[128], cmd[1024], err[512];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("txnv-big"));
+    snprintf(tid, sizeof tid, "%s", kn_test_topic("txnv-big-tid"));
+    snprintf(cmd, sizeof cmd,
+             "%s topics --bootstrap-server %s --create --topic %s --partitions 1 "
+             "--config max.message.bytes=2000 >/dev/null 2>&1",
+             kn_test_java_tool(), kn_test_bootstrap(), topic);
+    if (system(cmd) != 0)
+        fail_msg("cannot create topic %s", topic);
+    kn_producer *p = producer(tid, NULL, NULL);
+    must(kn_producer_init_transactions(p, 60000, err, sizeof err), "init_transactions", err);
+    static char big[5000];
+    memset(big, 'B', sizeof big - 1);
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin 1", err);
+    send_value(p, topic, 0, big);
+    int rc = kn_producer_commit_transaction(p, 60000, err, sizeof err);
+    print_message("commit with only a refused record: %s: %s\n", kn_err_name(rc), err);
+    assert_int_equal(rc, KN_ERR_TRANSACTION_ABORTABLE);
+    must(kn_producer_abort_transaction(p, 60000, err, sizeof err), "abort", err);
+    assert_string_equal(kn_producer_transaction_state(p), "READY");
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin 2", err);
+    send_value(p, topic, 0, "C0");
+    must(kn_producer_commit_transaction(p, 60000, err, sizeof err), "commit 2", err);
+    assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
+}
+
 static int group_setup(void **st) {
     (void)st;
     kn_admin *a = admin_new();
@@ -511,6 +546,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_loop_v2),
         cmocka_unit_test(test_late_write_fenced),
+        cmocka_unit_test(test_abort_refused_only),
         cmocka_unit_test(test_copy_loop_v1),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
