@@ -260,9 +260,18 @@ KN_API int kn_producer_forked(const kn_producer *p);
  *  / KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED: fatal (e.g. another
  *                      producer with the same transactional.id fenced
  *                      this one): close the producer.
- * Uses transaction version 1 of KIP-890 (partitions added explicitly by
- * AddPartitionsToTxn before their first batch), which Kafka 4.x brokers
- * serve to clients. */
+ * The protocol follows the cluster's finalized feature
+ * transaction.version (KIP-890), as Java decides it: read when
+ * init_transactions completes and when each transaction ends.
+ *  - version 2 (level >= 2, a new Kafka 4.x cluster's default): no
+ *    AddPartitionsToTxn nor AddOffsetsToTxn (Produce v12 and
+ *    TxnOffsetCommit v5 let the partition leader and the group
+ *    coordinator add them), and every commit or abort bumps the producer
+ *    epoch (EndTxn v5), so a late write of an ended transaction is
+ *    refused by its old epoch;
+ *  - version 1 otherwise: partitions and offsets are added explicitly
+ *    before their first batch or commit; the epoch stays.
+ * kn_producer_stats tells the version in use and the epoch. */
 
 /* Gets the producer id and epoch for transactional.id from its
  * transaction coordinator, fencing older producers with the same id and
@@ -317,6 +326,16 @@ typedef struct kn_producer_stats {
     int64_t connects;          /* broker connections established (TCP) */
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
+    /* Idempotence and transactions (KIP-890): */
+    int64_t producer_id;       /* -1 until InitProducerId answered */
+    int64_t producer_epoch;    /* -1 until then; under transaction version 2
+                                * it grows with every commit and abort */
+    int64_t transaction_version; /* 1 or 2 (KIP-890) for the current or
+                                  * next transaction; 0 not transactional
+                                  * or before init_transactions */
+    int64_t txn_add_partitions_requests; /* AddPartitionsToTxn sent
+                                          * (transaction version 1 only) */
+    int64_t txn_add_offsets_requests;    /* AddOffsetsToTxn sent (version 1 only) */
 } kn_producer_stats;
 /* KN_OK, KN_ERR__INVALID_ARG (NULL p or out, or out->size smaller
  * than a size_t: nothing written) or KN_ERR__FORKED (nothing written).

@@ -66,11 +66,24 @@ describe("producer transactions", function()
     assert.are.equal("UNINITIALIZED", producer:transaction_state())
     assert(producer:init_transactions(30000))
     assert.are.equal("READY", producer:transaction_state())
+    -- KIP-890: the cluster's transaction.version decides (2 on a new 4.x
+    -- cluster); under 2 every commit and abort bumps the epoch.
+    local m0 = producer:metrics()
+    assert.is_true(m0.transaction_version == 1 or m0.transaction_version == 2)
+    assert.is_true(m0.producer_id >= 0 and m0.producer_epoch >= 0)
 
     assert(producer:begin_transaction())
     assert.are.equal("IN_TRANSACTION", producer:transaction_state())
     for i = 1, 3 do assert(producer:send(topic, "committed-" .. i, { partition = 0 })) end
     assert(producer:commit_transaction(30000))
+    local m1 = producer:metrics()
+    assert.are.equal(m0.producer_id, m1.producer_id)
+    assert.are.equal(m0.producer_epoch + (m0.transaction_version == 2 and 1 or 0), m1.producer_epoch)
+    if m0.transaction_version == 2 then
+      assert.are.equal(0, m1.txn_add_partitions_requests) -- the leader added the partition
+    else
+      assert.is_true(m1.txn_add_partitions_requests >= 1)
+    end
     assert.are.equal(3, #reports) -- served by commit_transaction
     for _, r in ipairs(reports) do assert.is_nil(r.error) end
 

@@ -806,7 +806,7 @@ static int lk_producer_metrics(lua_State *L) {
     lk_producer *lp = lk_producer_check(L);
     kn_producer_stats st = {.size = sizeof st};
     kn_producer_get_stats(lp->p, &st);
-    lua_createtable(L, 0, 11);
+    lua_createtable(L, 0, 19);
     lk_set_int(L, "records_sent", (lua_Integer)st.records_sent);
     lk_set_int(L, "records_failed", (lua_Integer)st.records_failed);
     lk_set_int(L, "bytes_sent", (lua_Integer)st.bytes_sent);
@@ -819,6 +819,11 @@ static int lk_producer_metrics(lua_State *L) {
     lk_set_int(L, "connects", (lua_Integer)st.connects);
     lk_set_int(L, "connect_failures", (lua_Integer)st.connect_failures);
     lk_set_int(L, "reauthentications", (lua_Integer)st.reauthentications);
+    lk_set_int(L, "producer_id", (lua_Integer)st.producer_id);
+    lk_set_int(L, "producer_epoch", (lua_Integer)st.producer_epoch);
+    lk_set_int(L, "transaction_version", (lua_Integer)st.transaction_version);
+    lk_set_int(L, "txn_add_partitions_requests", (lua_Integer)st.txn_add_partitions_requests);
+    lk_set_int(L, "txn_add_offsets_requests", (lua_Integer)st.txn_add_offsets_requests);
     lk_set_int(L, "outstanding", (lua_Integer)kn_producer_outstanding(lp->p));
     lk_set_int(L, "reports_queued", (lua_Integer)lp->queued);
     return 1;

@@ -64,7 +64,9 @@ int kn_admin_update_features(kn_admin *admin, const kn_feature_update *updates, 
         keys[i].feature = (kn_str){updates[i].feature, (int32_t)strlen(updates[i].feature)};
         keys[i].max_version_level = updates[i].max_version_level;
         keys[i].upgrade_type = (int8_t)updates[i].upgrade_type;
-        keys[i].allow_downgrade = updates[i].upgrade_type != KN_FEATURE_UPGRADE; /* v0 */
+        /* allow_downgrade is v0 only: a non-default value would make v1+
+         * unencodable, and v0 (before Kafka 3.3, older than any broker
+         * this client serves) knows no upgrade types: v1 is the floor. */
     }
     kp_UpdateFeaturesRequest req;
     kp_UpdateFeaturesRequest_init(&req);
@@ -73,9 +75,10 @@ int kn_admin_update_features(kn_admin *admin, const kn_feature_update *updates, 
     req.feature_updates.count = (int32_t)count;
     req.validate_only = (flags & KN_ADMIN_VALIDATE_ONLY) != 0;
     int err = 0;
-    /* validate_only needs v1; a v0 broker would apply the change. */
+    /* v1+: upgrade types (a safe downgrade) and validate_only, which a
+     * v0 broker would ignore and apply the change. */
     knw_resp *resp =
-        kna_controller_call(admin, KP_API_UPDATE_FEATURES, req.validate_only ? 1 : -1, &req, timeout_ms,
+        kna_controller_call(admin, KP_API_UPDATE_FEATURES, 1, &req, timeout_ms,
                             "UpdateFeatures", kna_features_top, &err, errstr, errstr_size);
     kn_free(keys);
     if (!resp)

@@ -795,7 +795,16 @@ int kn_producer_get_stats(kn_producer *p, kn_producer_stats *caller) {
     out->batches_sent = p->acc.batches_sent;
     out->retries = p->acc.retries;
     out->buffer_bytes = p->acc.mem_used;
+    if (p->transactional) {
+        out->transaction_version = p->txn_state == KNP_TXN_UNINIT ? 0 : p->txs.v2 ? 2 : 1;
+        out->txn_add_partitions_requests = p->txs.add_partitions_sent;
+        out->txn_add_offsets_requests = p->txs.add_offsets_sent;
+    }
     pthread_mutex_unlock(&p->acc.lock);
+    bool nb;
+    int16_t epoch;
+    knp_sender_get_pid(p->sender, &out->producer_id, &epoch, &nb);
+    out->producer_epoch = epoch;
     out->requests_sent = reqs;
     out->request_latency_avg_us = avg;
     out->request_latency_max_us = max;

@@ -28,12 +28,18 @@ typedef struct knp_sender knp_sender;
 typedef struct knp_txn_shared {
     const char *id;     /* transactional.id (the producer's conf owns it) */
     bool open;          /* in a transaction: partitions may be added */
-    bool started;       /* the coordinator holds partitions or offsets of it */
+    bool started;       /* the coordinator holds partitions or offsets of it
+                         * (version 2: a batch or offsets were sent) */
+    bool v2;            /* transaction version 2 (KIP-890): fixed from
+                         * init_transactions or the end of the previous
+                         * transaction until this one ends */
     int32_t coord;      /* transaction coordinator node, -1 unknown */
     bool adding;        /* sender: AddPartitionsToTxn in flight */
     int64_t add_retry_at_ms;
     int abortable_err; /* the transaction can only be aborted */
     char abortable_errstr[256];
+    int64_t add_partitions_sent; /* AddPartitionsToTxn requests (stats) */
+    int64_t add_offsets_sent;    /* AddOffsetsToTxn requests (stats) */
 } knp_txn_shared;
 
 /* Settings the sender reads (fixed at creation). */

@@ -10,8 +10,10 @@
  *    epoch locally after a sequence gap (a batch with a sequence failed
  *    or an unexpected OUT_OF_ORDER_SEQUENCE_NUMBER); each partition
  *    moves to the new epoch once its own in-flight batches answered;
- *  - for a transactional producer, adds partitions to the transaction
- *    (FindCoordinator, AddPartitionsToTxn) before their first batch;
+ *  - for a transactional producer of transaction version 1, adds
+ *    partitions to the transaction (FindCoordinator, AddPartitionsToTxn)
+ *    before their first batch; under version 2 (KIP-890 part 2) Produce
+ *    v12 lets the partition leader add them;
  *  - drains ready batches into one Produce request per leader broker
  *    (one batch per partition per request, split at max.request.size,
  *    at most max.in.flight.requests.per.connection per broker), and
@@ -43,12 +45,11 @@
 /* Produce v13 names topics by id only; v12 carries names, which is all
  * the response matching below needs. */
 #define KNP_PRODUCE_MAX_VERSION 12
-/* A transactional producer speaks transaction version 1 (KIP-890 part
- * 1): partitions are added with AddPartitionsToTxn v3 (v4+ is
- * broker-to-broker), and Produce stays at v11, since v12 tells a TV2
- * broker that the client adds partitions implicitly and expects an
- * epoch bump per transaction (EndTxn v5), which this client does not do. */
-#define KNP_PRODUCE_TXN_MAX_VERSION      11
+/* A transaction of version 1 (KIP-890 part 1) stays at Produce v11:
+ * v12 tells the partition leader that the client relies on it to add
+ * the partition to the transaction and that the epoch is bumped at
+ * every transaction end (EndTxn v5), which is version 2's protocol. */
+#define KNP_PRODUCE_TXN_V1_MAX_VERSION 11
 
 typedef struct knp_req {
     knp_sender *s;
@@ -283,8 +284,9 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         knp_batch *b = pq->head;
         if (!b)
             continue;
-        if (s->conf.txn && !pq->txn_added) {
-            /* AddPartitionsToTxn first (sent by the tick). */
+        if (s->conf.txn && !s->conf.txn->v2 && !pq->txn_added) {
+            /* Version 1: AddPartitionsToTxn first (sent by the tick).
+             * Version 2: the leader adds the partition itself. */
             if (s->conf.txn->open && !pq->txn_adding)
                 s->want_add = true;
             continue;
@@ -342,6 +344,8 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
         knp_draft *d = draft_for(s, pq->leader);
         if (!d)
             continue;
+        d->produce_max = s->conf.txn && !s->conf.txn->v2 ? KNP_PRODUCE_TXN_V1_MAX_VERSION
+                                                          : KNP_PRODUCE_MAX_VERSION;
         if (d->count == 0 && nd->inflight >= s->conf.max_in_flight)
             continue; /* the broker has its fill of our requests */
         int64_t est = b->built ? (int64_t)b->wire.len : (int64_t)kn_rb_builder_size(&b->b);
@@ -351,6 +355,8 @@ static void drain(knp_sender *s, int64_t now_ms, int64_t *next_ms, bool *need_md
             continue;
         pq->drain_gen = s->gen;
         knp_acc_pop(acc, pq);
+        if (s->conf.txn && s->conf.txn->v2)
+            s->conf.txn->started = true; /* EndTxn is due from now on */
         if (s->conf.idempotent && b->base_seq < 0) {
             b->base_seq = pq->next_seq;
             pq->next_seq = (int32_t)(((uint32_t)pq->next_seq + (uint32_t)b->count) & 0x7fffffff);
@@ -461,8 +467,7 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
     }
     /* tds/pds live with the request: freed with it (see on_produce). */
     /* on_produce runs once, failures to queue included. */
-    knw_send(s->wire, d->node, KP_API_PRODUCE, -1,
-             s->conf.txn ? KNP_PRODUCE_TXN_MAX_VERSION : KNP_PRODUCE_MAX_VERSION, &r->req, -1, on_produce, r);
+    knw_send(s->wire, d->node, KP_API_PRODUCE, -1, d->produce_max, &r->req, -1, on_produce, r);
 }
 
 /* ---- the ticker ------------------------------------------------------ */

@@ -36,6 +36,7 @@ typedef struct knp_draft {
     knp_batch *head, *tail;
     int32_t count;
     int64_t size;
+    int16_t produce_max; /* Produce version cap (transaction version) */
 } knp_draft;
 
 struct knp_sender {

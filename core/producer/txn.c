@@ -10,9 +10,23 @@
  * (AddPartitionsToTxn) happens on the network thread, in sender.c, from
  * the knp_txn_shared flags this file opens and closes.
  *
- * Transaction version 1 of KIP-890 (the one every Kafka 4.x broker still
- * serves to clients): partitions are added explicitly, EndTxn is capped
- * at v4 (v5 is the TV2 per-transaction epoch bump), Produce at v11.
+ * The transaction version (KIP-890) follows the cluster's finalized
+ * feature transaction.version, as Java's TransactionManager decides it
+ * (isTransactionV2Enabled): read when init_transactions completes and
+ * again when each transaction ends, never in the middle of one.
+ *  - version 1: partitions are added with AddPartitionsToTxn (sender),
+ *    offsets with AddOffsetsToTxn; Produce <= v11, TxnOffsetCommit <= v4,
+ *    EndTxn <= v4; the epoch changes only with InitProducerId.
+ *  - version 2 (level >= 2): no AddPartitionsToTxn nor AddOffsetsToTxn:
+ *    Produce v12+ makes the partition leader add the partition and
+ *    TxnOffsetCommit v5 the group coordinator add the offsets; EndTxn v5
+ *    bumps the epoch at every commit and abort and answers with the new
+ *    producer id and epoch, which the next transaction uses (so a late
+ *    write of an ended transaction is fenced by its old epoch). An abort
+ *    needs no InitProducerId to bump the epoch after a sequence error.
+ *  - moving from 1 to 2 between transactions bumps the epoch with
+ *    InitProducerId first (Java: clientSideEpochBumpRequired), so no
+ *    partition added under version 1 counts as added under version 2.
  *
  * Errors, as Java classifies them:
  *  - fatal (the producer must be closed): PRODUCER_FENCED,
@@ -32,6 +46,7 @@
 #include "config/config.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "log.h"
 #include "producer/producer_int.h"
 #include "proto/generated/kp_add_offsets_to_txn.h"
 #include "proto/generated/kp_apis.h"
@@ -41,9 +56,10 @@
 #include "proto/generated/kp_init_producer_id.h"
 #include "proto/generated/kp_txn_offset_commit.h"
 
-#define KNT_END_TXN_MAX           4 /* v5: transaction version 2 */
-#define KNT_ADD_OFFSETS_MAX       4
-#define KNT_TXN_OFFSET_COMMIT_MAX 5
+/* Version caps per transaction version (index 1 or 2). */
+static const int16_t end_txn_max[3] = {0, 4, 5};
+static const int16_t txn_offset_commit_max[3] = {0, 4, 5};
+#define KNT_ADD_OFFSETS_MAX 4
 
 static const char *state_name(int st) {
     switch (st) {
@@ -117,6 +133,30 @@ static bool is_fatal_txn_err(int err) {
            err == KN_ERR_UNSUPPORTED_VERSION || err == KN_ERR__UNSUPPORTED_VERSION ||
            err == KN_ERR_TRANSACTION_COORDINATOR_FENCED || err == KN_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT ||
            err == KN_ERR_INVALID_PRODUCER_ID_MAPPING || err == KN_ERR_INVALID_TRANSACTION_TIMEOUT;
+}
+
+/* The transaction version the cluster's finalized features call for:
+ * 2 from transaction.version level 2, else 1 (no feature set known, or
+ * a cluster that never finalized it). */
+static int cluster_txn_version(kn_producer *p) {
+    return knw_feature_level(p->wire, "transaction.version", NULL) >= 2 ? 2 : 1;
+}
+
+static bool txn_v2(kn_producer *p) {
+    pthread_mutex_lock(&p->acc.lock);
+    bool v2 = p->txs.v2;
+    pthread_mutex_unlock(&p->acc.lock);
+    return v2;
+}
+
+static void set_txn_v2(kn_producer *p, bool v2) {
+    pthread_mutex_lock(&p->acc.lock);
+    bool was = p->txs.v2;
+    p->txs.v2 = v2;
+    pthread_mutex_unlock(&p->acc.lock);
+    if (was != v2 || p->txn_state == KNP_TXN_UNINIT)
+        kn_log(knw_client_logger(p->wire), KN_LOG_INFO, "transactional.id %s: transaction version %d",
+               p->txs.id, v2 ? 2 : 1);
 }
 
 /* ---- blocking coordinator calls ---------------------------------------- */
@@ -304,13 +344,48 @@ static int end_txn(kn_producer *p, bool commit, int64_t deadline, char *errstr, 
     bool nb;
     knp_sender_get_pid(p->sender, &req.producer_id, &req.producer_epoch, &nb);
     req.committed = commit;
+    bool v2 = txn_v2(p);
     int32_t coord = txn_coord(p);
     knw_resp *r = NULL;
-    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_END_TXN, KNT_END_TXN_MAX, &req, err_end_txn, deadline,
-                        &r, errstr, n);
+    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_END_TXN, end_txn_max[v2 ? 2 : 1], &req, err_end_txn,
+                        deadline, &r, errstr, n);
     set_txn_coord(p, coord);
+    if (!rc && v2) {
+        /* EndTxn v5: the epoch the coordinator bumped (or a new id when
+         * the epoch ran out) for the next transaction; every partition
+         * restarts its sequences. A v4 answer (an older broker) has -1. */
+        const kp_EndTxnResponse *er = r->body;
+        if (r->api_version >= 5 && er->producer_id >= 0 && er->producer_epoch >= 0)
+            knp_sender_set_pid(p->sender, er->producer_id, er->producer_epoch);
+        else if (r->api_version < 5)
+            kn_log(knw_client_logger(p->wire), KN_LOG_WARN,
+                   "transaction version 2 but the coordinator answered EndTxn v%d: the epoch stays",
+                   (int)r->api_version);
+    }
     knw_resp_free(r);
     return rc;
+}
+
+/* Between two transactions (the previous one ended): the next one's
+ * version from the cluster's features, and an epoch bump by
+ * InitProducerId when a sequence failed for good in the ended
+ * transaction (KIP-360; a version 2 EndTxn already bumped it and cleared
+ * the flag) or when moving from version 1 to 2 (Java's
+ * clientSideEpochBumpRequired). */
+static int next_txn_version(kn_producer *p, int64_t deadline, char *errstr, size_t n) {
+    int64_t pid;
+    int16_t epoch;
+    bool need_bump;
+    knp_sender_get_pid(p->sender, &pid, &epoch, &need_bump);
+    bool was_v2 = txn_v2(p);
+    bool v2 = cluster_txn_version(p) == 2;
+    if (need_bump || (v2 && !was_v2)) {
+        int rc = init_pid(p, deadline, true, errstr, n);
+        if (rc)
+            return rc;
+    }
+    set_txn_v2(p, v2);
+    return 0;
 }
 
 /* ---- public API ---------------------------------------------------------- */
@@ -326,6 +401,9 @@ int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, 
     rc = init_pid(p, deadline_of(p, timeout_ms), false, errstr, n);
     if (rc)
         return classify(p, rc, errstr, n);
+    /* After InitProducerId a coordinator connection has told the
+     * cluster's features (Java decides here too). */
+    set_txn_v2(p, cluster_txn_version(p) == 2);
     p->txn_state = KNP_TXN_READY;
     return 0;
 }
@@ -340,6 +418,81 @@ int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t n) {
     p->txs.open = true;
     pthread_mutex_unlock(&p->acc.lock);
     p->txn_state = KNP_TXN_IN_TXN;
+    return 0;
+}
+
+/* AddOffsetsToTxn (transaction version 1). */
+static int add_offsets(kn_producer *p, const char *group, int64_t pid, int16_t epoch, int64_t deadline,
+                       char *errstr, size_t n) {
+    kp_AddOffsetsToTxnRequest areq;
+    kp_AddOffsetsToTxnRequest_init(&areq);
+    areq.transactional_id = kn_str_c(p->txs.id);
+    areq.producer_id = pid;
+    areq.producer_epoch = epoch;
+    areq.group_id = kn_str_c(group);
+    int32_t coord = txn_coord(p);
+    knw_resp *r = NULL;
+    pthread_mutex_lock(&p->acc.lock);
+    p->txs.add_offsets_sent++;
+    pthread_mutex_unlock(&p->acc.lock);
+    int rc = coord_call(p, &coord, 1, p->txs.id, KP_API_ADD_OFFSETS_TO_TXN, KNT_ADD_OFFSETS_MAX, &areq,
+                        err_add_offsets, deadline, &r, errstr, n);
+    set_txn_coord(p, coord);
+    knw_resp_free(r);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&p->acc.lock);
+    p->txs.started = true;
+    pthread_mutex_unlock(&p->acc.lock);
+    return 0;
+}
+
+/* TxnOffsetCommit to the group's coordinator: v5 under version 2
+ * (it adds the offsets partition to the transaction), else <= v4. */
+static int txn_offset_commit(kn_producer *p, const kn_topic_partition_list *offsets, size_t count,
+                             const kn_group_metadata *gm, int64_t pid, int16_t epoch, bool v2,
+                             int64_t deadline, char *errstr, size_t n) {
+    const char *group = kn_group_metadata_group_id(gm);
+    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *topics = kn_calloc(count, sizeof *topics);
+    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *parts = kn_calloc(count, sizeof *parts);
+    if (!topics || !parts) {
+        kn_free(topics);
+        kn_free(parts);
+        kn_errstr_set(errstr, n, "out of memory");
+        return KN_ERR__NOMEM;
+    }
+    for (size_t i = 0; i < count; i++) {
+        topics[i].name = kn_str_c(kn_topic_partition_list_topic(offsets, i));
+        topics[i].partitions.items = &parts[i];
+        topics[i].partitions.count = 1;
+        parts[i].partition_index = kn_topic_partition_list_partition(offsets, i);
+        parts[i].committed_offset = kn_topic_partition_list_offset(offsets, i);
+        parts[i].committed_leader_epoch = kn_topic_partition_list_leader_epoch(offsets, i);
+        const char *md = kn_topic_partition_list_metadata(offsets, i);
+        parts[i].committed_metadata = kn_str_c(md ? md : "");
+    }
+    kp_TxnOffsetCommitRequest creq;
+    kp_TxnOffsetCommitRequest_init(&creq);
+    creq.transactional_id = kn_str_c(p->txs.id);
+    creq.group_id = kn_str_c(group);
+    creq.producer_id = pid;
+    creq.producer_epoch = epoch;
+    creq.generation_id = kn_group_metadata_generation(gm);
+    creq.member_id = kn_str_c(kn_group_metadata_member_id(gm));
+    const char *inst = kn_group_metadata_group_instance_id(gm);
+    creq.group_instance_id.ptr = inst;
+    creq.group_instance_id.len = inst ? (int32_t)strlen(inst) : -1;
+    creq.topics.items = topics;
+    creq.topics.count = (int32_t)count;
+    int32_t gcoord = -1;
+    knw_resp *r = NULL;
+    int rc = coord_call(p, &gcoord, 0, group, KP_API_TXN_OFFSET_COMMIT, txn_offset_commit_max[v2 ? 2 : 1],
+                        &creq, err_txn_offset_commit, deadline, &r, errstr, n);
+    knw_resp_free(r);
+    kn_free(topics);
+    kn_free(parts);
+    if (rc)
+        return classify(p, rc, errstr, n);
     return 0;
 }
 
@@ -375,70 +528,25 @@ int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_parti
     bool nb;
     knp_sender_get_pid(p->sender, &pid, &epoch, &nb);
 
-    /* 1. The transaction coordinator records the group's offsets
-     * partition as part of the transaction. */
-    kp_AddOffsetsToTxnRequest areq;
-    kp_AddOffsetsToTxnRequest_init(&areq);
-    areq.transactional_id = kn_str_c(p->txs.id);
-    areq.producer_id = pid;
-    areq.producer_epoch = epoch;
-    areq.group_id = kn_str_c(group);
-    int32_t coord = txn_coord(p);
-    knw_resp *r = NULL;
-    rc = coord_call(p, &coord, 1, p->txs.id, KP_API_ADD_OFFSETS_TO_TXN, KNT_ADD_OFFSETS_MAX, &areq,
-                    err_add_offsets, deadline, &r, errstr, n);
-    set_txn_coord(p, coord);
-    knw_resp_free(r);
-    if (rc)
-        return classify(p, rc, errstr, n);
-    pthread_mutex_lock(&p->acc.lock);
-    p->txs.started = true;
-    pthread_mutex_unlock(&p->acc.lock);
+    bool v2 = txn_v2(p);
+    /* 1. Version 1: the transaction coordinator records the group's
+     * offsets partition as part of the transaction. Version 2: the group
+     * coordinator adds it when TxnOffsetCommit v5 arrives. */
+    if (v2) {
+        pthread_mutex_lock(&p->acc.lock);
+        p->txs.started = true; /* EndTxn is due from now on (Java) */
+        pthread_mutex_unlock(&p->acc.lock);
+    } else {
+        rc = add_offsets(p, group, pid, epoch, deadline, errstr, n);
+        if (rc)
+            return classify(p, rc, errstr, n);
+    }
 
     /* 2. The group coordinator stages the offsets until EndTxn. One
      * topic entry per list entry (the broker accepts repeated names). */
-    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestTopic *topics = kn_calloc(count, sizeof *topics);
-    kp_TxnOffsetCommitRequest_TxnOffsetCommitRequestPartition *parts = kn_calloc(count, sizeof *parts);
-    if (!topics || !parts) {
-        kn_free(topics);
-        kn_free(parts);
-        kn_errstr_set(errstr, n, "out of memory");
-        return KN_ERR__NOMEM;
-    }
-    for (size_t i = 0; i < count; i++) {
-        topics[i].name = kn_str_c(kn_topic_partition_list_topic(offsets, i));
-        topics[i].partitions.items = &parts[i];
-        topics[i].partitions.count = 1;
-        parts[i].partition_index = kn_topic_partition_list_partition(offsets, i);
-        parts[i].committed_offset = kn_topic_partition_list_offset(offsets, i);
-        parts[i].committed_leader_epoch = kn_topic_partition_list_leader_epoch(offsets, i);
-        const char *md = kn_topic_partition_list_metadata(offsets, i);
-        parts[i].committed_metadata = kn_str_c(md ? md : "");
-    }
-    kp_TxnOffsetCommitRequest creq;
-    kp_TxnOffsetCommitRequest_init(&creq);
-    creq.transactional_id = kn_str_c(p->txs.id);
-    creq.group_id = kn_str_c(group);
-    creq.producer_id = pid;
-    creq.producer_epoch = epoch;
-    creq.generation_id = kn_group_metadata_generation(gm);
-    creq.member_id = kn_str_c(kn_group_metadata_member_id(gm));
-    const char *inst = kn_group_metadata_group_instance_id(gm);
-    creq.group_instance_id.ptr = inst;
-    creq.group_instance_id.len = inst ? (int32_t)strlen(inst) : -1;
-    creq.topics.items = topics;
-    creq.topics.count = (int32_t)count;
-    int32_t gcoord = -1;
-    r = NULL;
-    rc = coord_call(p, &gcoord, 0, group, KP_API_TXN_OFFSET_COMMIT, KNT_TXN_OFFSET_COMMIT_MAX, &creq,
-                    err_txn_offset_commit, deadline, &r, errstr, n);
-    knw_resp_free(r);
-    kn_free(topics);
-    kn_free(parts);
-    if (rc)
-        return classify(p, rc, errstr, n);
-    return 0;
+    return txn_offset_commit(p, offsets, count, gm, pid, epoch, v2, deadline, errstr, n);
 }
+
 
 int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
     int rc = enter(p, "commit_transaction", errstr, n);
@@ -506,6 +614,16 @@ int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
         }
         return rc;
     }
+    rc = next_txn_version(p, deadline, errstr, n);
+    if (rc) {
+        /* Committed, but the epoch bump for version 2 failed: commit
+         * again repeats the (completed) EndTxn, then the bump. */
+        if (is_fatal_txn_err(rc)) {
+            knp_sender_set_fatal(p->sender, rc, errstr);
+            p->txn_state = KNP_TXN_FATAL;
+        }
+        return rc;
+    }
     end_local(p);
     return 0;
 }
@@ -546,21 +664,15 @@ int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, 
         }
         return rc;
     }
-    /* A sequence failed for good in this epoch: bump it (KIP-360) so the
-     * next transaction's sequences start clean. */
-    int64_t pid;
-    int16_t epoch;
-    bool need_bump;
-    knp_sender_get_pid(p->sender, &pid, &epoch, &need_bump);
-    if (need_bump) {
-        rc = init_pid(p, deadline, true, errstr, n);
-        if (rc) {
-            if (is_fatal_txn_err(rc)) {
-                knp_sender_set_fatal(p->sender, rc, errstr);
-                p->txn_state = KNP_TXN_FATAL;
-            }
-            return rc;
+    /* A sequence failed for good in this epoch: it is bumped so the
+     * next transaction's sequences start clean (next_txn_version). */
+    rc = next_txn_version(p, deadline, errstr, n);
+    if (rc) {
+        if (is_fatal_txn_err(rc)) {
+            knp_sender_set_fatal(p->sender, rc, errstr);
+            p->txn_state = KNP_TXN_FATAL;
         }
+        return rc;
     }
     end_local(p);
     return 0;

@@ -1,6 +1,6 @@
 /*
- * txn_add.c: adding partitions to the open transaction, on the
- * sender's network thread: the transaction coordinator comes from the
+ * txn_add.c: adding partitions to the open transaction (transaction
+ * version 1), on the sender's network thread: the transaction coordinator comes from the
  * client's coordinator table, one AddPartitionsToTxn covers every
  * queued partition not yet added, and its answer decides between done,
  * retry (coordinator moved, CONCURRENT_TRANSACTIONS), abortable and
@@ -16,9 +16,10 @@
 #include "proto/generated/kp_apis.h"
 #include "wire/coordinator.h"
 
-/* A transactional producer speaks transaction version 1 (KIP-890 part
- * 1): partitions are added with AddPartitionsToTxn v3 (v4+ is
- * broker-to-broker); see sender.c for Produce. */
+/* Transaction version 1 only (KIP-890 part 1): partitions are added
+ * with AddPartitionsToTxn v3 (v4+ is broker-to-broker). Under version 2
+ * the partition leader adds them when the first Produce (v12+) arrives
+ * and nothing here runs (see sender.c's drain). */
 #define KNP_ADD_PARTITIONS_MAX_VERSION 3
 
 struct knp_add_req {
@@ -88,6 +89,7 @@ static knp_add_req *build_add(knp_sender *s) {
     ar->req.v3_and_below_topics.items = ar->topics;
     ar->req.v3_and_below_topics.count = nt;
     s->conf.txn->adding = true;
+    s->conf.txn->add_partitions_sent++;
     return ar;
 }
 

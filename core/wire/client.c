@@ -674,6 +674,7 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
     kn_logger_set_level(&c->log, c->set.log_level);
     kn_logger_set_handler(&c->log, c->set.log_fn, c->set.log_opaque);
     c->loop.wake_fd = -1;
+    c->features.epoch = -1;
     knw_resolver_init(&c->resolver, c->set.resolve_fn, c->set.resolve_opaque, &c->loop);
     knw_coord_init(&c->coord);
     pthread_mutex_init(&c->lock, NULL);
@@ -853,6 +854,38 @@ int16_t knw_api_version(knw_client *c, int32_t node_id, int16_t api_key) {
     int16_t v = conn && atomic_load(&conn->ready) ? conn->vmax[api_key] : -1;
     pthread_mutex_unlock(&c->lock);
     return v;
+}
+
+void knw_features_update(knw_client *c, const kp_ApiVersionsResponse *resp) {
+    pthread_mutex_lock(&c->lock);
+    if (resp->finalized_features_epoch > c->features.epoch) {
+        knw_features *f = &c->features;
+        f->epoch = resp->finalized_features_epoch;
+        f->count = 0;
+        for (int32_t i = 0; i < resp->finalized_features.count && f->count < KNW_FEATURES_MAX; i++) {
+            const kp_ApiVersionsResponse_FinalizedFeatureKey *k = &resp->finalized_features.items[i];
+            if (k->name.len <= 0 || (size_t)k->name.len >= sizeof f->items[0].name)
+                continue; /* no feature Kafka defines is that long */
+            memcpy(f->items[f->count].name, k->name.ptr, (size_t)k->name.len);
+            f->items[f->count].name[k->name.len] = '\0';
+            f->items[f->count].level = k->max_version_level;
+            f->count++;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+int16_t knw_feature_level(knw_client *c, const char *name, int64_t *epoch) {
+    pthread_mutex_lock(&c->lock);
+    const knw_features *f = &c->features;
+    int16_t level = f->epoch < 0 ? -1 : 0;
+    for (int i = 0; i < f->count; i++)
+        if (!strcmp(f->items[i].name, name))
+            level = f->items[i].level;
+    if (epoch)
+        *epoch = f->epoch;
+    pthread_mutex_unlock(&c->lock);
+    return level;
 }
 
 int knw_inflight(knw_client *c, int32_t node_id) {

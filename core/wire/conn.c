@@ -366,6 +366,7 @@ static void handle_apiversions(knw_conn *conn, knw_req *r, uint8_t *frame, size_
             conn->vmax[v->api_key] = hi;
         }
     }
+    knw_features_update(c, &resp);
     kn_arena_destroy(&arena);
     knw_body_free(frame);
     knw_req_free(r);

@@ -204,6 +204,14 @@ void knw_wakeup(knw_client *client);
 /* Requests sent to node_id and not yet answered (network thread or any
  * thread; approximate when read off the network thread). */
 int knw_inflight(knw_client *client, int32_t node_id);
+/* Any thread: the finalized max version level of a cluster feature
+ * (KIP-584, e.g. "transaction.version") in the newest feature set a
+ * broker reported in its ApiVersions answer (v3+; Java's ApiVersions
+ * keeps the one with the highest epoch the same way): 0 when that set
+ * lacks the feature, -1 when no broker has reported a set yet. *epoch
+ * (optional) gets the set's epoch (-1 none). Learnt when connections
+ * are made: a change on the cluster shows on the next connection. */
+int16_t knw_feature_level(knw_client *client, const char *name, int64_t *epoch);
 /* True if a connection to node_id is up and past its handshakes. */
 bool knw_node_ready(knw_client *client, int32_t node_id);
 

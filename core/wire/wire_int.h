@@ -281,6 +281,23 @@ typedef struct knw_stats_atomic {
         reauthentications;
 } knw_stats_atomic;
 
+/* The cluster's finalized features (KIP-584), from the ApiVersions
+ * answer (v3+) with the highest features epoch seen so far, as Java's
+ * ApiVersions keeps them: under the client's lock. */
+#define KNW_FEATURES_MAX 16
+typedef struct knw_features {
+    int64_t epoch; /* -1: no broker reported a feature set yet */
+    int count;
+    struct {
+        char name[64];
+        int16_t level; /* max_version_level */
+    } items[KNW_FEATURES_MAX];
+} knw_features;
+
+/* Network thread: keeps resp's finalized features if their epoch is
+ * newer than the ones held. */
+void knw_features_update(knw_client *c, const kp_ApiVersionsResponse *resp);
+
 struct knw_client {
     knw_settings set;
     struct knw_oauth_store *oauth; /* owned; the application's OAUTHBEARER token, or NULL */
@@ -319,6 +336,7 @@ struct knw_client {
     knw_resolver resolver; /* names off the network thread (resolver.h) */
     knw_coord_table coord; /* group and transaction coordinators */
     knw_stats_atomic stats;
+    knw_features features; /* under lock */
     char last_connect_err[200]; /* network thread: latest connect failure */
 
     /* A fatal error (authentication failure): set once under lock,

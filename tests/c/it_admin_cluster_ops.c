@@ -85,6 +85,15 @@ static void test_cluster_ops(void **state) {
     rc = kn_admin_update_features(admin, &unknown, 1, KN_ADMIN_VALIDATE_ONLY, TIMEOUT_MS, es, sizeof es);
     assert_true(rc > 0);
     assert_non_null(strstr(es, "no.such.feature"));
+    /* A downgrade is sent as such (UpdateFeatures v1+ upgrade type):
+     * the broker judges it (validate only), our encoder never refuses. */
+    kn_feature_update down = {"group.version", (int16_t)(level - 1), KN_FEATURE_SAFE_DOWNGRADE};
+    es[0] = '\0';
+    rc = kn_admin_update_features(admin, &down, 1, KN_ADMIN_VALIDATE_ONLY, TIMEOUT_MS, es, sizeof es);
+    print_message("safe downgrade of group.version to %d (validate only): %s %s\n", level - 1,
+                  kn_err_name(rc), es);
+    assert_true(rc >= 0);
+    assert_int_equal(finalized_level(admin, "group.version"), level);
     kn_feature_update zero = {"group.version", 0, KN_FEATURE_UPGRADE};
     assert_int_equal(kn_admin_update_features(admin, &zero, 1, 0, TIMEOUT_MS, es, sizeof es),
                      KN_ERR__INVALID_ARG);
