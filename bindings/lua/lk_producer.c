@@ -819,6 +819,8 @@ static int lk_producer_metrics(lua_State *L) {
     lk_set_int(L, "connects", (lua_Integer)st.connects);
     lk_set_int(L, "connect_failures", (lua_Integer)st.connect_failures);
     lk_set_int(L, "reauthentications", (lua_Integer)st.reauthentications);
+    lk_set_int(L, "produce_throttle_time_avg_ms", (lua_Integer)st.produce_throttle_time_avg_ms);
+    lk_set_int(L, "produce_throttle_time_max_ms", (lua_Integer)st.produce_throttle_time_max_ms);
     lk_set_int(L, "outstanding", (lua_Integer)kn_producer_outstanding(lp->p));
     lk_set_int(L, "reports_queued", (lua_Integer)lp->queued);
     return 1;
