@@ -14,8 +14,8 @@
  *    one call that is safe from any thread.
  *
  * Partitions come either from manual assignment (kn_consumer_assign) or
- * from a consumer group (kn_consumer_subscribe / _subscribe_pattern; the
- * classic protocol or KIP-848 per group.protocol). The two are mutually
+ * from a consumer group (kn_consumer_subscribe / _subscribe_pattern /
+ * _subscribe_regex; the classic protocol or KIP-848 per group.protocol). The two are mutually
  * exclusive. See docs/consumer.md and docs/groups.md.
  */
 #ifndef KAFKA_NATIVE_CONSUMER_H
@@ -260,12 +260,27 @@ KN_API int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size
  * regex that does not compile. */
 KN_API int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
                                          void *opaque);
+/* Subscribes to the topics a broker-side regular expression matches
+ * (KIP-848 only; Java's subscribe(SubscriptionPattern)): the regex, RE2J
+ * syntax, goes to the coordinator (ConsumerGroupHeartbeat v1, Kafka
+ * 4.0+), which matches it against every topic, re-evaluates it as
+ * topics are created and deleted, and assigns the matches. Not checked
+ * here: a regex the broker rejects stops the group and poll returns
+ * INVALID_REGULAR_EXPRESSION with the broker's message; a broker
+ * without the field, KN_ERR__UNSUPPORTED_VERSION from poll.
+ * kn_consumer_subscription lists the topics of the latest assignment.
+ * Returns KN_OK, KN_ERR__INVALID_ARG (NULL or empty), KN_ERR__UNSUPPORTED
+ * under group.protocol=classic (Java's UnsupportedOperationException),
+ * or what kn_consumer_subscribe returns. */
+KN_API int kn_consumer_subscribe_regex(kn_consumer *c, const char *regex, kn_rebalance_cb *cb,
+                                       void *opaque);
 /* Leaves the group: runs REVOKED (or LOST) for the owned partitions,
  * commits first under enable.auto.commit, sends LeaveGroup for a
  * dynamic member, and clears the subscription. Returns KN_OK, the
  * listener's error, or KN_ERR__STATE from a callback of the consumer. */
 KN_API int kn_consumer_unsubscribe(kn_consumer *c);
-/* The subscribed topics (for a pattern: the topics it matches now), each
+/* The subscribed topics (for a pattern: the topics it matches now; for
+ * a broker-side regex: the topics of the latest assignment), each
  * with partition -1.
  * Owned by the caller; NULL when not subscribed or out of memory. */
 KN_API kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c);
@@ -414,6 +429,12 @@ typedef struct kn_consumer_stats {
     int64_t connects;          /* broker connections established (TCP) */
     int64_t connect_failures;  /* connection attempts that failed (incl. authentication) */
     int64_t reauthentications; /* SASL re-authentications (KIP-368) */
+    /* Quotas (KIP-219): throttle_time_ms of the Fetch responses, mean
+     * over all of them (0 included) and largest, since creation (Java's
+     * fetch-throttle-time-avg / -max, there over a time window). A
+     * throttled broker gets no request until the time is up. */
+    int64_t fetch_throttle_time_avg_ms;
+    int64_t fetch_throttle_time_max_ms;
 } kn_consumer_stats;
 /* KN_OK, or KN_ERR__INVALID_ARG (NULL c or out, or out->size smaller
  * than a size_t: nothing written), or KN_ERR__FORKED (kn_consumer_forked:

@@ -336,6 +336,12 @@ typedef struct kn_producer_stats {
     int64_t txn_add_partitions_requests; /* AddPartitionsToTxn sent
                                           * (transaction version 1 only) */
     int64_t txn_add_offsets_requests;    /* AddOffsetsToTxn sent (version 1 only) */
+    /* Quotas (KIP-219): throttle_time_ms of the Produce responses, mean
+     * over all of them (0 included) and largest, since creation (Java's
+     * produce-throttle-time-avg / -max, there over a time window). A
+     * throttled broker gets no request until the time is up. */
+    int64_t produce_throttle_time_avg_ms;
+    int64_t produce_throttle_time_max_ms;
 } kn_producer_stats;
 /* KN_OK, KN_ERR__INVALID_ARG (NULL p or out, or out->size smaller
  * than a size_t: nothing written) or KN_ERR__FORKED (nothing written).

@@ -1,6 +1,8 @@
 -- spec/admin_quotas_spec.lua: admin:alter_client_quotas and
 -- admin:describe_client_quotas against a real broker, on entities named
--- for this run only (defaults would throttle the other specs).
+-- for this run only (defaults would throttle the other specs), and a
+-- producer throttled by its client.id's quota (KIP-219) reporting the
+-- broker's throttle in metrics() and losing nothing.
 local helper = require("spec.helper")
 local kafka = require("kafka_native")
 
@@ -59,5 +61,44 @@ describe("kafka_native.admin client quotas", function()
     assert.is_string(code)
     assert.has_error(function() admin:alter_client_quotas({ { entity = {}, set = { a = 1 } } }) end)
     assert.has_error(function() admin:alter_client_quotas({ { entity = { user = "u" }, set = { a = "x" } } }) end)
+  end)
+
+  it("a producer over its client.id's quota is throttled and loses nothing", function()
+    local client, topic = helper.topic("q-throttled"), helper.topic("q-throttle")
+    local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
+    assert.is_nil(res[topic].error, res[topic].message)
+    assert(admin:wait_for_topics({ topic }, 30000))
+    res = assert(admin:alter_client_quotas({
+      { entity = { ["client-id"] = client }, set = { producer_byte_rate = 20480 } },
+    }))
+    assert.is_nil(res[1].error, res[1].message)
+    helper.wait_for(function()
+      return assert(admin:describe_client_quotas({ { type = "client-id", name = client } }, { strict = true }))
+    end, function(g) return #g == 1 end)
+    local reports = {}
+    local producer = assert(kafka.producer({
+      ["bootstrap.servers"] = helper.bootstrap(), ["client.id"] = client,
+      ["linger.ms"] = 0, ["max.in.flight.requests.per.connection"] = 1,
+    }, { on_delivery = function(report) reports[#reports + 1] = report end }))
+    local big = string.rep("x", 100 * 1024)
+    for _ = 1, 3 do assert(producer:send(topic, big, { partition = 0 })) end
+    assert(producer:flush(60000))
+    assert(producer:send(topic, "end", { partition = 0 })) -- waits out the last throttle
+    assert(producer:flush(60000))
+    local m = producer:metrics()
+    assert(producer:close())
+    assert.are.equal(4, #reports)
+    for i, r in ipairs(reports) do
+      assert.is_nil(r.error, r.message)
+      assert.are.equal(i - 1, r.offset)
+    end
+    -- the broker throttled; our requests waited in the client, not in
+    -- the broker's muted socket (their round trips stay short)
+    assert.is_true(m.produce_throttle_time_max_ms > 0)
+    assert.is_true(m.produce_throttle_time_avg_ms > 0)
+    assert.is_true(m.request_latency_max_us / 1000 < m.produce_throttle_time_max_ms / 2,
+      m.request_latency_max_us .. " us vs " .. m.produce_throttle_time_max_ms .. " ms")
+    assert(admin:alter_client_quotas({ { entity = { ["client-id"] = client }, remove = { "producer_byte_rate" } } }))
+    admin:delete_topics({ topic })
   end)
 end)

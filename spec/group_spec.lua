@@ -1,5 +1,6 @@
 -- spec/group_spec.lua: consumer groups from Lua against a real broker:
--- subscribe / subscribe_pattern with a rebalance listener, a two-member
+-- subscribe / subscribe_pattern / subscribe_regex (KIP-848's
+-- broker-side regex, and one the broker rejects) with a rebalance listener, a two-member
 -- group (two consumers in this Lua state, polled in turn) in which no
 -- partition is ever owned twice, commits from on_revoked, a listener
 -- error returned by poll, a custom assignor written in Lua, close /
@@ -137,6 +138,36 @@ describe("kafka_native consumer groups", function()
     assert.are.same({ topic }, consumer:subscription())
     assert(consumer:unsubscribe())
     assert.are.same({}, consumer:subscription())
+    assert(consumer:close())
+  end)
+
+  it("subscribe_regex lets the broker match the regex (KIP-848)", function()
+    local topic = filled_topic("group-re2j")
+    local consumer = new_consumer(helper.topic("g-re2j"), { ["group.protocol"] = "consumer" })
+    local assigned = 0
+    local regex = assert(topic:match("^(.*)%-%d+$")) .. "-[0-9]+"
+    assert(consumer:subscribe_regex(regex, {
+      on_assigned = function(_, parts) assigned = assigned + #parts end,
+    }))
+    local n = 0
+    poll_until({ consumer }, function() return n >= RECORDS end, function(_, recs) n = n + #recs end)
+    assert.are.equal(RECORDS, n)
+    assert.are.equal(PARTITIONS, assigned)
+    assert.are.same({ topic }, consumer:subscription())
+    assert(consumer:close())
+  end)
+
+  it("subscribe_regex: a regex the broker rejects fails poll", function()
+    local consumer = new_consumer(helper.topic("g-re2j-bad"), { ["group.protocol"] = "consumer" })
+    assert(consumer:subscribe_regex("kn-(unclosed"))
+    local deadline = os.time() + 60
+    local recs, msg, code
+    repeat
+      assert(os.time() <= deadline, "timed out")
+      recs, msg, code = consumer:poll(200)
+    until not recs
+    assert.are.equal("INVALID_REGULAR_EXPRESSION", code)
+    assert.matches("Invalid RE2J SubscriptionPattern", msg)
     assert(consumer:close())
   end)
 
@@ -494,6 +525,12 @@ describe("kafka_native consumer groups", function()
     assert.is_nil(ok)
     assert.are.equal("_INVALID_ARG", code)
     assert.matches("not a valid POSIX extended regex", msg)
+    -- a broker-side regex needs group.protocol=consumer (Java's error)
+    ok, msg, code = consumer:subscribe_regex("kn-.*")
+    assert.is_nil(ok)
+    assert.are.equal("_UNSUPPORTED", code)
+    assert.matches("not supported when using the CLASSIC protocol", msg)
+    assert.has_error(function() consumer:subscribe_regex("") end)
     ok, msg, code = consumer:enforce_rebalance("why")
     assert.is_nil(ok)
     assert.are.equal("_STATE", code)

@@ -919,6 +919,8 @@ static int lk_consumer_metrics(lua_State *L) {
     lk_set_int(L, "connects", st.connects);
     lk_set_int(L, "connect_failures", st.connect_failures);
     lk_set_int(L, "reauthentications", st.reauthentications);
+    lk_set_int(L, "fetch_throttle_time_avg_ms", st.fetch_throttle_time_avg_ms);
+    lk_set_int(L, "fetch_throttle_time_max_ms", st.fetch_throttle_time_max_ms);
     lk_group_metrics(L, &st);
     return 1;
 }

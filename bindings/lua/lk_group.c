@@ -1,6 +1,6 @@
 /*
  * lk_group.c: the consumer's group methods (subscribe,
- * subscribe_pattern, unsubscribe, subscription, group_metadata,
+ * subscribe_pattern, subscribe_regex, unsubscribe, subscription, group_metadata,
  * enforce_rebalance; add_assignor is in lk_assignor.c), the rebalance
  * listener bridge (which Lua assignors share), and the group counters
  * of consumer:metrics().
@@ -239,6 +239,31 @@ static int lk_group_subscribe_pattern(lua_State *L) {
     return lk_group_subscribed(L, saved, err);
 }
 
+/* consumer:subscribe_regex(regex [, listener]) -> true, or nil,
+ * message, code ("_UNSUPPORTED" under group.protocol=classic). The
+ * broker matches the regex (RE2J, KIP-848); one it rejects fails poll
+ * with "INVALID_REGULAR_EXPRESSION". */
+static int lk_group_subscribe_regex(lua_State *L) {
+    lk_group *g;
+    kn_consumer *c = lk_consumer_group_check(L, &g);
+    const char *regex = luaL_checkstring(L, 2);
+    if (*regex == '\0')
+        return luaL_argerror(L, 2, "a non-empty regex expected");
+    lk_group_check_listener(L, 3);
+    lua_settop(L, 3);
+    int saved = lk_group_swap_listener(L, 3);
+    int err = kn_consumer_subscribe_regex(c, regex, lk_group_listener, g);
+    if (err == KN_ERR__UNSUPPORTED) {
+        lua_pushvalue(L, saved);
+        lk_group_set_listener(L);
+        /* Java's UnsupportedOperationException message. */
+        return lk_push_error(L, err,
+                             "Subscribe to RE2/J pattern is not supported when using the CLASSIC "
+                             "protocol defined in config group.protocol");
+    }
+    return lk_group_subscribed(L, saved, err);
+}
+
 /* consumer:unsubscribe() -> true, or nil, message, code. Runs
  * on_revoked (or on_lost) for the owned partitions, then leaves the
  * group; a listener error is returned after the member has left. */
@@ -355,6 +380,7 @@ void lk_group_metrics(lua_State *L, const kn_consumer_stats *st) {
 const luaL_Reg lk_group_methods[] = {
     {"subscribe", lk_group_subscribe},
     {"subscribe_pattern", lk_group_subscribe_pattern},
+    {"subscribe_regex", lk_group_subscribe_regex},
     {"unsubscribe", lk_group_unsubscribe},
     {"subscription", lk_group_subscription},
     {"group_metadata", lk_group_metadata},

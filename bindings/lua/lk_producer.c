@@ -824,6 +824,8 @@ static int lk_producer_metrics(lua_State *L) {
     lk_set_int(L, "transaction_version", (lua_Integer)st.transaction_version);
     lk_set_int(L, "txn_add_partitions_requests", (lua_Integer)st.txn_add_partitions_requests);
     lk_set_int(L, "txn_add_offsets_requests", (lua_Integer)st.txn_add_offsets_requests);
+    lk_set_int(L, "produce_throttle_time_avg_ms", (lua_Integer)st.produce_throttle_time_avg_ms);
+    lk_set_int(L, "produce_throttle_time_max_ms", (lua_Integer)st.produce_throttle_time_max_ms);
     lk_set_int(L, "outstanding", (lua_Integer)kn_producer_outstanding(lp->p));
     lk_set_int(L, "reports_queued", (lua_Integer)lp->queued);
     return 1;

@@ -24,6 +24,7 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "log.h"
+#include "proto/generated/kp_apis.h"
 
 static int knc_int(const kn_conf *conf, const char *key) {
     int64_t v = kn_conf_get_int(conf, key);
@@ -509,6 +510,8 @@ int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
         st.connects = ws.connects;
         st.connect_failures = ws.connect_failures;
         st.reauthentications = ws.reauthentications;
+        knw_throttle_stats(c->client, KP_API_FETCH, &st.fetch_throttle_time_avg_ms,
+                           &st.fetch_throttle_time_max_ms);
     }
     kn_stats_copy_out(out, &st, sizeof st);
     return KN_OK;

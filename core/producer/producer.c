@@ -17,6 +17,7 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
+#include "proto/generated/kp_apis.h"
 
 #define KNP_ROUND_ROBIN_CLASS "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 
@@ -814,6 +815,8 @@ int kn_producer_get_stats(kn_producer *p, kn_producer_stats *caller) {
         out->connects = ws.connects;
         out->connect_failures = ws.connect_failures;
         out->reauthentications = ws.reauthentications;
+        knw_throttle_stats(p->wire, KP_API_PRODUCE, &out->produce_throttle_time_avg_ms,
+                           &out->produce_throttle_time_max_ms);
     }
     kn_stats_copy_out(caller, &st, sizeof st);
     return KN_OK;

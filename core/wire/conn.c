@@ -5,7 +5,8 @@
  *   timeout, idle) BACKOFF/DOWN -> ...
  * It owns the socket (through the transport vtable), the receive
  * framer, the send queue, the in-flight table and the requests queued
- * for this node. Network thread only.
+ * for this node, which wait while a broker's quota throttle runs
+ * (throttle.c). Network thread only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -628,11 +629,16 @@ static int64_t service(knw_conn *conn, int64_t now_ms) {
          * client begins one before its next send). */
         if (conn->pending.count && now_ms >= knw_sasl_reauth_at(conn))
             knw_sasl_begin(conn, true, now_ms);
-        while (conn->pending.count && !knw_iftab_full(&conn->inflight) && conn->state == KNW_CS_READY &&
-               !knw_sasl_reauth_active(conn))
+        /* KIP-219: a broker that asked for a pause (throttle.c) gets no
+         * new request until it is over; the queue waits. */
+        bool throttled = now_ms < conn->throttle_until_ms;
+        while (!throttled && conn->pending.count && !knw_iftab_full(&conn->inflight) &&
+               conn->state == KNW_CS_READY && !knw_sasl_reauth_active(conn))
             knw_req_send(c, conn, knw_reqq_pop(&conn->pending), now_ms);
         if (conn->state == KNW_CS_READY)
             flush(conn, now_ms);
+        if (throttled && conn->pending.count && conn->state == KNW_CS_READY)
+            return conn->throttle_until_ms;
     }
     if (conn->state == KNW_CS_READY && conn->inflight.count == 0 && conn->pending.count == 0 &&
         knw_txq_empty(&conn->tx)) {

@@ -249,6 +249,8 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
         return KN_ERR__PROTOCOL;
     }
     KNW_STAT_ADD(c, responses_received, 1);
+    /* Every answer passes here: its quota throttle first (KIP-219). */
+    knw_throttle_note(c, conn, r, resp->body, knw_now_ms());
     knw_req_done(c, r, resp);
     return 0;
 }

@@ -263,6 +263,9 @@ typedef struct knw_stats {
     int64_t reauthentications; /* completed SASL re-authentications (KIP-368) */
 } knw_stats;
 void knw_get_stats(knw_client *client, knw_stats *out);
+/* Any thread: the mean and largest throttle_time_ms (quota, KIP-219) of
+ * the api_key responses so far, 0 if none (throttle.c). */
+void knw_throttle_stats(knw_client *client, int16_t api_key, int64_t *avg_ms, int64_t *max_ms);
 
 /* Any thread: the latest connection failure that waiting will not cure
  * (KN_ERR__SSL: certificate, protocol mismatch), while no broker is

@@ -137,6 +137,12 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms);
 int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *frame, size_t len,
                             char *errstr, size_t errstr_size);
 
+/* ---- quota throttling (throttle.c) ---- */
+/* A decoded response: records its throttle_time_ms and, from the
+ * version where the broker answers before throttling (KIP-219), mutes
+ * conn until now + throttle (network thread). */
+void knw_throttle_note(knw_client *c, knw_conn *conn, const knw_req *r, const void *body, int64_t now_ms);
+
 /* ---- connections (conn.c) ---- */
 typedef enum knw_conn_state {
     KNW_CS_DOWN = 0,    /* not connected, may connect at once */
@@ -170,6 +176,9 @@ struct knw_conn {
     int16_t hs_version;                                         /* ApiVersions version being tried */
     int64_t last_active_ms;
     int64_t ready_since_ms;
+    /* KIP-219 (throttle.c): nothing new is sent before this (the broker
+     * asked the client to wait out a quota); kept across reconnects. */
+    int64_t throttle_until_ms;
     char last_err[200]; /* last connect/disconnect reason */
     int last_err_code;
     int poll_idx;                      /* index in the loop's pollfd set, or -1 */
@@ -279,6 +288,11 @@ typedef struct knw_stats_atomic {
     _Atomic int64_t connects, connect_failures, disconnects, requests_sent, responses_received,
         request_timeouts, metadata_refreshes, protocol_errors, rebootstraps, bytes_sent, bytes_received,
         reauthentications;
+    /* throttle.c: throttle_time_ms of the responses, per API key (every
+     * response that has the field counts, 0 included, like Java's
+     * produce-throttle-time / fetch-throttle-time sensors). */
+    _Atomic int64_t throttle_sum_ms[KP_API_KEY_MAX + 1], throttle_n[KP_API_KEY_MAX + 1],
+        throttle_max_ms[KP_API_KEY_MAX + 1];
 } knw_stats_atomic;
 
 /* The cluster's finalized features (KIP-584), from the ApiVersions

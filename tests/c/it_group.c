@@ -24,7 +24,10 @@
  *    leaves (the other takes everything), reports its partitions lost on
  *    its next poll and rejoins, with a valid group identity;
  *  - a custom assignor (kn_consumer_add_assignor) decides the split;
- *  - a pattern subscription picks up a matching topic created later.
+ *  - a pattern subscription picks up a matching topic created later,
+ *    and so does a broker-side regex (KIP-848 SubscribedTopicRegex);
+ *  - a regex the broker rejects fails poll with INVALID_REGULAR_EXPRESSION;
+ *    a broker-side regex under the classic protocol is unsupported.
  *
  * Every wait is bounded; a member still running at the end is killed.
  * The member and log helpers are in support/group_members.c.
@@ -524,17 +527,33 @@ static void test_custom_assignor(void **state) {
 
 /* ---- pattern --------------------------------------------------------------------------- */
 
-static void pattern(const char *protocol) {
+/* The member's last META line (its subscription()), malloc'd or NULL. */
+static void read_member_meta(const member *m, char **out) {
+    *out = NULL;
+    FILE *f = fopen(m->log, "r");
+    if (!f)
+        return;
+    char line[2048];
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, " META ")) {
+            free(*out);
+            *out = strdup(line);
+        }
+    fclose(f);
+}
+
+/* flag: "--pattern" (matched here) or "--regex" (matched by the broker) */
+static void pattern(const char *protocol, const char *flag) {
     char prefix[128], t1[256], t2[256], group[64], re[300];
-    snprintf(prefix, sizeof prefix, "kn-pat-%s-%d", protocol, (int)getpid());
+    bool broker = strcmp(flag, "--regex") == 0;
+    snprintf(prefix, sizeof prefix, "kn-%s-%s-%d", broker ? "re2j" : "pat", protocol, (int)getpid());
     snprintf(t1, sizeof t1, "%s-one", prefix);
     snprintf(t2, sizeof t2, "%s-two", prefix);
     snprintf(re, sizeof re, "%s-.*", prefix);
-    snprintf(group, sizeof group, "g-pattern-%s-%d", protocol, (int)getpid());
+    snprintf(group, sizeof group, "g-%s-%s-%d", flag + 2, protocol, (int)getpid());
     create_topic(t1, 2);
     member ms[1];
-    member_start(&ms[0], "A", group, "--pattern", re, "--metadata-age-ms", "1000", "--protocol", protocol,
-                 NULL);
+    member_start(&ms[0], "A", group, flag, re, "--metadata-age-ms", "1000", "--protocol", protocol, NULL);
     wait_owns(ms, 1, (int[]){2});
     create_topic(t2, 2);
     wait_owns(ms, 1, (int[]){4});
@@ -559,19 +578,85 @@ static void pattern(const char *protocol) {
         usleep(100000);
     }
     consumed_free(&cs);
+    if (broker) {
+        /* subscription() names what the broker's regex matched */
+        char *line = NULL;
+        read_member_meta(&ms[0], &line);
+        assert_non_null(line);
+        assert_non_null(strstr(line, t1));
+        assert_non_null(strstr(line, t2));
+        free(line);
+    }
     member_stop(&ms[0]);
     remove_logs(ms, 1);
 }
 
 static void test_pattern(void **state) {
     (void)state;
-    pattern("classic");
+    pattern("classic", "--pattern");
 }
 
 static void test_pattern_kip848(void **state) {
     (void)state;
     kn_test_need_kip848();
-    pattern("consumer");
+    pattern("consumer", "--pattern");
+}
+
+static void test_regex_kip848(void **state) {
+    (void)state;
+    kn_test_need_kip848();
+    pattern("consumer", "--regex");
+}
+
+static kn_consumer *regex_consumer(const char *protocol, const char *group) {
+    char es[512];
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "group.id", group);
+    kn_test_conf_set(conf, "group.protocol", protocol);
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    return c;
+}
+
+/* A regex RE2J rejects: the coordinator answers the heartbeat with
+ * INVALID_REGULAR_EXPRESSION and poll reports it (Java: poll throws
+ * InvalidRegularExpression). */
+static void test_regex_invalid_kip848(void **state) {
+    (void)state;
+    kn_test_need_kip848();
+    char group[64], es[512] = "";
+    snprintf(group, sizeof group, "g-re2j-bad-%d", (int)getpid());
+    kn_consumer *c = regex_consumer("consumer", group);
+    assert_int_equal(kn_consumer_subscribe_regex(c, "kn-bad-(unclosed", NULL, NULL), KN_OK);
+    int rc = KN_OK;
+    int64_t end = kn_test_now_ms() + WAIT_MS;
+    while (rc == KN_OK && kn_test_now_ms() < end) {
+        kn_records *recs = NULL;
+        rc = kn_consumer_poll(c, 200, &recs, es, sizeof es);
+        kn_records_free(recs);
+    }
+    print_message("poll: %s: %s\n", kn_err_name(rc), es);
+    assert_int_equal(rc, KN_ERR_INVALID_REGULAR_EXPRESSION);
+    assert_non_null(strstr(es, "Invalid RE2J SubscriptionPattern"));
+    kn_consumer_close(c, 5000);
+    kn_consumer_destroy(c);
+}
+
+/* Java's ClassicKafkaConsumer.subscribe(SubscriptionPattern) throws. */
+static void test_regex_classic(void **state) {
+    (void)state;
+    char group[64];
+    snprintf(group, sizeof group, "g-re2j-classic-%d", (int)getpid());
+    kn_consumer *c = regex_consumer("classic", group);
+    assert_int_equal(kn_consumer_subscribe_regex(c, "kn-.*", NULL, NULL), KN_ERR__UNSUPPORTED);
+    assert_int_equal(kn_consumer_subscribe_regex(c, "", NULL, NULL), KN_ERR__INVALID_ARG);
+    kn_topic_partition_list *sub = kn_consumer_subscription(c);
+    assert_null(sub); /* still not subscribed */
+    kn_consumer_close(c, 5000);
+    kn_consumer_destroy(c);
 }
 
 int main(void) {
@@ -594,6 +679,9 @@ int main(void) {
         cmocka_unit_test_teardown(test_custom_assignor, kill_leftovers),
         cmocka_unit_test_teardown(test_pattern, kill_leftovers),
         cmocka_unit_test_teardown(test_pattern_kip848, kill_leftovers),
+        cmocka_unit_test_teardown(test_regex_kip848, kill_leftovers),
+        cmocka_unit_test_teardown(test_regex_invalid_kip848, kill_leftovers),
+        cmocka_unit_test_teardown(test_regex_classic, kill_leftovers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

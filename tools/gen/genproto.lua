@@ -971,10 +971,32 @@ end
 
 ---------------------------------------------------------------- main
 
+-- KIP-219: from which version a response's throttle_time_ms asks the
+-- client to wait (the broker answered first and mutes the connection);
+-- in older versions the broker delayed the answer itself. The schemas
+-- say so in a comment ("Starting in version N, on quota violation,
+-- brokers send out responses before throttling"); an API born after
+-- KIP-219 has no such note and throttles from its field's first
+-- version. ProduceResponse.json lost its note when versions 0-2 were
+-- removed: Java's ProduceResponse.shouldClientThrottle says 6.
+local THROTTLE_FROM_OVERRIDE = { Produce = 6 }
+
+local function throttle_from(api, text)
+    if THROTTLE_FROM_OVERRIDE[api.name] then return THROTTLE_FROM_OVERRIDE[api.name] end
+    local v = text:match("Starting in version (%d+), on quota violation")
+    local fld
+    for _, f in ipairs(api.resp.top.fields) do
+        if f.name == "ThrottleTimeMs" and f.versions then fld = f end
+    end
+    if not fld then return -1 end
+    return v and tonumber(v) or fld.versions.lo
+end
+
 local apis = {}  -- key -> {name, req, resp}
 local datas = {} -- list of data/header messages
 for _, fname in ipairs(list_schemas(schema_dir)) do
-    local ok, schema = pcall(json.decode, read_file(schema_dir .. "/" .. fname))
+    local text = read_file(schema_dir .. "/" .. fname)
+    local ok, schema = pcall(json.decode, text)
     if not ok then die("%s: %s", fname, schema) end
     local ok2, msg = pcall(build_message, schema, fname)
     if not ok2 then die("%s", msg) end
@@ -986,6 +1008,7 @@ for _, fname in ipairs(list_schemas(schema_dir)) do
             api.req = msg
         elseif schema.type == "response" then
             api.resp = msg
+            api.resp_text = text
         else
             die("%s: apiKey on a %s schema", fname, schema.type)
         end
@@ -1083,6 +1106,11 @@ do
     h:line(1, "int (*resp_sample)(void *, kn_arena *, int16_t);")
     h:line(1, "uint32_t listeners;          /* KP_LISTENER_* */")
     h:line(1, "int16_t max_stable_version; /* max_version - 1 when the latest is unstable */")
+    h:line(1, "/* KIP-219: the first version whose response's throttle_time_ms (at")
+    h:line(1, " * throttle_offset in the response struct) the client must wait out")
+    h:line(1, " * itself; the broker delayed older answers. -1: no throttle field. */")
+    h:line(1, "int16_t throttle_from;")
+    h:line(1, "uint16_t throttle_offset;")
     h:line("} kp_api;")
     h:line("")
     h:line("/* The API with this key, or NULL. Static storage. */")
@@ -1120,6 +1148,7 @@ do
     c:line(" */")
     c:line('#include "proto/generated/kp_apis.h"')
     c:line("")
+    c:line("#include <stddef.h>")
     c:line("#include <string.h>")
     c:line("")
     c:line('#include "proto/generated/kp_all.h"')
@@ -1177,7 +1206,10 @@ do
         end
         c:line(2, ("%s, %s, %s, %s, %s, %s,"):format(fn("req_init"), fn("req_encode"), fn("req_decode"),
             fn("resp_init"), fn("resp_encode"), fn("resp_decode")))
-        c:line(2, ("%s, %s, %s, %d},"):format(fn("req_sample"), fn("resp_sample"), listeners, stable))
+        local tf = throttle_from(api, api.resp_text)
+        local toff = tf >= 0 and ("offsetof(%s, throttle_time_ms)"):format(api.resp.top.cname) or "0"
+        c:line(2, ("%s, %s, %s, %d, %d, %s},"):format(fn("req_sample"), fn("resp_sample"), listeners, stable, tf,
+            toff))
     end
     c:line("};")
     c:line("")

@@ -2,8 +2,9 @@
  * group.h: consumer group membership (prefix kng_), shared by the files
  * of core/consumer/group/:
  *
- *  - subscription.c: what the member subscribes to (topic names, or a
- *    POSIX ERE matched against live metadata) and the cluster view the
+ *  - subscription.c: what the member subscribes to (topic names, a
+ *    POSIX ERE matched against live metadata, or a KIP-848 regex the
+ *    broker matches) and the cluster view the
  *    leader hands to the assignor;
  *  - classic.c: the classic protocol on the network thread
  *    (JoinGroup / SyncGroup / Heartbeat / LeaveGroup, leader assignment),
@@ -68,6 +69,10 @@ typedef struct kng_group {
     bool has_pattern;
     regex_t re;
     char *pattern;
+    /* KIP-848 broker-side regex (RE2J, SubscribedTopicRegex): the broker
+     * matches it; g->topics then holds the topics of the last target. */
+    char *regex;
+    bool regex_sent; /* the coordinator holds a regex: "" clears it */
     bool exclude_internal;
     int64_t next_pattern_refresh_ms;
     bool subscription_changed; /* the matched set moved: rejoin */
@@ -142,6 +147,8 @@ bool kng_metadata_ready(const kng_group *g, const knw_metadata *md);
 bool kng_counts_changed(const kng_group *g, const knw_metadata *md);
 /* Remembers the partition counts of topics (leader). */
 void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const *topics, int32_t cnt);
+/* Broker-side regex: g->topics becomes the topics of the target l. */
+void kng_regex_topics(kng_group *g, const kn_topic_partition_list *l);
 void kng_subscription_clear(kng_group *g);
 
 /* ---- custom.c --------------------------------------------------------- */

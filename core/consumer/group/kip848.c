@@ -6,8 +6,10 @@
  * epoch 0, with a member id this client generated, a UUID string like
  * Java's), carries the subscription (topic names; a pattern is matched
  * here against metadata, as Java does for subscribe(Pattern), and its
- * matches are sent), the server assignor and the partitions owned
- * now; its answer carries the member epoch, the heartbeat interval and,
+ * matches are sent; a broker-side regex, Java's
+ * subscribe(SubscriptionPattern), goes as SubscribedTopicRegex with an
+ * empty name list and needs v1), the server assignor and the partitions
+ * owned now; its answer carries the member epoch, the heartbeat interval and,
  * when it changed, the target assignment by topic id.
  *
  * Reconciliation: a target whose topic ids all resolve to names (the
@@ -39,6 +41,9 @@ typedef struct kng_hb {
     kn_consumer *c;
     int32_t node;
     bool leaving;
+    int16_t min_version; /* 1 when the regex field is set */
+    bool regex_set;      /* the request carries the regex ... */
+    bool regex_cleared;  /* ... or "" to drop the coordinator's one */
     kn_arena arena;
     kp_ConsumerGroupHeartbeatRequest req;
 } kng_hb;
@@ -167,6 +172,8 @@ static void kng_target_apply(kn_consumer *c, const knw_metadata *md) {
     g->target_unresolved = false;
     kng_target_free(t);
     g->target = NULL;
+    if (g->regex)
+        kng_regex_topics(g, l); /* what the broker's regex matched */
     /* The coordinator repeats the assignment whenever we report our
      * partitions: only a change (or the first one after joining, so
      * ASSIGNED runs once per join) is reconciled. */
@@ -189,6 +196,7 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
         return NULL;
     h->c = c;
     h->node = c->coord_id;
+    h->min_version = -1;
     kn_arena_init(&h->arena, 1024);
     kp_ConsumerGroupHeartbeatRequest *r = &h->req;
     kp_ConsumerGroupHeartbeatRequest_init(r);
@@ -204,10 +212,25 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
     r->subscribed_topic_regex = kn_str_c(NULL);
     if (epoch < 0)
         return h; /* leaving: the rest is ignored */
-    {
+    if (g->regex) {
+        /* The broker resolves it (RE2J); no names beside it. */
+        r->subscribed_topic_regex = kn_str_c(kn_arena_strdup(&h->arena, g->regex));
+        r->subscribed_topic_names.items = kn_arena_calloc(&h->arena, 1, sizeof(kn_str));
+        if (!r->subscribed_topic_regex.ptr || !r->subscribed_topic_names.items)
+            goto fail;
+        r->subscribed_topic_names.count = 0;
+        h->min_version = 1;
+        h->regex_set = true;
+    } else {
         /* A pattern is resolved here, against metadata (POSIX ERE, like
          * Java's subscribe(Pattern) with this protocol); the matches go
-         * out as topic names. */
+         * out as topic names. An earlier broker-side regex is dropped
+         * with "" (the coordinator keeps it otherwise). */
+        if (g->regex_sent) {
+            r->subscribed_topic_regex = kn_str_c("");
+            h->min_version = 1;
+            h->regex_cleared = true;
+        }
         r->subscribed_topic_names.items =
             kn_arena_calloc(&h->arena, (size_t)(g->topic_cnt ? g->topic_cnt : 1), sizeof(kn_str));
         if (!r->subscribed_topic_names.items)
@@ -311,9 +334,22 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         char msg[200] = "";
         if (r && r->error_message.len > 0)
             snprintf(msg, sizeof msg, ": %.*s", (int)r->error_message.len, r->error_message.ptr);
-        kng_fail(c, err, "ConsumerGroupHeartbeat failed: %s%s", kn_err_name(err), msg);
+        if (err == KN_ERR_INVALID_REGULAR_EXPRESSION)
+            /* Java's wording: the regex given to subscribe is wrong. */
+            kng_fail(c, err, "Invalid RE2J SubscriptionPattern provided in the call to subscribe%s", msg);
+        else if (err == KN_ERR__UNSUPPORTED_VERSION && h->min_version > 0)
+            kng_fail(c, err,
+                     "the broker does not resolve regular expressions (ConsumerGroupHeartbeat v1, "
+                     "Kafka 4.0+): %s",
+                     resp->errstr);
+        else
+            kng_fail(c, err, "ConsumerGroupHeartbeat failed: %s%s", kn_err_name(err), msg);
         goto out;
     }
+    if (h->regex_set)
+        g->regex_sent = true;
+    else if (h->regex_cleared)
+        g->regex_sent = false;
     if (r->member_id.len > 0 && kng_set_member_id(g, r->member_id.ptr, r->member_id.len) != 0) {
         kng_fail(c, KN_ERR__NOMEM, "ConsumerGroupHeartbeat: out of memory storing the member id");
         goto out;
@@ -410,7 +446,7 @@ static void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
     kng_hb *h = plan;
     if (!h)
         return;
-    knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, -1, -1, &h->req, c->request_timeout_ms,
+    knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, h->min_version, -1, &h->req, c->request_timeout_ms,
              kng_848_done, h);
 }
 
@@ -427,6 +463,7 @@ static void kng_848_leave(kn_consumer *c, const char *reason) {
     g->assigned_once = false;
     g->send_full = true;
     g->generation = 0;
+    g->regex_sent = false; /* the member is gone, its regex with it */
     kng_target_free(g->target);
     g->target = NULL;
     pthread_mutex_unlock(&c->lock);

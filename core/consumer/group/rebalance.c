@@ -3,9 +3,9 @@
  * the group's network ticker entry.
  *
  * Owns: kng_group's life (created with the consumer when group.id is
- * set), the public subscribe / subscribe_pattern / unsubscribe /
- * subscription / group_metadata / enforce_rebalance calls, and the
- * parked steps the network thread leaves for poll:
+ * set), the public subscribe / subscribe_pattern / subscribe_regex /
+ * unsubscribe / subscription / group_metadata / enforce_rebalance
+ * calls, and the parked steps the network thread leaves for poll:
  *
  *  - PREPARE: before a join, commit under auto-commit, then revoke
  *    (eager: everything; cooperative: partitions of topics no longer
@@ -654,7 +654,7 @@ int kn_consumer_subscribe(kn_consumer *c, const char *const *topics, size_t coun
         return err;
     }
     kng_group *g = c->grp;
-    bool changed = g->has_pattern || (size_t)g->topic_cnt != count;
+    bool changed = g->has_pattern || g->regex || (size_t)g->topic_cnt != count;
     for (size_t i = 0; !changed && i < count; i++)
         changed = !kng_subscribed_to(g, topics[i]);
     if (changed) {
@@ -701,7 +701,7 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
         return err ? err : KN_ERR__NOMEM;
     }
     kng_group *g = c->grp;
-    bool changed = !g->has_pattern || strcmp(g->pattern, regex) != 0;
+    bool changed = !g->has_pattern || g->regex || strcmp(g->pattern, regex) != 0;
     kng_subscription_clear(g);
     g->has_pattern = true;
     g->re = re;
@@ -712,6 +712,44 @@ int kn_consumer_subscribe_pattern(kn_consumer *c, const char *regex, kn_rebalanc
     if ((err = kng_ensure_ticker(c)) != 0)
         return err;
     knw_metadata_request_refresh(c->client, true, "pattern subscription");
+    knw_wakeup(c->client);
+    return KN_OK;
+}
+
+int kn_consumer_subscribe_regex(kn_consumer *c, const char *regex, kn_rebalance_cb *cb, void *opaque) {
+    KNC_FORK_GUARD(c, KN_ERR__FORKED);
+    if (!c || !regex || !*regex)
+        return KN_ERR__INVALID_ARG;
+    pthread_mutex_lock(&c->lock);
+    if (c->grp && !c->grp->consumer_protocol) {
+        pthread_mutex_unlock(&c->lock);
+        /* Java's ClassicKafkaConsumer.subscribe(SubscriptionPattern). */
+        kn_log(knc_logger(c), KN_LOG_WARN,
+               "Subscribe to RE2/J pattern is not supported when using the CLASSIC protocol defined "
+               "in config group.protocol");
+        return KN_ERR__UNSUPPORTED;
+    }
+    bool was_idle;
+    int err = kng_subscribe_common(c, cb, opaque, &was_idle);
+    char *copy = err ? NULL : kn_strdup(regex);
+    if (err || !copy) {
+        pthread_mutex_unlock(&c->lock);
+        return err ? err : KN_ERR__NOMEM;
+    }
+    kng_group *g = c->grp;
+    /* The broker validates the regex: a bad one fails poll later with
+     * INVALID_REGULAR_EXPRESSION, as in Java. */
+    bool changed = !g->regex || strcmp(g->regex, regex) != 0;
+    if (changed) {
+        kng_subscription_clear(g);
+        g->regex = copy;
+    } else {
+        kn_free(copy);
+    }
+    kng_start(c, was_idle, changed);
+    pthread_mutex_unlock(&c->lock);
+    if ((err = kng_ensure_ticker(c)) != 0)
+        return err;
     knw_wakeup(c->client);
     return KN_OK;
 }

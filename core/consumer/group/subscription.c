@@ -1,7 +1,8 @@
 /*
  * subscription.c: what a group member subscribes to. Owns the sorted
- * topic list (given names, or the topics a pattern matches in the last
- * all-topics metadata snapshot) and the leader's memory of the partition
+ * topic list (given names, the topics a pattern matches in the last
+ * all-topics metadata snapshot, or for a broker-side regex the topics
+ * of the coordinator's last target) and the leader's memory of the partition
  * counts its last assignment was computed from, so a partition count
  * change triggers a rejoin. All calls run with c->lock held.
  */
@@ -131,6 +132,17 @@ void kng_remember_counts(kng_group *g, const knw_metadata *md, const char *const
     }
 }
 
+void kng_regex_topics(kng_group *g, const kn_topic_partition_list *l) {
+    size_t n = l ? kn_topic_partition_list_count(l) : 0;
+    const char **v = n ? kn_calloc(n, sizeof(*v)) : NULL;
+    if (n && !v)
+        return; /* out of memory: subscription() shows the old set */
+    for (size_t i = 0; i < n; i++)
+        v[i] = kn_topic_partition_list_topic(l, i);
+    kng_set_topics(g, v, n); /* sorts and deduplicates */
+    kn_free(v);
+}
+
 void kng_subscription_clear(kng_group *g) {
     kng_free_strs(g->topics, g->topic_cnt);
     g->topics = NULL;
@@ -140,5 +152,7 @@ void kng_subscription_clear(kng_group *g) {
     g->has_pattern = false;
     kn_free(g->pattern);
     g->pattern = NULL;
+    kn_free(g->regex);
+    g->regex = NULL; /* regex_sent stays: the next heartbeat clears it */
     kng_remember_counts(g, NULL, NULL, 0);
 }

@@ -129,6 +129,11 @@ typedef struct kp_api {
     int (*resp_sample)(void *, kn_arena *, int16_t);
     uint32_t listeners;          /* KP_LISTENER_* */
     int16_t max_stable_version; /* max_version - 1 when the latest is unstable */
+    /* KIP-219: the first version whose response's throttle_time_ms (at
+     * throttle_offset in the response struct) the client must wait out
+     * itself; the broker delayed older answers. -1: no throttle field. */
+    int16_t throttle_from;
+    uint16_t throttle_offset;
 } kp_api;
 
 /* The API with this key, or NULL. Static storage. */

@@ -22,7 +22,8 @@
  * until SIGTERM / SIGINT (a clean close: REVOKED, LeaveGroup) or
  * --duration-ms. Options:
  *
- *   --bootstrap B --group G --id NAME (--topic T[,T] | --pattern RE)
+ *   --bootstrap B --group G --id NAME (--topic T[,T] | --pattern RE |
+ *   --regex RE2J, the broker-side regex of KIP-848)
  *   [--strategy range|roundrobin|sticky|cooperative-sticky]
  *   [--protocol classic|consumer] [--instance ID] [--session-ms N]
  *   [--commit sync|auto] [--metadata-age-ms N] [--duration-ms N]
@@ -147,7 +148,7 @@ static void set(kn_conf *conf, const char *k, const char *v) {
 }
 
 int main(int argc, char **argv) {
-    const char *bootstrap = NULL, *group = NULL, *topic = NULL, *pattern = NULL;
+    const char *bootstrap = NULL, *group = NULL, *topic = NULL, *pattern = NULL, *regex = NULL;
     const char *strategy = NULL, *protocol = "classic", *instance = NULL, *session = NULL;
     const char *commit = "sync", *md_age = NULL;
     long duration_ms = -1, stall_ms = 0, commit_timeout_ms = 10000;
@@ -178,6 +179,8 @@ int main(int argc, char **argv) {
             topic = v;
         else if (strcmp(a, "--pattern") == 0)
             pattern = v;
+        else if (strcmp(a, "--regex") == 0)
+            regex = v;
         else if (strcmp(a, "--strategy") == 0)
             strategy = v;
         else if (strcmp(a, "--protocol") == 0)
@@ -205,8 +208,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (!bootstrap || !group || (!topic && !pattern)) {
-        fprintf(stderr, "usage: %s --bootstrap B --group G --id NAME (--topic T | --pattern RE) ...\n",
+    if (!bootstrap || !group || (!topic && !pattern && !regex)) {
+        fprintf(stderr, "usage: %s --bootstrap B --group G --id NAME (--topic T | --pattern RE | --regex RE2J) ...\n",
                 argv[0]);
         return 2;
     }
@@ -260,7 +263,9 @@ int main(int argc, char **argv) {
         printf("%lld %s ERROR add_assignor: %s\n", now_real_ms(), id, kn_err_name(rc));
         return 1;
     }
-    if (pattern) {
+    if (regex) {
+        rc = kn_consumer_subscribe_regex(c, regex, on_rebalance, NULL);
+    } else if (pattern) {
         rc = kn_consumer_subscribe_pattern(c, pattern, on_rebalance, NULL);
     } else {
         char *copy = strdup(topic);

@@ -1,0 +1,220 @@
+/*
+ * it_quota.c: client quotas (KIP-219) against the real broker
+ * (KAFKA_BOOTSTRAP). A producer_byte_rate and a consumer_byte_rate of
+ * 20 KiB/s are set on this run's client.id (alter_client_quotas); a
+ * producer and a consumer with that client.id then move four 100 KiB
+ * records and a small one, one per request (max.in.flight 1; max.partition.fetch.bytes
+ * tiny, so one record batch per Fetch: a Fetch over the quota comes back
+ * empty and the broker forgets it, so a single answer above
+ * quota x window would never be served):
+ *
+ *  - the broker throttles them (throttle_time_ms > 0 in the Produce and
+ *    Fetch answers: the stats' *_throttle_time_max_ms);
+ *  - the client backs off: every request's own round trip (send to
+ *    answer) stays well under the throttle, so the requests after a
+ *    throttled answer waited in the client; a client that kept sending
+ *    would have its next request sit in the broker's muted socket for
+ *    the whole throttle;
+ *  - nothing is lost: every record is delivered and read back, in order,
+ *    with its value.
+ *
+ * The quotas are removed at the end; only this run's client.id is
+ * touched.
+ */
+#include "kn_test.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kafka_native.h"
+#include "kafka_native_admin.h"
+
+#define TIMEOUT_MS 60000
+#define RATE       20480.0
+#define BIG        (100 * 1024)
+#define COUNT      4
+
+static char client_id[200];
+
+static void set_quotas(bool remove) {
+    char es[512] = "";
+    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_admin *admin = kn_admin_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    assert_non_null(admin);
+    kn_quota_op ops[] = {
+        {{{"client-id"}, {client_id}}, "producer_byte_rate", RATE, remove},
+        {{{"client-id"}, {client_id}}, "consumer_byte_rate", RATE, remove},
+    };
+    kn_quota_descriptions *res = NULL;
+    if (kn_admin_alter_client_quotas(admin, ops, 2, 0, TIMEOUT_MS, &res, es, sizeof es) != KN_OK)
+        fail_msg("alter_client_quotas: %s", es);
+    assert_int_equal(kn_quota_descriptions_error(res, 0), KN_OK);
+    kn_quota_descriptions_destroy(res);
+    /* Applied from the metadata log a moment later: wait until the
+     * broker describes what was set. */
+    kn_quota_filter f = {"client-id", KN_QUOTA_MATCH_EXACT, client_id};
+    int64_t until = kn_test_now_ms() + TIMEOUT_MS;
+    for (;;) {
+        kn_quota_descriptions *d = NULL;
+        if (kn_admin_describe_client_quotas(admin, &f, 1, 1, TIMEOUT_MS, &d, es, sizeof es) != KN_OK)
+            fail_msg("describe_client_quotas: %s", es);
+        size_t n = kn_quota_descriptions_count(d);
+        size_t values = n ? kn_quota_descriptions_value_count(d, 0) : 0;
+        kn_quota_descriptions_destroy(d);
+        if (remove ? n == 0 : values == 2)
+            break;
+        if (kn_test_now_ms() > until)
+            fail_msg("the quotas of %s never showed", client_id);
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    kn_admin_close(admin, 10000);
+    kn_admin_destroy(admin);
+}
+
+typedef struct delivered {
+    int ok, failed;
+} delivered;
+
+static void on_delivery(kn_producer *p, const kn_delivery *d, void *opaque) {
+    (void)p;
+    delivered *dv = opaque;
+    if (kn_delivery_error(d))
+        dv->failed++;
+    else
+        dv->ok++;
+}
+
+static void send_value(kn_producer *p, const char *topic, const char *value, size_t len) {
+    char es[256];
+    kn_record_out rec = KN_RECORD_OUT_INIT;
+    rec.topic = topic;
+    rec.partition = 0;
+    rec.value = value;
+    rec.value_len = len;
+    if (kn_producer_send(p, &rec, es, sizeof es) != KN_OK)
+        fail_msg("send: %s", es);
+}
+
+/* Record i: BIG bytes, a pattern that starts at letter i. */
+static char *value_of(int i) {
+    char *v = malloc(BIG);
+    assert_non_null(v);
+    for (size_t k = 0; k < BIG; k++)
+        v[k] = (char)('a' + (k + (size_t)i) % 26);
+    return v;
+}
+
+static void test_quota_throttle(void **state) {
+    (void)state;
+    char es[512] = "", topic[200];
+    snprintf(client_id, sizeof client_id, "%s", kn_test_topic("quota-client"));
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("quota"));
+    kn_test_create_topic(topic, 1);
+    set_quotas(false);
+
+    /* ---- produce ---- */
+    kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "client.id", client_id);
+    kn_test_conf_set(conf, "linger.ms", "0");
+    kn_test_conf_set(conf, "max.in.flight.requests.per.connection", "1");
+    delivered dv = {0, 0};
+    kn_producer *p = kn_producer_new(conf, on_delivery, &dv, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", es);
+    int64_t t0 = kn_test_now_ms();
+    for (int i = 0; i < COUNT; i++) {
+        char *v = value_of(i);
+        send_value(p, topic, v, BIG); /* copied */
+        free(v);
+    }
+    assert_int_equal(kn_producer_flush(p, TIMEOUT_MS), KN_OK);
+    /* One more after the last (most throttled) answer: it has to wait
+     * out that throttle, in the client. */
+    send_value(p, topic, "end", 3);
+    assert_int_equal(kn_producer_flush(p, TIMEOUT_MS), KN_OK);
+    int64_t took = kn_test_now_ms() - t0;
+    kn_producer_stats st = {.size = sizeof st};
+    assert_int_equal(kn_producer_get_stats(p, &st), KN_OK);
+    int64_t throttle = st.produce_throttle_time_max_ms;
+    print_message("produce: %d x %d bytes over a %.0f B/s quota in %lld ms, %lld requests; throttle avg %lld "
+                  "ms, max %lld ms; longest round trip %lld ms\n",
+                  COUNT, BIG, RATE, (long long)took, (long long)st.requests_sent,
+                  (long long)st.produce_throttle_time_avg_ms, (long long)throttle,
+                  (long long)(st.request_latency_max_us / 1000));
+    assert_true(throttle > 0); /* the broker's own verdict */
+    assert_true(st.request_latency_max_us / 1000 < throttle / 2);
+    assert_int_equal(dv.ok, COUNT + 1);
+    assert_int_equal(dv.failed, 0);
+    kn_producer_close(p, 10000);
+    kn_producer_destroy(p);
+
+    /* ---- consume ---- */
+    conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "client.id", client_id);
+    kn_test_conf_set(conf, "fetch.max.wait.ms", "100");
+    kn_test_conf_set(conf, "max.partition.fetch.bytes", "1024");
+    kn_test_conf_set(conf, "auto.offset.reset", "earliest");
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    kn_topic_partition_list *tp = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(tp, topic, 0);
+    assert_int_equal(kn_consumer_assign(c, tp), KN_OK);
+    kn_topic_partition_list_destroy(tp);
+    int got = 0;
+    t0 = kn_test_now_ms();
+    int64_t end = t0 + 2 * TIMEOUT_MS;
+    while (got < COUNT + 1) {
+        if (kn_test_now_ms() > end)
+            fail_msg("read %d of %d records", got, COUNT + 1);
+        kn_records *recs = NULL;
+        if (kn_consumer_poll(c, 200, &recs, es, sizeof es) != KN_OK)
+            fail_msg("poll: %s", es);
+        for (size_t i = 0; recs && i < kn_records_count(recs); i++, got++) {
+            size_t len = 0;
+            const char *v = kn_records_value(recs, i, &len);
+            assert_int_equal(kn_records_offset(recs, i), got);
+            if (got == COUNT) {
+                assert_int_equal(len, 3);
+                assert_memory_equal(v, "end", 3);
+                continue;
+            }
+            assert_int_equal(len, BIG);
+            char *want = value_of(got);
+            assert_memory_equal(v, want, BIG);
+            free(want);
+        }
+        kn_records_free(recs);
+    }
+    took = kn_test_now_ms() - t0;
+    kn_consumer_stats cs = {.size = sizeof cs};
+    assert_int_equal(kn_consumer_get_stats(c, &cs), KN_OK);
+    int64_t fthrottle = cs.fetch_throttle_time_max_ms;
+    print_message("fetch: %d records read in %lld ms, %lld fetches; throttle avg %lld ms, max %lld ms; "
+                  "longest round trip %lld ms\n",
+                  got, (long long)took, (long long)cs.fetch_requests, (long long)cs.fetch_throttle_time_avg_ms,
+                  (long long)fthrottle, (long long)(cs.fetch_latency_us_max / 1000));
+    assert_true(fthrottle > 0);
+    assert_true(cs.fetch_latency_us_max / 1000 < fthrottle / 2);
+    kn_consumer_close(c, 10000);
+    kn_consumer_destroy(c);
+    set_quotas(true);
+}
+
+int main(void) {
+    kn_test_bootstrap();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quota_throttle),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
