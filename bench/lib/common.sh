@@ -7,8 +7,9 @@
 #   records, checksum
 # ("-" when a client does not report a figure). Latencies are the
 # producer's send-to-ack latency or the end-to-end latency; extra is
-# rebalance.time.ms (or the join time) for consumers and CPU % for the
-# idle scenario; records is how many records the figures cover (every
+# rebalance.time.ms (or the join time) for consumers, CPU % for the
+# idle scenario and records lost (accepted, never on the topic) for the
+# resty ones; records is how many records the figures cover (every
 # pass); checksum is "N:0x..." (bench/bench_check.h). CPU s is GNU time's
 # for the process, except Java's BenchConsumer rows (the JVM's own CPU
 # time over the pass or window they report). A run that failed has the
@@ -124,6 +125,14 @@ bench_parse() {
       p999 = num(substr(f[3], index(f[3], "="))); rs = 0; mb = 0
     }
     kind == "e2e-tool" && /^[0-9]+\t[0-9.]+$/ { cnt = $1 + 1; if ($2 + 0 > mx + 0 || mx == "-") mx = $2 + 0 }
+    # bench/resty/run.lua: records on the topic, rate, MiB/s, wrk p50/p99/max,
+    # and the CPU and peak RSS of the nginx worker (not of the driver).
+    kind == "resty" && /^resty: [0-9]+ records on the topic/ {
+      n = split($0, f, ", "); sub(/^resty: /, "", f[1]); cnt = num(f[1]); rs = num(f[2]); mb = num(f[3])
+      for (i = 4; i <= 6; i++) sub(/^(p[0-9]+|max) /, "", f[i])
+      p50 = num(f[4]); p99 = num(f[5]); mx = num(f[6]); cpu = num(f[7]); rss = num(f[8])
+      for (i = 9; i <= n; i++) if (f[i] ~ /^lost /) ex = num(f[i])
+    }
     kind == "join" && /join\.time\.ms|join time/ {
       for (i = 1; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { ex = $i; break }
       rs = 0; mb = 0

@@ -3,7 +3,7 @@
 # the measured rounds (the warm-up round, w1, is left out), CPU seconds
 # per million records, peak RSS, the consumers' checksum verdict, our
 # client as a multiple of each peer, then issue #17's targets against what
-# was measured. Only arithmetic on what the runs printed: a figure a
+# was measured, and the OpenResty section (issue #16). Only arithmetic on what the runs printed: a figure a
 # client did not report shows as "n/a".
 #   awk -F'\t' -v settings=OUT/settings.txt -v checksums=OUT/checksums.txt \
 #       -v extra_charts="chart-cpu.png chart-e2e.png" -f bench/lib/report.awk OUT/raw.tsv
@@ -244,6 +244,9 @@ END {
     throughput_section("sasl-produce-10b", "SASL_SSL (SCRAM-SHA-512): produce 10 B records to 16 partitions, defaults", "produce")
     throughput_section("share-consume-10b", "Share group (KIP-932): one share consumer, 10 B records, 16 partitions (join included; Java: ShareConsumerPerformance)", "consume")
 
+    resty_section("resty-produce", "OpenResty: records/s from request handlers in one nginx worker, 1 record per request")
+    resty_section("resty-produce-batch", "OpenResty: records/s from request handlers in one nginx worker, 100 records per request")
+
     if ("e2e-latency" in seen) {
         print "### End-to-end latency at a fixed rate (" set["e2e"] ")"
         print ""
@@ -283,6 +286,47 @@ END {
         }
         print ""
     }
+}
+
+# Issue #16: one nginx worker's handlers, ours (kn-resty) and
+# lua-resty-kafka's async producer (resty-kafka) under the same wrk load.
+function col_sum(s, cl, c,    k, i, t) {
+    k = s SUBSEP cl
+    t = 0
+    for (i = 1; i <= runs[k]; i++) if (val[k, i, c] != "-") t += val[k, i, c]
+    return t
+}
+
+function resty_section(s, title,    i, cl, r, q, clients) {
+    if (!(s in seen)) return
+    print "### " title
+    print ""
+    print "Load: " set["resty_load"] ". Broker: " set["resty_broker"] ". nginx " set["resty_nginx"] ". " \
+          "Records/s: what reached the topic (its end offsets) over the time from the start of the load to " \
+          "the last record's arrival, not what handlers accepted; lost: accepted by a handler, never on the " \
+          "topic. Latency: wrk's, per request. CPU and RSS: the nginx worker's."
+    print ""
+    print "| client | records/s median (IQR) | MiB/s | worker CPU s per M records | worker peak RSS MiB | request ms p50 / p99 / max | records lost, all runs | runs |"
+    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    split("kn-resty resty-kafka", clients, " ")
+    for (i = 1; i <= 2; i++) {
+        cl = clients[i]
+        if (!have(s, cl) && !failed[s SUBSEP cl]) continue
+        print "| " (cl == "kn-resty" ? "kafka-native (kafka_native.resty)" : set["resty_rival"]) " | " rate_cell(s, cl) " | " \
+              fmt(med(s, cl, 2), 2) " | " fmt(med(s, cl, 0), 2) " | " fmt(med(s, cl, 4), 1) " | " \
+              fmt(med(s, cl, 5), 2) " / " fmt(med(s, cl, 6), 2) " / " fmt(med(s, cl, 8), 1) " | " \
+              fmt_int(col_sum(s, cl, 9)) " | " runs_cell(s, cl) " |"
+    }
+    print ""
+    r = ratio(s, "kn-resty", s, "resty-kafka", 1)
+    q = ratio(s, "kn-resty", s, "resty-kafka", 6)
+    if (r == "")
+        print "lua-resty-kafka: " (set["resty_rival"] ~ /^not measured/ ? set["resty_rival"] : "not measured (no successful run)") "."
+    else
+        print "**kafka_native.resty**: " sprintf("%.2fx", r) " lua-resty-kafka's records/s, p99 request latency " \
+              (q == "" ? "n/a" : sprintf("%.2f", q)) " of its (medians). Issue #16's goal, ≥ 5x at equal or better p99: " \
+              ((r >= 5 && q != "" && q <= 1) ? "met" : "**not met**") "."
+    print ""
 }
 
 function target(what, r, want, unit) {
