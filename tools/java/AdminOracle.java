@@ -5,6 +5,7 @@
 //   AdminOracle BOOTSTRAP TOPIC BROKER_ID GROUP... 
 //   AdminOracle share BOOTSTRAP GROUP...
 //   AdminOracle streams BOOTSTRAP GROUP...
+//   AdminOracle raft BOOTSTRAP VOTER_ID DIRECTORY_ID HOST PORT
 //
 // Prints describeConfigs (with synonyms and documentation) of the topic
 // and of the broker, one line per config sorted by name, then
@@ -17,7 +18,9 @@
 // "share": describeShareGroups and listShareGroupOffsets (every
 // partition) of each group; "streams": describeStreamsGroups and
 // listStreamsGroupOffsets of each group (it_admin_share.c,
-// it_admin_streams.c compare them with ours).
+// it_admin_streams.c compare them with ours); "raft": removeRaftVoter
+// and addRaftVoter (listener CONTROLLER at HOST:PORT) of that voter, each
+// printed as its error name or NONE (it_admin_raft.c).
 import java.util.*;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.*;
@@ -133,7 +136,28 @@ public class AdminOracle {
         }
     }
 
+    static String outcome(org.apache.kafka.common.KafkaFuture<Void> f) throws InterruptedException {
+        try {
+            f.get();
+            return "NONE";
+        } catch (ExecutionException e) {
+            return Errors.forException(e.getCause()).name();
+        }
+    }
+
     public static void main(String[] a) throws Exception {
+        if (a.length == 6 && a[0].equals("raft")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                int id = Integer.parseInt(a[2]);
+                org.apache.kafka.common.Uuid dir = org.apache.kafka.common.Uuid.fromString(a[3]);
+                System.out.println("remove_raft_voter error=" + outcome(admin.removeRaftVoter(id, dir).all()));
+                System.out.println("add_raft_voter error=" + outcome(admin.addRaftVoter(id, dir,
+                    Set.of(new RaftVoterEndpoint("CONTROLLER", a[4], Integer.parseInt(a[5])))).all()));
+            }
+            return;
+        }
         if (a.length >= 2 && (a[0].equals("share") || a[0].equals("streams"))) {
             Properties p = new Properties();
             p.put("bootstrap.servers", a[1]);
