@@ -24,7 +24,9 @@
  * (elect_leaders, alter/list partition reassignments: controller),
  * admin_cluster_ops.c (update_features, unregister_broker,
  * list_config_resources), admin_replica_dirs.c (describe/alter replica
- * log dirs: per broker).
+ * log dirs: per broker), admin_share_groups.c and admin_streams_groups.c
+ * (the share- and streams-group calls, through kna_group_run),
+ * admin_raft.c (add/remove raft voter: any broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
