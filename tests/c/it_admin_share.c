@@ -322,7 +322,8 @@ static void test_share_admin(void **state) {
     int64_t until = kn_test_now_ms() + TIMEOUT_MS;
     for (;;) {
         our_lines(a, groups, 1, &ours);
-        bool done = has_line(&ours, want) && has_line(&ours, "lag=0") && has_line(&ours, "members=1 ") && has_line(&ours, "state=Stable");
+        bool done = has_line(&ours, want) && has_line(&ours, "lag=0") && has_line(&ours, "members=1 ") &&
+                    has_line(&ours, "state=Stable");
         if (!done && kn_test_now_ms() > until) {
             for (size_t i = 0; i < ours.n; i++)
                 print_message("  %s\n", ours.v[i]);

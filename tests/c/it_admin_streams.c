@@ -124,9 +124,13 @@ static int32_t heartbeat(kn_admin *a, const char *group, const char *member, int
     if (body->error_code)
         fail_msg("StreamsGroupHeartbeat: %s: %.*s", kn_err_name(body->error_code), (int)body->error_message.len,
                  body->error_message.ptr ? body->error_message.ptr : "");
+    static int last_status = -1; /* each status once, not every heartbeat */
     for (int32_t s = 0; s < body->status.count; s++)
-        print_message("streams status %d: %.*s\n", body->status.items[s].status_code,
-                      (int)body->status.items[s].status_detail.len, body->status.items[s].status_detail.ptr);
+        if (body->status.items[s].status_code != last_status) {
+            last_status = body->status.items[s].status_code;
+            print_message("streams status %d: %.*s\n", last_status, (int)body->status.items[s].status_detail.len,
+                          body->status.items[s].status_detail.ptr);
+        }
     if (tasks && body->active_tasks.count >= 0) {
         *task_n = 0;
         for (int32_t t = 0; t < body->active_tasks.count; t++)
@@ -339,7 +343,8 @@ static void test_streams_admin(void **state) {
     assert_int_equal(kn_group_offsets_error(go, 0), 0);
     for (size_t k = 0; k < 2; k++)
         if (kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), k))
-            fail_msg("alter %zu: %s", k, kn_err_name(kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), k)));
+            fail_msg("alter %zu: %s", k,
+                     kn_err_name(kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), k)));
     kn_group_offsets_destroy(go);
     same_as_java(a, groups, 1, &ours);
     snprintf(want, sizeof want, "stoffset %s %s-0 offset=4", group, topic);
