@@ -1,6 +1,7 @@
 /*
  * kafka_native_admin.h: the public admin client (topics, cluster, configs,
- * consumer groups, offsets).
+ * consumer, share and streams groups, offsets, ACLs, quotas, transactions,
+ * KRaft voters, ...: docs/admin.md lists them against Java's Admin).
  *
  * A kn_admin owns one network client (its own background thread and
  * broker connections). Every operation is synchronous: it blocks the
