@@ -1,6 +1,7 @@
 /*
  * kafka_native_admin.h: the public admin client (topics, cluster, configs,
- * consumer groups, offsets).
+ * consumer, share and streams groups, offsets, ACLs, quotas, transactions,
+ * KRaft voters, ...: docs/admin.md lists them against Java's Admin).
  *
  * A kn_admin owns one network client (its own background thread and
  * broker connections). Every operation is synchronous: it blocks the
@@ -490,6 +491,129 @@ KN_API int kn_admin_remove_members_from_consumer_group(kn_admin *admin, const ch
                                                        const char *reason, int timeout_ms,
                                                        kn_group_results **resultsp, char *errstr,
                                                        size_t errstr_size);
+
+/* ---- share groups (KIP-932) ----------------------------------------
+ * Routed and retried like the consumer-group calls (each group's
+ * coordinator, several groups per request where the API allows). */
+
+/* Java's describeShareGroups (ShareGroupDescribe): type "share", state,
+ * group epoch, assignment epoch, assignor ("simple"), coordinator, and
+ * each member's id, client id, host, epoch and assignment (no instance
+ * id, no target assignment). An unknown group, or a group that is not a
+ * share group, gets GROUP_ID_NOT_FOUND. *descp: caller owns. */
+KN_API int kn_admin_describe_share_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                          int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                          size_t errstr_size);
+/* Java's listShareGroupOffsets (DescribeShareGroupOffsets): per group,
+ * the start offset of each partition the group has state for (spec
+ * partitions NULL: every one), its leader epoch, its lag
+ * (kn_group_offsets_lag) and a per-partition error. A partition without
+ * a start offset has offset -1. *offsetsp: caller owns. */
+KN_API int kn_admin_list_share_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                             int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                             size_t errstr_size);
+/* Lag of entry k of group i's list (list_share_group_offsets only): -1
+ * when unknown (the broker did not say, or not a share group's list). */
+KN_API int64_t kn_group_offsets_lag(const kn_group_offsets *offsets, size_t i, size_t k);
+/* Java's alterShareGroupOffsets (AlterShareGroupOffsets): sets each
+ * partition's start offset (the entries' offsets; a negative one fails
+ * its entry with _INVALID_ARG unsent) for a share group with no active
+ * members. The result (count 1) has the group's error
+ * (NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND) or a copy
+ * of the list with each partition's error. */
+KN_API int kn_admin_alter_share_group_offsets(kn_admin *admin, const char *group,
+                                              const kn_topic_partition_list *offsets, int timeout_ms,
+                                              kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+/* Java's deleteShareGroupOffsets (DeleteShareGroupOffsets): forgets the
+ * group's state for whole topics. One entry per distinct topic with its
+ * error; a group-level error (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND) is
+ * given to every topic. */
+KN_API int kn_admin_delete_share_group_offsets(kn_admin *admin, const char *group, const char *const *topics,
+                                               size_t topic_count, int timeout_ms, kn_group_results **resultsp,
+                                               char *errstr, size_t errstr_size);
+/* Java's deleteShareGroups: DeleteGroups, as delete_consumer_groups. */
+KN_API int kn_admin_delete_share_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
+                                        kn_group_results **resultsp, char *errstr, size_t errstr_size);
+
+/* ---- streams groups (KIP-1071) --------------------------------------
+ * Offsets of a streams group are committed offsets like a consumer
+ * group's: the offset calls are the consumer-group ones (OffsetFetch,
+ * OffsetCommit, OffsetDelete), under Java's names. */
+
+/* Java's describeStreamsGroups (StreamsGroupDescribe): type "streams",
+ * state, epochs, topology epoch and subtopologies, and each member's
+ * ids, host, epoch, process id and tasks. A member's assignment and
+ * target assignment (kn_group_descriptions_member_assignment / _target_)
+ * are its active tasks, as lists whose "topic" is the subtopology id and
+ * whose partition is the task's partition. An unknown group, or one that
+ * is not a streams group, gets GROUP_ID_NOT_FOUND. */
+KN_API int kn_admin_describe_streams_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                            int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                            size_t errstr_size);
+/* Streams groups only (-1 / 0 / NULL otherwise). */
+KN_API int32_t kn_group_descriptions_topology_epoch(const kn_group_descriptions *desc, size_t i);
+KN_API size_t kn_group_descriptions_subtopology_count(const kn_group_descriptions *desc, size_t i);
+KN_API const char *kn_group_descriptions_subtopology_id(const kn_group_descriptions *desc, size_t i, size_t s);
+
+/* Which topics of a subtopology (Java's StreamsGroupSubtopologyDescription). */
+#define KN_SUBTOPOLOGY_SOURCE 0            /* sourceTopics */
+#define KN_SUBTOPOLOGY_REPARTITION_SINK 1  /* repartitionSinkTopics */
+#define KN_SUBTOPOLOGY_STATE_CHANGELOG 2   /* stateChangelogTopics (names) */
+#define KN_SUBTOPOLOGY_REPARTITION_SOURCE 3 /* repartitionSourceTopics (names) */
+KN_API size_t kn_group_descriptions_subtopology_topic_count(const kn_group_descriptions *desc, size_t i, size_t s,
+                                                           int kind);
+KN_API const char *kn_group_descriptions_subtopology_topic(const kn_group_descriptions *desc, size_t i, size_t s,
+                                                          int kind, size_t t);
+KN_API const char *kn_group_descriptions_member_process_id(const kn_group_descriptions *desc, size_t i, size_t m);
+
+/* Which tasks of a streams member (Java's StreamsGroupMemberAssignment). */
+#define KN_TASKS_ACTIVE 0
+#define KN_TASKS_STANDBY 1
+#define KN_TASKS_WARMUP 2
+#define KN_TASKS_TARGET_ACTIVE 3
+#define KN_TASKS_TARGET_STANDBY 4
+#define KN_TASKS_TARGET_WARMUP 5
+/* The member's tasks of that kind ("topic" = subtopology id), owned by
+ * desc; NULL for a member of another group type or a bad kind. */
+KN_API const kn_topic_partition_list *kn_group_descriptions_member_tasks(const kn_group_descriptions *desc,
+                                                                         size_t i, size_t m, int kind);
+
+/* Java's listStreamsGroupOffsets, alterStreamsGroupOffsets,
+ * deleteStreamsGroupOffsets and deleteStreamsGroups: the consumer-group
+ * calls (same arguments, same results). */
+KN_API int kn_admin_list_streams_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                               int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                               size_t errstr_size);
+KN_API int kn_admin_alter_streams_group_offsets(kn_admin *admin, const char *group,
+                                                const kn_topic_partition_list *offsets, int timeout_ms,
+                                                kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_delete_streams_group_offsets(kn_admin *admin, const char *group,
+                                                 const kn_topic_partition_list *partitions, int timeout_ms,
+                                                 kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+KN_API int kn_admin_delete_streams_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
+                                          kn_group_results **resultsp, char *errstr, size_t errstr_size);
+
+/* ---- KRaft voters (KIP-853) -----------------------------------------
+ * Change the controller quorum of a cluster with dynamic voters
+ * (kraft.version 1). One call, one outcome: the return value is the
+ * broker's error code (KN_OK when applied), errstr its message. */
+
+/* One listener of a new voter (Java's RaftVoterEndpoint). */
+typedef struct kn_raft_voter_endpoint {
+    const char *name; /* the controller listener's name, e.g. "CONTROLLER" */
+    const char *host;
+    int port;
+} kn_raft_voter_endpoint;
+
+/* Java's addRaftVoter (AddRaftVoter): voter_id with its metadata log
+ * directory id (22-char text uuid) and endpoints. cluster_id may be NULL
+ * (not checked by the quorum). */
+KN_API int kn_admin_add_raft_voter(kn_admin *admin, int32_t voter_id, const char *directory_id,
+                                   const kn_raft_voter_endpoint *endpoints, size_t endpoint_count,
+                                   const char *cluster_id, int timeout_ms, char *errstr, size_t errstr_size);
+/* Java's removeRaftVoter (RemoveRaftVoter). */
+KN_API int kn_admin_remove_raft_voter(kn_admin *admin, int32_t voter_id, const char *directory_id,
+                                      const char *cluster_id, int timeout_ms, char *errstr, size_t errstr_size);
 
 /* ---- create_partitions ---------------------------------------------- */
 

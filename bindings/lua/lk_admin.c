@@ -690,7 +690,8 @@ void lk_admin_register(lua_State *L) {
                                             lk_admin_partition_methods, lk_admin_cluster_methods,
                                             lk_admin_quota_methods,     lk_admin_scram_methods,
                                             lk_admin_acl_methods,       lk_admin_txn_methods,
-                                            lk_admin_token_methods,     lk_admin_reassign_methods};
+                                            lk_admin_token_methods,     lk_admin_reassign_methods,
+                                            lk_admin_raft_methods};
         for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
             for (const luaL_Reg *m = families[f]; m->name; m++) {
                 lua_pushcfunction(L, m->func);

@@ -81,6 +81,12 @@ void lk_push_assignment(lua_State *L, const kn_topic_partition_list *l);
  * fields (with offsets: { offset =, leader_epoch =, metadata = }). */
 void lk_push_partition_items(lua_State *L, const kn_topic_partition_list *l, bool offsets);
 
+/* Streams groups' own fields (lk_admin_streams.c), set on the table at
+ * the top: a group's topology_epoch and subtopologies, a member's
+ * process_id and tasks. */
+void lk_push_streams_group_fields(lua_State *L, const kn_group_descriptions *d, size_t i);
+void lk_push_streams_member_fields(lua_State *L, const kn_group_descriptions *d, size_t i, size_t m);
+
 /* Method families. */
 extern const luaL_Reg lk_admin_config_methods[];
 extern const luaL_Reg lk_admin_group_methods[];
@@ -93,5 +99,6 @@ extern const luaL_Reg lk_admin_acl_methods[];
 extern const luaL_Reg lk_admin_txn_methods[];
 extern const luaL_Reg lk_admin_token_methods[];
 extern const luaL_Reg lk_admin_reassign_methods[];
+extern const luaL_Reg lk_admin_raft_methods[];
 
 #endif

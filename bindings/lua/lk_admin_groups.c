@@ -1,8 +1,12 @@
 /*
- * lk_admin_groups.c: the admin userdata's consumer-group methods:
- * list_groups, describe_consumer_groups, list_consumer_group_offsets,
+ * lk_admin_groups.c: the admin userdata's group methods: list_groups;
+ * describe_consumer_groups, list_consumer_group_offsets,
  * alter_consumer_group_offsets, delete_consumer_group_offsets,
- * delete_consumer_groups and remove_members_from_consumer_group.
+ * delete_consumer_groups and remove_members_from_consumer_group; their
+ * share-group (describe_share_groups, list/alter/delete_share_group_offsets,
+ * delete_share_groups) and streams-group (describe_streams_groups,
+ * list/alter/delete_streams_group_offsets, delete_streams_groups)
+ * counterparts, whose streams-only fields lk_admin_streams.c pushes.
  *
  * Partitions are written { [topic] = { p, ... } } (or, for offsets,
  * { [topic] = { [p] = offset | {offset=, leader_epoch=, metadata=} } }),
@@ -153,7 +157,9 @@ static void lk_push_group_results(lua_State *L, const kn_group_results *res) {
     }
 }
 
-/* admin:delete_consumer_groups({groups}, {timeout_ms=}) -> group -> {} or {error=...} */
+/* admin:delete_consumer_groups({groups}, {timeout_ms=}) -> group -> {} or
+ * {error=...}; delete_share_groups and delete_streams_groups are the same
+ * DeleteGroups call under Java's names. */
 static int lk_admin_delete_consumer_groups(lua_State *L) {
     lk_admin *la = lk_admin_check(L);
     size_t n = lk_check_strings(L, 2, "array of group ids expected");
@@ -268,7 +274,9 @@ static void lk_push_member(lua_State *L, const kn_group_descriptions *d, size_t 
 /* admin:describe_consumer_groups({groups}, {authorized_operations=,
  *   timeout_ms=}) -> group -> {state=, type=, assignor=, simple=,
  *   coordinator=, group_epoch=, assignment_epoch=, members={...}} */
-static int lk_describe_groups(lua_State *L, bool classic) {
+enum { LK_GROUPS_CONSUMER, LK_GROUPS_CLASSIC, LK_GROUPS_SHARE, LK_GROUPS_STREAMS };
+
+static int lk_describe_groups(lua_State *L, int kind) {
     lk_admin *la = lk_admin_check(L);
     size_t n = lk_check_strings(L, 2, "array of group ids expected");
     int timeout_ms = lk_timeout_opt(L, 3);
@@ -278,10 +286,12 @@ static int lk_describe_groups(lua_State *L, bool classic) {
     lk_guard *g = lk_guard_push(L, lk_free_group_desc, 0);
     char errstr[512] = "";
     kn_group_descriptions *d = NULL;
-    int err = classic ? kn_admin_describe_classic_groups(la->admin, groups, n, flags, timeout_ms, &d, errstr,
-                                                         sizeof(errstr))
-                      : kn_admin_describe_consumer_groups(la->admin, groups, n, flags, timeout_ms, &d, errstr,
-                                                          sizeof(errstr));
+    int (*fn)(kn_admin *, const char *const *, size_t, int, int, kn_group_descriptions **, char *, size_t) =
+        kind == LK_GROUPS_CLASSIC   ? kn_admin_describe_classic_groups
+        : kind == LK_GROUPS_SHARE   ? kn_admin_describe_share_groups
+        : kind == LK_GROUPS_STREAMS ? kn_admin_describe_streams_groups
+                                    : kn_admin_describe_consumer_groups;
+    int err = fn(la->admin, groups, n, flags, timeout_ms, &d, errstr, sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = d;
@@ -311,9 +321,13 @@ static int lk_describe_groups(lua_State *L, bool classic) {
             lua_createtable(L, (int)nm, 0);
             for (size_t m = 0; m < nm; m++) {
                 lk_push_member(L, d, i, m);
+                if (kind == LK_GROUPS_STREAMS)
+                    lk_push_streams_member_fields(L, d, i, m);
                 lua_rawseti(L, -2, (int)(m + 1));
             }
             lua_setfield(L, -2, "members");
+            if (kind == LK_GROUPS_STREAMS)
+                lk_push_streams_group_fields(L, d, i);
         }
         lua_setfield(L, -2, kn_group_descriptions_group_id(d, i));
     }
@@ -323,11 +337,26 @@ static int lk_describe_groups(lua_State *L, bool classic) {
 
 /* ---- offsets --------------------------------------------------------- */
 
+/* Adds lag = to each partition item of group i's offsets table (at the
+ * top) that has one (share groups). */
+static void lk_add_lags(lua_State *L, const kn_group_offsets *o, size_t i) {
+    const kn_topic_partition_list *l = kn_group_offsets_partitions(o, i);
+    for (size_t k = 0; k < kn_topic_partition_list_count(l); k++) {
+        int64_t lag = kn_group_offsets_lag(o, i, k);
+        if (lag < 0 || kn_topic_partition_list_err(l, k))
+            continue;
+        lua_getfield(L, -1, kn_topic_partition_list_topic(l, k));
+        lua_rawgeti(L, -1, (int)kn_topic_partition_list_partition(l, k));
+        lk_set_int(L, "lag", lag);
+        lua_pop(L, 2);
+    }
+}
+
 /* admin:list_consumer_group_offsets({"g1", g2 = {[topic] = {p...}}},
  *   {require_stable=, timeout_ms=}) -> group -> {offsets = {[topic] =
  *   {[p] = {offset=, leader_epoch=, metadata=} or {error=...}}}} or
  *   {error=...} */
-static int lk_admin_list_consumer_group_offsets(lua_State *L) {
+static int lk_list_group_offsets(lua_State *L, bool share) {
     lk_admin *la = lk_admin_check(L);
     luaL_checktype(L, 2, LUA_TTABLE);
     int timeout_ms = lk_timeout_opt(L, 3);
@@ -363,8 +392,9 @@ static int lk_admin_list_consumer_group_offsets(lua_State *L) {
     lk_guard *g = lk_guard_push(L, lk_free_group_offsets, 0);
     char errstr[512] = "";
     kn_group_offsets *o = NULL;
-    int err = kn_admin_list_consumer_group_offsets(la->admin, specs, n, flags, timeout_ms, &o, errstr,
-                                                   sizeof(errstr));
+    int err = share ? kn_admin_list_share_group_offsets(la->admin, specs, n, timeout_ms, &o, errstr, sizeof(errstr))
+                    : kn_admin_list_consumer_group_offsets(la->admin, specs, n, flags, timeout_ms, &o, errstr,
+                                                           sizeof(errstr));
     if (err)
         return lk_push_error(L, err, errstr);
     g->ptr = o;
@@ -375,6 +405,8 @@ static int lk_admin_list_consumer_group_offsets(lua_State *L) {
             lk_error_fields(L, kn_group_offsets_error(o, i), kn_group_offsets_error_message(o, i));
         } else {
             lk_push_partition_items(L, kn_group_offsets_partitions(o, i), true);
+            if (share)
+                lk_add_lags(L, o, i);
             lua_setfield(L, -2, "offsets");
         }
         lua_setfield(L, -2, kn_group_offsets_group(o, i));
@@ -384,7 +416,7 @@ static int lk_admin_list_consumer_group_offsets(lua_State *L) {
 }
 
 /* The one-group offsets calls: a group error fails the call. */
-static int lk_one_group(lua_State *L, bool commit) {
+static int lk_one_group(lua_State *L, bool commit, bool share) {
     lk_admin *la = lk_admin_check(L);
     const char *group = luaL_checkstring(L, 2);
     int timeout_ms = lk_timeout_opt(L, 4);
@@ -393,7 +425,9 @@ static int lk_one_group(lua_State *L, bool commit) {
     lk_guard *g = lk_guard_push(L, lk_free_group_offsets, 0);
     char errstr[512] = "";
     kn_group_offsets *o = NULL;
-    int err = commit ? kn_admin_alter_consumer_group_offsets(la->admin, group, l, timeout_ms, &o, errstr,
+    int err = commit && share ? kn_admin_alter_share_group_offsets(la->admin, group, l, timeout_ms, &o, errstr,
+                                                                   sizeof(errstr))
+              : commit ? kn_admin_alter_consumer_group_offsets(la->admin, group, l, timeout_ms, &o, errstr,
                                                              sizeof(errstr))
                      : kn_admin_delete_consumer_group_offsets(la->admin, group, l, timeout_ms, &o, errstr,
                                                               sizeof(errstr));
@@ -415,17 +449,62 @@ static int lk_one_group(lua_State *L, bool commit) {
 /* admin:alter_consumer_group_offsets(group, {[topic] = {[p] = offset |
  *   {offset=, leader_epoch=, metadata=}}}, {timeout_ms=}) ->
  *   {[topic] = {[p] = {} or {error=...}}}, or nil, msg, code */
-static int lk_admin_alter_consumer_group_offsets(lua_State *L) { return lk_one_group(L, true); }
+static int lk_admin_alter_consumer_group_offsets(lua_State *L) { return lk_one_group(L, true, false); }
 
 /* admin:delete_consumer_group_offsets(group, {[topic] = {p, ...}},
  *   {timeout_ms=}) -> {[topic] = {[p] = {} or {error=...}}}, or nil, msg, code */
-static int lk_admin_delete_consumer_group_offsets(lua_State *L) { return lk_one_group(L, false); }
+static int lk_admin_delete_consumer_group_offsets(lua_State *L) { return lk_one_group(L, false, false); }
 
-static int lk_admin_describe_consumer_groups(lua_State *L) { return lk_describe_groups(L, false); }
+static int lk_admin_list_consumer_group_offsets(lua_State *L) { return lk_list_group_offsets(L, false); }
+
+static int lk_admin_describe_consumer_groups(lua_State *L) { return lk_describe_groups(L, LK_GROUPS_CONSUMER); }
 
 /* admin:describe_classic_groups: the same shape, DescribeGroups only,
  * any protocol type (protocol_type = "consumer", "connect", "", ...). */
-static int lk_admin_describe_classic_groups(lua_State *L) { return lk_describe_groups(L, true); }
+static int lk_admin_describe_classic_groups(lua_State *L) { return lk_describe_groups(L, LK_GROUPS_CLASSIC); }
+
+/* ---- share groups ---------------------------------------------------- */
+
+/* admin:describe_share_groups: describe_consumer_groups' shape, type
+ * "share", members without instance id or target assignment. */
+static int lk_admin_describe_share_groups(lua_State *L) { return lk_describe_groups(L, LK_GROUPS_SHARE); }
+
+/* admin:list_share_group_offsets({"g1", g2 = {[topic] = {p...}}},
+ *   {timeout_ms=}) -> group -> {offsets = {[topic] = {[p] = {offset=
+ *   (nil: no start offset), leader_epoch=, lag=} or {error=...}}}} */
+static int lk_admin_list_share_group_offsets(lua_State *L) { return lk_list_group_offsets(L, true); }
+
+/* admin:alter_share_group_offsets(group, {[topic] = {[p] = start offset}},
+ *   {timeout_ms=}) -> {[topic] = {[p] = {} or {error=...}}}, or nil, msg, code */
+static int lk_admin_alter_share_group_offsets(lua_State *L) { return lk_one_group(L, true, true); }
+
+/* admin:delete_share_group_offsets(group, {topics}, {timeout_ms=}) ->
+ *   topic -> {} or {error=...} (a group error on every topic) */
+static int lk_admin_delete_share_group_offsets(lua_State *L) {
+    lk_admin *la = lk_admin_check(L);
+    const char *group = luaL_checkstring(L, 2);
+    size_t n = lk_check_strings(L, 3, "array of topic names expected");
+    int timeout_ms = lk_timeout_opt(L, 4);
+    const char **topics = lk_strings(L, 3, n);
+    lk_guard *g = lk_guard_push(L, lk_free_group_results, 0);
+    char errstr[512] = "";
+    kn_group_results *res = NULL;
+    int err = kn_admin_delete_share_group_offsets(la->admin, group, topics, n, timeout_ms, &res, errstr,
+                                                  sizeof(errstr));
+    if (err)
+        return lk_push_error(L, err, errstr);
+    g->ptr = res;
+    lk_push_group_results(L, res);
+    lk_guard_release(g);
+    return 1;
+}
+
+/* ---- streams groups -------------------------------------------------- */
+
+/* admin:describe_streams_groups: describe_consumer_groups' shape, type
+ * "streams", plus topology_epoch, subtopologies and, per member,
+ * process_id and tasks (lk_admin_streams.c). */
+static int lk_admin_describe_streams_groups(lua_State *L) { return lk_describe_groups(L, LK_GROUPS_STREAMS); }
 
 const luaL_Reg lk_admin_group_methods[] = {
     {"describe_classic_groups", lk_admin_describe_classic_groups},
@@ -436,5 +515,16 @@ const luaL_Reg lk_admin_group_methods[] = {
     {"delete_consumer_group_offsets", lk_admin_delete_consumer_group_offsets},
     {"delete_consumer_groups", lk_admin_delete_consumer_groups},
     {"remove_members_from_consumer_group", lk_admin_remove_members},
+    {"describe_share_groups", lk_admin_describe_share_groups},
+    {"list_share_group_offsets", lk_admin_list_share_group_offsets},
+    {"alter_share_group_offsets", lk_admin_alter_share_group_offsets},
+    {"delete_share_group_offsets", lk_admin_delete_share_group_offsets},
+    {"delete_share_groups", lk_admin_delete_consumer_groups},
+    {"describe_streams_groups", lk_admin_describe_streams_groups},
+    /* Java runs these through its consumer-group handlers; so do we. */
+    {"list_streams_group_offsets", lk_admin_list_consumer_group_offsets},
+    {"alter_streams_group_offsets", lk_admin_alter_consumer_group_offsets},
+    {"delete_streams_group_offsets", lk_admin_delete_consumer_group_offsets},
+    {"delete_streams_groups", lk_admin_delete_consumer_groups},
     {NULL, NULL},
 };

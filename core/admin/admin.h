@@ -24,7 +24,9 @@
  * (elect_leaders, alter/list partition reassignments: controller),
  * admin_cluster_ops.c (update_features, unregister_broker,
  * list_config_resources), admin_replica_dirs.c (describe/alter replica
- * log dirs: per broker).
+ * log dirs: per broker), admin_share_groups.c and admin_streams_groups.c
+ * (the share- and streams-group calls, through kna_group_run),
+ * admin_raft.c (add/remove raft voter: any broker).
  *
  * Threads: every kn_admin_* call runs on the caller's thread and blocks
  * in knw_call(); the network thread only moves bytes. A kn_admin holds
@@ -38,6 +40,7 @@
 #include <stdint.h>
 
 #include "fork.h"
+#include "proto/kp_types.h"
 #include "kafka_native.h"
 #include "kafka_native_admin.h"
 #include "reader.h"
@@ -344,8 +347,18 @@ typedef struct kna_group_member {
     char *member_id, *instance_id, *client_id, *host;
     int32_t epoch;
     kn_topic_partition_list *assignment; /* never NULL once built */
-    kn_topic_partition_list *target;     /* KIP-848 only */
+    kn_topic_partition_list *target;     /* KIP-848 only (streams: active tasks) */
+    char *process_id;                    /* streams only */
+    kn_topic_partition_list *tasks[6];   /* streams only, by KN_TASKS_* */
 } kna_group_member;
+
+/* A streams group's subtopology: its id and four topic-name lists
+ * (KN_SUBTOPOLOGY_*). */
+typedef struct kna_subtopology {
+    char *id;
+    char **topics[4];
+    size_t topic_count[4];
+} kna_subtopology;
 
 typedef struct kna_group_desc {
     char *group_id;
@@ -357,6 +370,9 @@ typedef struct kna_group_desc {
     int32_t coordinator, group_epoch, assignment_epoch, authorized_ops;
     kna_group_member *members;
     size_t member_count;
+    int32_t topology_epoch; /* streams only, else -1 */
+    kna_subtopology *subtopologies;
+    size_t subtopology_count;
 } kna_group_desc;
 
 struct kn_group_descriptions {
@@ -369,12 +385,30 @@ typedef struct kna_group_offsets_entry {
     int err;
     char *message;
     kn_topic_partition_list *parts; /* never NULL once built */
+    int64_t *lags;                  /* share groups: one per parts entry; else NULL */
 } kna_group_offsets_entry;
 
 struct kn_group_offsets {
     kna_group_offsets_entry *items;
     size_t count;
 };
+
+/* Shared by the group calls of every group type (admin_groups.c). */
+/* Checks a names array (NULL entries refused, naming fn). */
+bool kna_check_names(const char *const *names, size_t n, const char *fn, char *errstr, size_t errstr_size);
+/* Items for the distinct names of in[] (borrowed); *np gets their
+ * count. NULL on no memory. */
+kna_group_item *kna_group_items(const char *const *in, size_t n, size_t *np);
+/* The selected items' groups as a string array in one allocation *bufp. */
+int kna_selected_names(const kna_group_call *call, const bool *sel, kp_str_array *out, void **bufp);
+/* A kn_group_descriptions with one entry per items[i] (ids copied,
+ * epochs -1, no authorized operations). NULL on no memory. */
+kn_group_descriptions *kna_descriptions_new(const kna_group_item *items, size_t n);
+/* Copies one member's common fields into m (zeroed); NOMEM or 0. */
+int kna_member_copy(kna_group_member *m, kn_str id, kn_str instance, kn_str client, kn_str host, int32_t epoch);
+/* A kn_group_offsets with one entry per items[i] (groups copied, empty
+ * lists). NULL on no memory (admin_group_offsets.c). */
+kn_group_offsets *kna_offsets_new(const kna_group_item *items, size_t n);
 
 /* Distinct non-NULL names of in[0..n) in first-appearance order into
  * out (caller's array of n); returns how many. */

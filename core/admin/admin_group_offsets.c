@@ -198,9 +198,7 @@ static int kna_fetch_absorb(kna_group_call *call, const bool *sel, const knw_res
     return 0;
 }
 
-/* A kn_group_offsets with one entry per items[i] (group names copied,
- * empty lists). */
-static kn_group_offsets *kna_offsets_new(const kna_group_item *items, size_t n) {
+kn_group_offsets *kna_offsets_new(const kna_group_item *items, size_t n) {
     kn_group_offsets *o = kn_calloc(1, sizeof(*o));
     if (!o || !(o->items = kn_calloc(n ? n : 1, sizeof(*o->items)))) {
         kn_free(o);

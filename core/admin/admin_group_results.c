@@ -232,6 +232,70 @@ const kn_topic_partition_list *kn_group_descriptions_member_target_assignment(co
     return x ? x->target : NULL;
 }
 
+/* ---- streams groups' extra fields ---- */
+
+int32_t kn_group_descriptions_topology_epoch(const kn_group_descriptions *d, size_t i) {
+    const kna_group_desc *x = KNA_AT(d, i);
+    return x ? x->topology_epoch : -1;
+}
+
+size_t kn_group_descriptions_subtopology_count(const kn_group_descriptions *d, size_t i) {
+    const kna_group_desc *x = KNA_AT(d, i);
+    return x ? x->subtopology_count : 0;
+}
+
+static const kna_subtopology *kna_subtopology_at(const kn_group_descriptions *d, size_t i, size_t s) {
+    const kna_group_desc *x = KNA_AT(d, i);
+    return x && s < x->subtopology_count ? &x->subtopologies[s] : NULL;
+}
+
+const char *kn_group_descriptions_subtopology_id(const kn_group_descriptions *d, size_t i, size_t s) {
+    const kna_subtopology *st = kna_subtopology_at(d, i, s);
+    return st ? st->id : NULL;
+}
+
+size_t kn_group_descriptions_subtopology_topic_count(const kn_group_descriptions *d, size_t i, size_t s,
+                                                     int kind) {
+    const kna_subtopology *st = kna_subtopology_at(d, i, s);
+    return st && kind >= 0 && kind < 4 ? st->topic_count[kind] : 0;
+}
+
+const char *kn_group_descriptions_subtopology_topic(const kn_group_descriptions *d, size_t i, size_t s, int kind,
+                                                    size_t t) {
+    const kna_subtopology *st = kna_subtopology_at(d, i, s);
+    return st && kind >= 0 && kind < 4 && t < st->topic_count[kind] ? st->topics[kind][t] : NULL;
+}
+
+const char *kn_group_descriptions_member_process_id(const kn_group_descriptions *d, size_t i, size_t m) {
+    const kna_group_member *x = kna_member(d, i, m);
+    return x ? x->process_id : NULL;
+}
+
+const kn_topic_partition_list *kn_group_descriptions_member_tasks(const kn_group_descriptions *d, size_t i,
+                                                                  size_t m, int kind) {
+    const kna_group_member *x = kna_member(d, i, m);
+    return x && kind >= 0 && kind < 6 ? x->tasks[kind] : NULL;
+}
+
+kn_group_descriptions *kna_descriptions_new(const kna_group_item *items, size_t n) {
+    kn_group_descriptions *d = kn_calloc(1, sizeof(*d));
+    if (!d || !(d->items = kn_calloc(n ? n : 1, sizeof(*d->items)))) {
+        kn_free(d);
+        return NULL;
+    }
+    d->count = n;
+    for (size_t i = 0; i < n; i++) {
+        kna_group_desc *x = &d->items[i];
+        x->coordinator = x->group_epoch = x->assignment_epoch = x->topology_epoch = -1;
+        x->authorized_ops = INT32_MIN;
+        if (!(x->group_id = kn_strdup(items[i].group))) {
+            kn_group_descriptions_destroy(d);
+            return NULL;
+        }
+    }
+    return d;
+}
+
 void kn_group_descriptions_destroy(kn_group_descriptions *d) {
     if (!d)
         return;
@@ -245,8 +309,21 @@ void kn_group_descriptions_destroy(kn_group_descriptions *d) {
             kn_free(mb->host);
             kn_topic_partition_list_destroy(mb->assignment);
             kn_topic_partition_list_destroy(mb->target);
+            kn_free(mb->process_id);
+            for (size_t k = 0; k < 6; k++)
+                kn_topic_partition_list_destroy(mb->tasks[k]);
         }
         kn_free(x->members);
+        for (size_t s = 0; s < x->subtopology_count; s++) {
+            kna_subtopology *st = &x->subtopologies[s];
+            kn_free(st->id);
+            for (size_t k = 0; k < 4; k++) {
+                for (size_t t = 0; t < st->topic_count[k]; t++)
+                    kn_free(st->topics[k][t]);
+                kn_free(st->topics[k]);
+            }
+        }
+        kn_free(x->subtopologies);
         kn_free(x->group_id);
         kn_free(x->message);
         kn_free(x->state);
@@ -282,6 +359,11 @@ const kn_topic_partition_list *kn_group_offsets_partitions(const kn_group_offset
     return x ? x->parts : NULL;
 }
 
+int64_t kn_group_offsets_lag(const kn_group_offsets *o, size_t i, size_t k) {
+    const kna_group_offsets_entry *x = KNA_AT(o, i);
+    return x && x->lags && k < kn_topic_partition_list_count(x->parts) ? x->lags[k] : -1;
+}
+
 void kn_group_offsets_destroy(kn_group_offsets *o) {
     if (!o)
         return;
@@ -289,6 +371,7 @@ void kn_group_offsets_destroy(kn_group_offsets *o) {
         kn_free(o->items[i].group);
         kn_free(o->items[i].message);
         kn_topic_partition_list_destroy(o->items[i].parts);
+        kn_free(o->items[i].lags);
     }
     kn_free(o->items);
     kn_free(o);

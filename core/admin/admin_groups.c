@@ -34,8 +34,7 @@ static kn_str kna_cstr(const char *s) {
 
 static const kn_str kna_no_message = {NULL, -1};
 
-/* The selected groups' names as a string array in one allocation. */
-static int kna_selected_names(const kna_group_call *call, const bool *sel, kp_str_array *out, void **bufp) {
+int kna_selected_names(const kna_group_call *call, const bool *sel, kp_str_array *out, void **bufp) {
     size_t n = 0;
     for (size_t i = 0; i < call->count; i++)
         n += sel[i];
@@ -52,8 +51,7 @@ static int kna_selected_names(const kna_group_call *call, const bool *sel, kp_st
     return 0;
 }
 
-/* Items for the distinct groups of in[]; *np gets their count. */
-static kna_group_item *kna_group_items(const char *const *in, size_t n, size_t *np) {
+kna_group_item *kna_group_items(const char *const *in, size_t n, size_t *np) {
     const char **names = kn_calloc(n ? n : 1, sizeof(*names));
     kna_group_item *items = kn_calloc(n ? n : 1, sizeof(*items));
     if (!names || !items) {
@@ -71,7 +69,7 @@ static kna_group_item *kna_group_items(const char *const *in, size_t n, size_t *
     return items;
 }
 
-static bool kna_check_names(const char *const *names, size_t n, const char *fn, char *errstr,
+bool kna_check_names(const char *const *names, size_t n, const char *fn, char *errstr,
                             size_t errstr_size) {
     if (n && !names) {
         kn_errstr_set(errstr, errstr_size, "%s: names is NULL", fn);
@@ -189,8 +187,7 @@ static kn_topic_partition_list *kna_tplist_848(const kp_ConsumerGroupDescribeRes
     return l;
 }
 
-/* Copies one member of either API into m (zeroed); NOMEM or 0. */
-static int kna_member_copy(kna_group_member *m, kn_str id, kn_str instance, kn_str client, kn_str host,
+int kna_member_copy(kna_group_member *m, kn_str id, kn_str instance, kn_str client, kn_str host,
                            int32_t epoch) {
     bool ok = kna_set_str(&m->member_id, id) && kna_set_str(&m->instance_id, instance) &&
               kna_set_str(&m->client_id, client) && kna_set_str(&m->host, host);
@@ -368,7 +365,8 @@ int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups
     for (size_t i = 0; i < n; i++) {
         if (!(desc->items[i].group_id = kn_strdup(items[i].group)))
             goto nomem;
-        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch = -1;
+        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch =
+            desc->items[i].topology_epoch = -1;
         desc->items[i].authorized_ops = INT32_MIN;
     }
     kna_describe_ctx ctx = {desc, flags, false};
@@ -444,7 +442,8 @@ int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups,
     for (size_t i = 0; i < n; i++) {
         if (!(desc->items[i].group_id = kn_strdup(items[i].group)))
             goto nomem;
-        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch = -1;
+        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch =
+            desc->items[i].topology_epoch = -1;
         desc->items[i].authorized_ops = INT32_MIN;
     }
     kna_describe_ctx ctx = {desc, flags, true};

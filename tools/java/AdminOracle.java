@@ -3,6 +3,9 @@
 // the same way and compares them line by line.
 //
 //   AdminOracle BOOTSTRAP TOPIC BROKER_ID GROUP... 
+//   AdminOracle share BOOTSTRAP GROUP...
+//   AdminOracle streams BOOTSTRAP GROUP...
+//   AdminOracle raft BOOTSTRAP VOTER_ID DIRECTORY_ID HOST PORT
 //
 // Prints describeConfigs (with synonyms and documentation) of the topic
 // and of the broker, one line per config sorted by name, then
@@ -11,6 +14,13 @@
 // every ACL of User:TOPIC-q), one line per binding, sorted, then
 // describeConsumerGroups of each group (an error as its Errors name)
 // with its members sorted by member id.
+//
+// "share": describeShareGroups and listShareGroupOffsets (every
+// partition) of each group; "streams": describeStreamsGroups and
+// listStreamsGroupOffsets of each group (it_admin_share.c,
+// it_admin_streams.c compare them with ours); "raft": removeRaftVoter
+// and addRaftVoter (listener CONTROLLER at HOST:PORT) of that voter, each
+// printed as its error name or NONE (it_admin_raft.c).
 import java.util.*;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.*;
@@ -32,7 +42,134 @@ public class AdminOracle {
         return String.join(",", l);
     }
 
+    static String opt(Optional<?> o) {
+        return o.map(String::valueOf).orElse("-");
+    }
+
+    static String tasks(List<StreamsGroupMemberAssignment.TaskIds> l) {
+        List<String> out = new ArrayList<>();
+        for (StreamsGroupMemberAssignment.TaskIds t : l)
+            for (Integer p : t.partitions())
+                out.add(t.subtopologyId() + "-" + p);
+        Collections.sort(out);
+        return String.join(",", out);
+    }
+
+    static void share(Admin admin, List<String> groups) throws Exception {
+        for (String g : groups) {
+            try {
+                ShareGroupDescription d = admin.describeShareGroups(List.of(g)).all().get().get(g);
+                System.out.println("share " + g + " state=" + d.groupState() + " coordinator=" + d.coordinator().id()
+                    + " members=" + d.members().size() + " epoch=" + d.groupEpoch()
+                    + " assignment_epoch=" + d.targetAssignmentEpoch());
+                List<ShareMemberDescription> ms = new ArrayList<>(d.members());
+                ms.sort(Comparator.comparing(ShareMemberDescription::consumerId));
+                for (ShareMemberDescription m : ms)
+                    System.out.println("smember " + g + " id=" + m.consumerId() + " client=" + m.clientId()
+                        + " host=" + m.host() + " epoch=" + m.memberEpoch()
+                        + " assignment=" + tps(m.assignment().topicPartitions()));
+            } catch (ExecutionException e) {
+                System.out.println("share " + g + " error=" + Errors.forException(e.getCause()).name());
+            }
+            try {
+                Map<org.apache.kafka.common.TopicPartition, SharePartitionOffsetInfo> o = admin
+                    .listShareGroupOffsets(Map.of(g, new ListShareGroupOffsetsSpec())).partitionsToOffsetInfo(g).get();
+                List<String> lines = new ArrayList<>();
+                for (Map.Entry<org.apache.kafka.common.TopicPartition, SharePartitionOffsetInfo> e : o.entrySet()) {
+                    SharePartitionOffsetInfo i = e.getValue();
+                    lines.add("soffset " + g + " " + e.getKey().topic() + "-" + e.getKey().partition() + " start="
+                        + (i == null ? "null" : i.startOffset()) + " epoch=" + (i == null ? "-" : opt(i.leaderEpoch()))
+                        + " lag=" + (i == null ? "-" : opt(i.lag())));
+                }
+                Collections.sort(lines);
+                for (String l : lines)
+                    System.out.println(l);
+            } catch (ExecutionException e) {
+                System.out.println("soffsets " + g + " error=" + Errors.forException(e.getCause()).name());
+            }
+        }
+    }
+
+    static void streams(Admin admin, List<String> groups) throws Exception {
+        for (String g : groups) {
+            try {
+                StreamsGroupDescription d = admin.describeStreamsGroups(List.of(g)).all().get().get(g);
+                List<String> subs = new ArrayList<>();
+                for (StreamsGroupSubtopologyDescription s : d.subtopologies()) {
+                    List<String> src = new ArrayList<>(s.sourceTopics());
+                    Collections.sort(src);
+                    subs.add(s.subtopologyId() + ":" + String.join("+", src));
+                }
+                Collections.sort(subs);
+                System.out.println("streams " + g + " state=" + d.groupState() + " coordinator="
+                    + d.coordinator().id() + " members=" + d.members().size() + " epoch=" + d.groupEpoch()
+                    + " assignment_epoch=" + d.targetAssignmentEpoch() + " topology_epoch=" + d.topologyEpoch()
+                    + " subtopologies=" + String.join(";", subs));
+                List<StreamsGroupMemberDescription> ms = new ArrayList<>(d.members());
+                ms.sort(Comparator.comparing(StreamsGroupMemberDescription::memberId));
+                for (StreamsGroupMemberDescription m : ms)
+                    System.out.println("stmember " + g + " id=" + m.memberId() + " instance="
+                        + m.instanceId().orElse("null") + " client=" + m.clientId() + " host=" + m.clientHost()
+                        + " epoch=" + m.memberEpoch() + " process=" + m.processId()
+                        + " active=" + tasks(m.assignment().activeTasks())
+                        + " standby=" + tasks(m.assignment().standbyTasks())
+                        + " warmup=" + tasks(m.assignment().warmupTasks())
+                        + " target_active=" + tasks(m.targetAssignment().activeTasks()));
+            } catch (ExecutionException e) {
+                System.out.println("streams " + g + " error=" + Errors.forException(e.getCause()).name());
+            }
+            try {
+                Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> o =
+                    admin.listStreamsGroupOffsets(Map.of(g, new ListStreamsGroupOffsetsSpec()))
+                        .partitionsToOffsetAndMetadata(g).get();
+                List<String> lines = new ArrayList<>();
+                for (Map.Entry<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> e
+                     : o.entrySet())
+                    lines.add("stoffset " + g + " " + e.getKey().topic() + "-" + e.getKey().partition() + " offset="
+                        + (e.getValue() == null ? "null" : e.getValue().offset()));
+                Collections.sort(lines);
+                for (String l : lines)
+                    System.out.println(l);
+            } catch (ExecutionException e) {
+                System.out.println("stoffsets " + g + " error=" + Errors.forException(e.getCause()).name());
+            }
+        }
+    }
+
+    static String outcome(org.apache.kafka.common.KafkaFuture<Void> f) throws InterruptedException {
+        try {
+            f.get();
+            return "NONE";
+        } catch (ExecutionException e) {
+            return Errors.forException(e.getCause()).name();
+        }
+    }
+
     public static void main(String[] a) throws Exception {
+        if (a.length == 6 && a[0].equals("raft")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                int id = Integer.parseInt(a[2]);
+                org.apache.kafka.common.Uuid dir = org.apache.kafka.common.Uuid.fromString(a[3]);
+                System.out.println("remove_raft_voter error=" + outcome(admin.removeRaftVoter(id, dir).all()));
+                System.out.println("add_raft_voter error=" + outcome(admin.addRaftVoter(id, dir,
+                    Set.of(new RaftVoterEndpoint("CONTROLLER", a[4], Integer.parseInt(a[5])))).all()));
+            }
+            return;
+        }
+        if (a.length >= 2 && (a[0].equals("share") || a[0].equals("streams"))) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                List<String> groups = Arrays.asList(a).subList(2, a.length);
+                if (a[0].equals("share"))
+                    share(admin, groups);
+                else
+                    streams(admin, groups);
+            }
+            return;
+        }
         if (a.length < 3) {
             System.err.println("usage: AdminOracle BOOTSTRAP TOPIC BROKER_ID GROUP...");
             System.exit(2);

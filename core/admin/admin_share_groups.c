@@ -1,0 +1,577 @@
+/*
+ * admin_share_groups.c: the share-group calls (KIP-932), as Java's
+ * KafkaAdminClient does them: describe_share_groups
+ * (ShareGroupDescribe), list_share_group_offsets
+ * (DescribeShareGroupOffsets, several groups per request),
+ * alter_share_group_offsets (AlterShareGroupOffsets),
+ * delete_share_group_offsets (DeleteShareGroupOffsets) and
+ * delete_share_groups (DeleteGroups). Routing and coordinator retries are
+ * kna_group_run's; the shared helpers are admin_groups.c's.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "admin/admin.h"
+#include "error.h"
+#include "kafka_native_consumer.h"
+#include "kn_alloc.h"
+#include "proto/generated/kp_alter_share_group_offsets.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_delete_share_group_offsets.h"
+#include "proto/generated/kp_describe_share_group_offsets.h"
+#include "proto/generated/kp_share_group_describe.h"
+
+_Static_assert(sizeof(kp_ShareGroupDescribeRequest) <= KNA_GROUP_REQ_MAX, "request room");
+_Static_assert(sizeof(kp_DescribeShareGroupOffsetsRequest) <= KNA_GROUP_REQ_MAX, "request room");
+_Static_assert(sizeof(kp_AlterShareGroupOffsetsRequest) <= KNA_GROUP_REQ_MAX, "request room");
+_Static_assert(sizeof(kp_DeleteShareGroupOffsetsRequest) <= KNA_GROUP_REQ_MAX, "request room");
+
+static kn_str kna_cstr(const char *s) {
+    kn_str out = {s, s ? (int32_t)strlen(s) : -1};
+    return out;
+}
+
+static const kn_str kna_none = {NULL, -1};
+
+/* A topic name slice as a new C string ("" for null); NULL on no memory. */
+static char *kna_topic_dup(kn_str s) {
+    return kn_strndup(s.ptr ? s.ptr : "", s.len > 0 ? (size_t)s.len : 0);
+}
+
+/* Distinct topics of l not skipped, first-appearance order, into out
+ * (room for every entry); returns how many. */
+static size_t kna_share_topics(const kn_topic_partition_list *l, const bool *skip, const char **out) {
+    size_t k = 0, n = kn_topic_partition_list_count(l);
+    for (size_t i = 0; i < n; i++) {
+        if (skip && skip[i])
+            continue;
+        const char *t = kn_topic_partition_list_topic(l, i);
+        bool seen = false;
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = strcmp(out[j], t) == 0;
+        if (!seen)
+            out[k++] = t;
+    }
+    return k;
+}
+
+/* ---- describe_share_groups ------------------------------------------- */
+
+typedef struct kna_share_describe_ctx {
+    kn_group_descriptions *desc;
+    int flags;
+} kna_share_describe_ctx;
+
+static kn_topic_partition_list *kna_share_assignment(const kp_ShareGroupDescribeResponse_Assignment *a) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (int32_t t = 0; l && t < a->topic_partitions.count; t++) {
+        const kp_ShareGroupDescribeResponse_TopicPartitions *tp = &a->topic_partitions.items[t];
+        char *topic = kna_topic_dup(tp->topic_name);
+        for (int32_t p = 0; topic && p < tp->partitions.count; p++)
+            if (kn_topic_partition_list_add(l, topic, tp->partitions.items[p]) == KN_ERR__NOMEM) {
+                kn_free(topic);
+                topic = NULL;
+            }
+        if (!topic) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+        kn_free(topic);
+    }
+    return l;
+}
+
+static int kna_sgd_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
+    kp_ShareGroupDescribeRequest *req = reqv;
+    const kna_share_describe_ctx *ctx = call->ctx;
+    kp_ShareGroupDescribeRequest_init(req);
+    req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0;
+    return kna_selected_names(call, sel, &req->group_ids, bufp);
+}
+
+static int kna_sgd_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
+    const kp_ShareGroupDescribeResponse *body = resp->body;
+    kna_share_describe_ctx *ctx = call->ctx;
+    for (int32_t k = 0; k < body->groups.count; k++) {
+        const kp_ShareGroupDescribeResponse_DescribedGroup *g = &body->groups.items[k];
+        ptrdiff_t i = kna_group_find(call, sel, g->group_id);
+        if (i < 0)
+            continue;
+        if (kna_group_answer(call, (size_t)i, g->error_code, g->error_message))
+            return KN_ERR__NOMEM;
+        if (g->error_code)
+            continue;
+        kna_group_desc *d = &ctx->desc->items[i];
+        d->coordinator = resp->node_id;
+        d->group_epoch = g->group_epoch;
+        d->assignment_epoch = g->assignment_epoch;
+        d->authorized_ops = g->authorized_operations;
+        if (!kna_set_str(&d->state, g->group_state) || !kna_set_str(&d->assignor, g->assignor_name) ||
+            !kna_set_str(&d->type, kna_cstr("share")))
+            return KN_ERR__NOMEM;
+        if (g->members.count > 0 && !(d->members = kn_calloc((size_t)g->members.count, sizeof(*d->members))))
+            return KN_ERR__NOMEM;
+        for (int32_t m = 0; m < g->members.count; m++) {
+            const kp_ShareGroupDescribeResponse_Member *gm = &g->members.items[m];
+            kna_group_member *mb = &d->members[d->member_count++];
+            if (kna_member_copy(mb, gm->member_id, kna_none, gm->client_id, gm->client_host, gm->member_epoch) ||
+                !(mb->assignment = kna_share_assignment(&gm->assignment)))
+                return KN_ERR__NOMEM;
+        }
+    }
+    return 0;
+}
+
+int kn_admin_describe_share_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
+                                   int timeout_ms, kn_group_descriptions **descp, char *errstr,
+                                   size_t errstr_size) {
+    static const char fn[] = "kn_admin_describe_share_groups";
+    if (!admin || !descp || !kna_check_names(groups, count, fn, errstr, errstr_size)) {
+        if (!admin || !descp)
+            kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *descp = NULL;
+    size_t n = 0;
+    kna_group_item *items = kna_group_items(groups, count, &n);
+    kn_group_descriptions *desc = items ? kna_descriptions_new(items, n) : NULL;
+    int err = KN_ERR__NOMEM;
+    if (!items || !desc) {
+        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+        goto out;
+    }
+    kna_share_describe_ctx ctx = {desc, flags};
+    kna_group_call call = {.admin = admin,
+                           .deadline = kna_deadline(admin, timeout_ms),
+                           .what = "ShareGroupDescribe",
+                           .api_key = KP_API_SHARE_GROUP_DESCRIBE,
+                           .min_version = -1,
+                           .max_version = -1,
+                           .batch = true,
+                           .items = items,
+                           .count = n,
+                           .ctx = &ctx,
+                           .build = kna_sgd_build,
+                           .absorb = kna_sgd_absorb};
+    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        kna_take_item_error(&items[i], &desc->items[i].err, &desc->items[i].message);
+    *descp = desc;
+    desc = NULL;
+out:
+    kna_group_items_clear(items, n);
+    kn_free(items);
+    kn_group_descriptions_destroy(desc);
+    return err;
+}
+
+/* ---- list_share_group_offsets ---------------------------------------- */
+
+typedef struct kna_share_fetch_ctx {
+    kn_group_offsets *out;
+    const kn_topic_partition_list **wanted; /* per item; NULL: all */
+} kna_share_fetch_ctx;
+
+static int kna_dsgo_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
+    kp_DescribeShareGroupOffsetsRequest *req = reqv;
+    const kna_share_fetch_ctx *ctx = call->ctx;
+    size_t ng = 0, entries = 0;
+    for (size_t i = 0; i < call->count; i++)
+        if (sel[i]) {
+            ng++;
+            entries += kn_topic_partition_list_count(ctx->wanted[i]);
+        }
+    typedef kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup group_t;
+    typedef kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic topic_t;
+    size_t size = ng * sizeof(group_t) + entries * (sizeof(topic_t) + sizeof(const char *) + sizeof(int32_t));
+    char *buf = kn_calloc(1, size ? size : 1);
+    if (!buf)
+        return KN_ERR__NOMEM;
+    *bufp = buf;
+    /* Structs first, then pointers, then the 4-byte partitions: aligned. */
+    group_t *groups = (void *)buf;
+    topic_t *topics = (void *)(groups + ng);
+    const char **names = (void *)(topics + entries);
+    int32_t *parts = (void *)(names + entries);
+    kp_DescribeShareGroupOffsetsRequest_init(req);
+    req->groups.items = groups;
+    req->groups.count = (int32_t)ng;
+    for (size_t i = 0; i < call->count; i++) {
+        if (!sel[i])
+            continue;
+        group_t *g = groups++;
+        kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup_init(g);
+        g->group_id = kna_cstr(call->items[i].group);
+        const kn_topic_partition_list *l = ctx->wanted[i];
+        if (!l) {
+            g->topics.count = -1; /* null: every partition the group has state for */
+            continue;
+        }
+        size_t nt = kna_share_topics(l, NULL, names);
+        g->topics.items = topics;
+        g->topics.count = (int32_t)nt;
+        for (size_t t = 0; t < nt; t++) {
+            kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_init(&topics[t]);
+            topics[t].topic_name = kna_cstr(names[t]);
+            topics[t].partitions.items = parts;
+            for (size_t e = 0; e < kn_topic_partition_list_count(l); e++)
+                if (strcmp(kn_topic_partition_list_topic(l, e), names[t]) == 0)
+                    parts[topics[t].partitions.count++] = kn_topic_partition_list_partition(l, e);
+            parts += topics[t].partitions.count;
+        }
+        topics += nt;
+        names += nt;
+    }
+    return 0;
+}
+
+/* One group's answer into a fresh list and lag array. */
+static int kna_dsgo_group(kna_group_call *call, size_t i,
+                          const kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *g) {
+    kna_share_fetch_ctx *ctx = call->ctx;
+    if (kna_group_answer(call, i, g->error_code, g->error_message))
+        return KN_ERR__NOMEM;
+    if (g->error_code)
+        return 0;
+    size_t total = 0;
+    for (int32_t t = 0; t < g->topics.count; t++)
+        total += (size_t)g->topics.items[t].partitions.count;
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    int64_t *lags = kn_calloc(total ? total : 1, sizeof(*lags));
+    if (!l || !lags)
+        goto nomem;
+    for (int32_t t = 0; t < g->topics.count; t++) {
+        const kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseTopic *rt = &g->topics.items[t];
+        char *topic = kna_topic_dup(rt->topic_name);
+        if (!topic)
+            goto nomem;
+        for (int32_t p = 0; p < rt->partitions.count; p++) {
+            const kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponsePartition *rp =
+                &rt->partitions.items[p];
+            int k = kn_topic_partition_list_add(l, topic, rp->partition_index);
+            if (k == KN_ERR__NOMEM) {
+                kn_free(topic);
+                goto nomem;
+            }
+            if (k < 0)
+                continue; /* a name the list refuses (empty): skip */
+            kn_topic_partition_list_set_offset(l, (size_t)k, rp->start_offset < 0 ? -1 : rp->start_offset);
+            kn_topic_partition_list_set_leader_epoch(l, (size_t)k, rp->leader_epoch);
+            kn_topic_partition_list_set_err(l, (size_t)k, rp->error_code);
+            lags[k] = rp->lag;
+        }
+        kn_free(topic);
+    }
+    kn_topic_partition_list_destroy(ctx->out->items[i].parts);
+    kn_free(ctx->out->items[i].lags);
+    ctx->out->items[i].parts = l;
+    ctx->out->items[i].lags = lags;
+    return 0;
+nomem:
+    kn_topic_partition_list_destroy(l);
+    kn_free(lags);
+    return KN_ERR__NOMEM;
+}
+
+static int kna_dsgo_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
+    const kp_DescribeShareGroupOffsetsResponse *body = resp->body;
+    for (int32_t k = 0; k < body->groups.count; k++) {
+        ptrdiff_t i = kna_group_find(call, sel, body->groups.items[k].group_id);
+        if (i >= 0 && kna_dsgo_group(call, (size_t)i, &body->groups.items[k]))
+            return KN_ERR__NOMEM;
+    }
+    return 0;
+}
+
+int kn_admin_list_share_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                      int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                      size_t errstr_size) {
+    static const char fn[] = "kn_admin_list_share_group_offsets";
+    if (!admin || !offsetsp || (count && !specs)) {
+        kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *offsetsp = NULL;
+    for (size_t k = 0; k < count; k++)
+        if (!specs[k].group) {
+            kn_errstr_set(errstr, errstr_size, "%s: spec %zu has a NULL group", fn, k);
+            return KN_ERR__INVALID_ARG;
+        }
+    int err = KN_ERR__NOMEM;
+    size_t n = 0;
+    kn_group_offsets *out = NULL;
+    kna_group_item *items = kn_calloc(count ? count : 1, sizeof(*items));
+    const kn_topic_partition_list **wanted = kn_calloc(count ? count : 1, sizeof(*wanted));
+    if (!items || !wanted)
+        goto nomem;
+    for (size_t k = 0; k < count; k++) { /* a group given twice: the first spec wins */
+        bool seen = false;
+        for (size_t j = 0; j < n && !seen; j++)
+            seen = strcmp(items[j].group, specs[k].group) == 0;
+        if (seen)
+            continue;
+        items[n] = (kna_group_item){.group = specs[k].group, .node = -1, .pending = true};
+        wanted[n++] = specs[k].partitions;
+    }
+    if (!(out = kna_offsets_new(items, n)))
+        goto nomem;
+    kna_share_fetch_ctx ctx = {out, wanted};
+    kna_group_call call = {.admin = admin,
+                           .deadline = kna_deadline(admin, timeout_ms),
+                           .what = "DescribeShareGroupOffsets",
+                           .api_key = KP_API_DESCRIBE_SHARE_GROUP_OFFSETS,
+                           .min_version = -1,
+                           .max_version = -1,
+                           .batch = true,
+                           .items = items,
+                           .count = n,
+                           .ctx = &ctx,
+                           .build = kna_dsgo_build,
+                           .absorb = kna_dsgo_absorb};
+    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        kna_take_item_error(&items[i], &out->items[i].err, &out->items[i].message);
+    *offsetsp = out;
+    out = NULL;
+    goto out;
+nomem:
+    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+out:
+    kna_group_items_clear(items, n);
+    kn_free(items);
+    kn_free(wanted);
+    kn_group_offsets_destroy(out);
+    return err;
+}
+
+/* ---- alter_share_group_offsets --------------------------------------- */
+
+typedef struct kna_share_alter_ctx {
+    kn_topic_partition_list *parts; /* the result: a copy of the input with errors */
+    const bool *skip;               /* entries not sent (failed client-side) */
+} kna_share_alter_ctx;
+
+static int kna_asgo_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
+    (void)sel;
+    kp_AlterShareGroupOffsetsRequest *req = reqv;
+    const kna_share_alter_ctx *ctx = call->ctx;
+    const kn_topic_partition_list *l = ctx->parts;
+    size_t n = kn_topic_partition_list_count(l);
+    typedef kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic topic_t;
+    typedef kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition part_t;
+    size_t size = n * (sizeof(const char *) + sizeof(topic_t) + sizeof(part_t));
+    char *buf = kn_calloc(1, size ? size : 1);
+    if (!buf)
+        return KN_ERR__NOMEM;
+    *bufp = buf;
+    const char **names = (void *)buf;
+    topic_t *topics = (void *)(names + n);
+    part_t *parts = (void *)(topics + n);
+    kp_AlterShareGroupOffsetsRequest_init(req);
+    req->group_id = kna_cstr(call->items[0].group);
+    size_t nt = kna_share_topics(l, ctx->skip, names);
+    req->topics.items = topics;
+    req->topics.count = (int32_t)nt;
+    for (size_t t = 0; t < nt; t++) {
+        kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic_init(&topics[t]);
+        topics[t].topic_name = kna_cstr(names[t]);
+        topics[t].partitions.items = parts;
+        for (size_t e = 0; e < n; e++) {
+            if (ctx->skip[e] || strcmp(kn_topic_partition_list_topic(l, e), names[t]) != 0)
+                continue;
+            part_t *p = parts++;
+            kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestPartition_init(p);
+            p->partition_index = kn_topic_partition_list_partition(l, e);
+            p->start_offset = kn_topic_partition_list_offset(l, e);
+            topics[t].partitions.count++;
+        }
+    }
+    return 0;
+}
+
+static int kna_asgo_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
+    (void)sel;
+    const kp_AlterShareGroupOffsetsResponse *body = resp->body;
+    kna_share_alter_ctx *ctx = call->ctx;
+    if (body->error_code)
+        return kna_group_answer(call, 0, body->error_code, body->error_message);
+    size_t n = kn_topic_partition_list_count(ctx->parts);
+    for (int32_t t = 0; t < body->responses.count; t++) {
+        const kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *rt = &body->responses.items[t];
+        for (int32_t p = 0; p < rt->partitions.count; p++)
+            for (size_t e = 0; e < n; e++) {
+                const char *topic = kn_topic_partition_list_topic(ctx->parts, e);
+                if (kn_topic_partition_list_partition(ctx->parts, e) == rt->partitions.items[p].partition_index &&
+                    rt->topic_name.len >= 0 && strlen(topic) == (size_t)rt->topic_name.len &&
+                    memcmp(topic, rt->topic_name.ptr, (size_t)rt->topic_name.len) == 0)
+                    kn_topic_partition_list_set_err(ctx->parts, e, rt->partitions.items[p].error_code);
+            }
+    }
+    return kna_group_answer(call, 0, 0, kna_none);
+}
+
+int kn_admin_alter_share_group_offsets(kn_admin *admin, const char *group, const kn_topic_partition_list *offsets,
+                                       int timeout_ms, kn_group_offsets **resultp, char *errstr,
+                                       size_t errstr_size) {
+    static const char fn[] = "kn_admin_alter_share_group_offsets";
+    if (!admin || !group || !resultp || !offsets) {
+        kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *resultp = NULL;
+    int err = KN_ERR__NOMEM;
+    kna_group_item item = {.group = group, .node = -1, .pending = true};
+    kn_group_offsets *out = kna_offsets_new(&item, 1);
+    size_t n = kn_topic_partition_list_count(offsets);
+    bool *skip = kn_calloc(n ? n : 1, sizeof(*skip));
+    if (!out || !skip)
+        goto nomem;
+    kn_topic_partition_list_destroy(out->items[0].parts);
+    if (!(out->items[0].parts = kn_topic_partition_list_copy(offsets)))
+        goto nomem;
+    kn_topic_partition_list *parts = out->items[0].parts;
+    size_t sent = 0;
+    for (size_t e = 0; e < n; e++) {
+        /* Java refuses a negative start offset before sending; here it
+         * fails only its own entry. */
+        skip[e] = kn_topic_partition_list_offset(parts, e) < 0;
+        kn_topic_partition_list_set_err(parts, e, skip[e] ? KN_ERR__INVALID_ARG : 0);
+        sent += !skip[e];
+    }
+    if (sent) {
+        kna_share_alter_ctx ctx = {parts, skip};
+        kna_group_call call = {.admin = admin,
+                               .deadline = kna_deadline(admin, timeout_ms),
+                               .what = "AlterShareGroupOffsets",
+                               .api_key = KP_API_ALTER_SHARE_GROUP_OFFSETS,
+                               .min_version = -1,
+                               .max_version = -1,
+                               .items = &item,
+                               .count = 1,
+                               .ctx = &ctx,
+                               .build = kna_asgo_build,
+                               .absorb = kna_asgo_absorb};
+        if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+            goto fail;
+        kna_take_item_error(&item, &out->items[0].err, &out->items[0].message);
+    }
+    kn_free(skip);
+    *resultp = out;
+    return KN_OK;
+nomem:
+    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+fail:
+    kna_group_items_clear(&item, 1);
+    kn_free(skip);
+    kn_group_offsets_destroy(out);
+    return err;
+}
+
+/* ---- delete_share_group_offsets -------------------------------------- */
+
+static int kna_dlsgo_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
+    (void)sel;
+    kp_DeleteShareGroupOffsetsRequest *req = reqv;
+    const kn_group_results *res = call->ctx;
+    typedef kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic topic_t;
+    topic_t *topics = kn_calloc(res->count ? res->count : 1, sizeof(*topics));
+    if (!topics)
+        return KN_ERR__NOMEM;
+    *bufp = topics;
+    kp_DeleteShareGroupOffsetsRequest_init(req);
+    req->group_id = kna_cstr(call->items[0].group);
+    req->topics.items = topics;
+    req->topics.count = (int32_t)res->count;
+    for (size_t t = 0; t < res->count; t++) {
+        kp_DeleteShareGroupOffsetsRequest_DeleteShareGroupOffsetsRequestTopic_init(&topics[t]);
+        topics[t].topic_name = kna_cstr(res->items[t].name);
+    }
+    return 0;
+}
+
+static int kna_dlsgo_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
+    (void)sel;
+    const kp_DeleteShareGroupOffsetsResponse *body = resp->body;
+    kn_group_results *res = call->ctx;
+    if (body->error_code)
+        return kna_group_answer(call, 0, body->error_code, body->error_message);
+    for (int32_t t = 0; t < body->responses.count; t++) {
+        const kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *rt = &body->responses.items[t];
+        for (size_t k = 0; k < res->count; k++) {
+            kna_named_result *x = &res->items[k];
+            if (rt->topic_name.len < 0 || strlen(x->name) != (size_t)rt->topic_name.len ||
+                memcmp(x->name, rt->topic_name.ptr, (size_t)rt->topic_name.len) != 0)
+                continue;
+            x->err = rt->error_code;
+            if (rt->error_code && !kna_set_str(&x->message, rt->error_message))
+                return KN_ERR__NOMEM;
+        }
+    }
+    return kna_group_answer(call, 0, 0, kna_none);
+}
+
+int kn_admin_delete_share_group_offsets(kn_admin *admin, const char *group, const char *const *topics,
+                                        size_t topic_count, int timeout_ms, kn_group_results **resultsp,
+                                        char *errstr, size_t errstr_size) {
+    static const char fn[] = "kn_admin_delete_share_group_offsets";
+    if (!admin || !group || !resultsp || !kna_check_names(topics, topic_count, fn, errstr, errstr_size)) {
+        if (!admin || !group || !resultsp)
+            kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
+        return KN_ERR__INVALID_ARG;
+    }
+    *resultsp = NULL;
+    int err = KN_ERR__NOMEM;
+    kna_group_item item = {.group = group, .node = -1, .pending = true};
+    const char **names = kn_calloc(topic_count ? topic_count : 1, sizeof(*names));
+    kn_group_results *res = kn_calloc(1, sizeof(*res));
+    if (!names || !res || !(res->items = kn_calloc(topic_count ? topic_count : 1, sizeof(*res->items))))
+        goto nomem;
+    res->count = kna_distinct(topics, topic_count, names);
+    for (size_t t = 0; t < res->count; t++)
+        if (!(res->items[t].name = kn_strdup(names[t])))
+            goto nomem;
+    if (res->count) {
+        kna_group_call call = {.admin = admin,
+                               .deadline = kna_deadline(admin, timeout_ms),
+                               .what = "DeleteShareGroupOffsets",
+                               .api_key = KP_API_DELETE_SHARE_GROUP_OFFSETS,
+                               .min_version = -1,
+                               .max_version = -1,
+                               .items = &item,
+                               .count = 1,
+                               .ctx = res,
+                               .build = kna_dlsgo_build,
+                               .absorb = kna_dlsgo_absorb};
+        if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+            goto fail;
+        if (item.err) /* the group's error is every topic's */
+            for (size_t t = 0; t < res->count; t++) {
+                res->items[t].err = item.err;
+                if (item.message && !kna_set_str(&res->items[t].message, kna_cstr(item.message)))
+                    goto nomem;
+            }
+    }
+    kna_group_items_clear(&item, 1);
+    kn_free(names);
+    *resultsp = res;
+    return KN_OK;
+nomem:
+    err = KN_ERR__NOMEM;
+    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+fail:
+    kna_group_items_clear(&item, 1);
+    kn_free(names);
+    kn_group_results_destroy(res);
+    return err;
+}
+
+/* ---- delete_share_groups --------------------------------------------- */
+
+int kn_admin_delete_share_groups(kn_admin *admin, const char *const *groups, size_t count, int timeout_ms,
+                                 kn_group_results **resultsp, char *errstr, size_t errstr_size) {
+    /* Java's DeleteShareGroupsHandler is the consumer one under another
+     * name: DeleteGroups deletes a group of any type. */
+    return kn_admin_delete_consumer_groups(admin, groups, count, timeout_ms, resultsp, errstr, errstr_size);
+}

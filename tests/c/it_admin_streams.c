@@ -1,0 +1,388 @@
+/*
+ * it_admin_streams.c: the streams-group admin calls (KIP-1071) against
+ * the real broker, checked against the Java Admin client
+ * (tools/java/admin-oracle streams). A streams group exists without
+ * Kafka Streams: this test is its one member, speaking
+ * StreamsGroupHeartbeat itself (a topology of one subtopology reading a
+ * 2-partition topic). While it is a member the group is listed by type
+ * and described (state, epochs, topology, the member's process id and
+ * active tasks) line by line as Java describes it, with an unknown group
+ * and a consumer group both GROUP_ID_NOT_FOUND; once it left, offsets
+ * set by the admin are what Java lists, one partition's offset deleted
+ * is gone for both, and the deleted group (an unknown one failing alone)
+ * is GROUP_ID_NOT_FOUND for both. Standby and warmup tasks, internal
+ * topics and several members are not exercised (one member, no state).
+ */
+#include "kn_test.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "admin/admin.h"
+#include "kafka_native.h"
+#include "kafka_native_admin.h"
+#include "proto/generated/kp_apis.h"
+#include "proto/generated/kp_streams_group_heartbeat.h"
+#include "wire/coordinator.h"
+#include "wire/wire.h"
+
+#define TIMEOUT_MS 30000
+#define MAX_LINES  256
+
+typedef struct lines {
+    char *v[MAX_LINES];
+    size_t n;
+} lines;
+
+static void add_line(lines *l, const char *fmt, ...) {
+    if (l->n == MAX_LINES)
+        fail_msg("more than %d lines", MAX_LINES);
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    l->v[l->n++] = strdup(buf);
+}
+
+static void free_lines(lines *l) {
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    l->n = 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* "topic-p,..." sorted as strings (the oracle's form). */
+static void tps(const kn_topic_partition_list *l, char *out, size_t size) {
+    lines v = {0};
+    for (size_t i = 0; i < kn_topic_partition_list_count(l); i++)
+        add_line(&v, "%s-%d", kn_topic_partition_list_topic(l, i), (int)kn_topic_partition_list_partition(l, i));
+    qsort(v.v, v.n, sizeof(v.v[0]), cmp_str);
+    out[0] = '\0';
+    for (size_t i = 0; i < v.n; i++) {
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", i ? "," : "", v.v[i]);
+    }
+    free_lines(&v);
+}
+
+static kn_admin *new_admin(void) {
+    char es[512];
+    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_admin *a = kn_admin_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!a)
+        fail_msg("kn_admin_new: %s", es);
+    return a;
+}
+
+/* One StreamsGroupHeartbeat of our member: joins (epoch 0, with the
+ * topology), acknowledges (epoch > 0, reporting `owned` tasks) or leaves
+ * (epoch -1). Returns the new epoch; *tasks gets the assigned active
+ * partitions of subtopology "0" (when the answer has them). */
+static int32_t heartbeat(kn_admin *a, const char *group, const char *member, int32_t epoch, const char *topic,
+                         const int32_t *owned, int owned_n, int32_t *tasks, int *task_n) {
+    char why[256] = "";
+    int32_t node = -1;
+    assert_int_equal(knw_coord_wait(a->client, 0, group, knw_now_ms() + TIMEOUT_MS, &node, why, sizeof why), 0);
+    kp_StreamsGroupHeartbeatRequest req;
+    kp_StreamsGroupHeartbeatRequest_init(&req);
+    req.group_id = (kn_str){group, (int32_t)strlen(group)};
+    req.member_id = (kn_str){member, (int32_t)strlen(member)};
+    req.member_epoch = epoch;
+    req.rebalance_timeout_ms = 30000;
+    kn_str src = {topic, (int32_t)strlen(topic)};
+    kp_StreamsGroupHeartbeatRequest_Subtopology sub;
+    kp_StreamsGroupHeartbeatRequest_Subtopology_init(&sub);
+    sub.subtopology_id = (kn_str){"0", 1};
+    sub.source_topics = (kp_str_array){&src, 1};
+    kp_StreamsGroupHeartbeatRequest_Topology topo = {0, {&sub, 1}};
+    kp_StreamsGroupHeartbeatRequest_TaskIds mine = {{"0", 1}, {(int32_t *)owned, owned_n}};
+    if (epoch == 0) {
+        req.topology = &topo;
+        req.process_id = (kn_str){"kn-process-1", 12};
+        req.client_tags = (kp_StreamsGroupHeartbeatRequest_KeyValue_array){NULL, 0};
+    }
+    if (epoch >= 0) {
+        req.active_tasks = (kp_StreamsGroupHeartbeatRequest_TaskIds_array){owned_n ? &mine : NULL, owned_n ? 1 : 0};
+        req.standby_tasks = (kp_StreamsGroupHeartbeatRequest_TaskIds_array){NULL, 0};
+        req.warmup_tasks = (kp_StreamsGroupHeartbeatRequest_TaskIds_array){NULL, 0};
+    }
+    knw_resp *resp = knw_call(a->client, node, KP_API_STREAMS_GROUP_HEARTBEAT, -1, -1, &req, TIMEOUT_MS);
+    assert_non_null(resp);
+    if (resp->err)
+        fail_msg("StreamsGroupHeartbeat: %s", kn_err_name(resp->err));
+    const kp_StreamsGroupHeartbeatResponse *body = resp->body;
+    if (body->error_code)
+        fail_msg("StreamsGroupHeartbeat: %s: %.*s", kn_err_name(body->error_code), (int)body->error_message.len,
+                 body->error_message.ptr ? body->error_message.ptr : "");
+    static int last_status = -1; /* each status once, not every heartbeat */
+    for (int32_t s = 0; s < body->status.count; s++)
+        if (body->status.items[s].status_code != last_status) {
+            last_status = body->status.items[s].status_code;
+            print_message("streams status %d: %.*s\n", last_status, (int)body->status.items[s].status_detail.len,
+                          body->status.items[s].status_detail.ptr);
+        }
+    if (tasks && body->active_tasks.count >= 0) {
+        *task_n = 0;
+        for (int32_t t = 0; t < body->active_tasks.count; t++)
+            for (int32_t p = 0; p < body->active_tasks.items[t].partitions.count && *task_n < 8; p++)
+                tasks[(*task_n)++] = body->active_tasks.items[t].partitions.items[p];
+    }
+    int32_t out = body->member_epoch;
+    knw_resp_free(resp);
+    return out;
+}
+
+/* "0-0,0-1" style tasks of kind for member m, sorted. */
+static void tasks_str(const kn_group_descriptions *d, size_t i, size_t m, int kind, char *out, size_t size) {
+    tps(kn_group_descriptions_member_tasks(d, i, m, kind), out, size);
+}
+
+static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *out) {
+    char es[512];
+    kn_group_descriptions *d = NULL;
+    assert_int_equal(kn_admin_describe_streams_groups(a, groups, n, 0, TIMEOUT_MS, &d, es, sizeof es), KN_OK);
+    kn_group_offsets_spec specs[8];
+    assert_true(n <= 8);
+    for (size_t i = 0; i < n; i++)
+        specs[i] = (kn_group_offsets_spec){groups[i], NULL};
+    kn_group_offsets *o = NULL;
+    assert_int_equal(kn_admin_list_streams_group_offsets(a, specs, n, 0, TIMEOUT_MS, &o, es, sizeof es), KN_OK);
+    for (size_t i = 0; i < n; i++) {
+        if (kn_group_descriptions_error(d, i)) {
+            add_line(out, "streams %s error=%s", groups[i], kn_err_name(kn_group_descriptions_error(d, i)));
+        } else {
+            assert_string_equal(kn_group_descriptions_type(d, i), "streams");
+            lines subs = {0};
+            for (size_t s = 0; s < kn_group_descriptions_subtopology_count(d, i); s++) {
+                lines src = {0};
+                for (size_t t = 0;
+                     t < kn_group_descriptions_subtopology_topic_count(d, i, s, KN_SUBTOPOLOGY_SOURCE); t++)
+                    add_line(&src, "%s", kn_group_descriptions_subtopology_topic(d, i, s, KN_SUBTOPOLOGY_SOURCE, t));
+                qsort(src.v, src.n, sizeof(src.v[0]), cmp_str);
+                char buf[1024];
+                snprintf(buf, sizeof buf, "%s:", kn_group_descriptions_subtopology_id(d, i, s));
+                for (size_t t = 0; t < src.n; t++) {
+                    size_t len = strlen(buf);
+                    snprintf(buf + len, sizeof buf - len, "%s%s", t ? "+" : "", src.v[t]);
+                }
+                add_line(&subs, "%s", buf);
+                free_lines(&src);
+            }
+            qsort(subs.v, subs.n, sizeof(subs.v[0]), cmp_str);
+            char all[2048] = "";
+            for (size_t s = 0; s < subs.n; s++) {
+                size_t len = strlen(all);
+                snprintf(all + len, sizeof all - len, "%s%s", s ? ";" : "", subs.v[s]);
+            }
+            free_lines(&subs);
+            add_line(out,
+                     "streams %s state=%s coordinator=%d members=%zu epoch=%d assignment_epoch=%d "
+                     "topology_epoch=%d subtopologies=%s",
+                     groups[i], kn_group_descriptions_state(d, i), (int)kn_group_descriptions_coordinator(d, i),
+                     kn_group_descriptions_member_count(d, i), (int)kn_group_descriptions_group_epoch(d, i),
+                     (int)kn_group_descriptions_assignment_epoch(d, i),
+                     (int)kn_group_descriptions_topology_epoch(d, i), all);
+            lines ms = {0};
+            for (size_t m = 0; m < kn_group_descriptions_member_count(d, i); m++) {
+                char act[512], sb[512], wu[512], ta[512];
+                tasks_str(d, i, m, KN_TASKS_ACTIVE, act, sizeof act);
+                tasks_str(d, i, m, KN_TASKS_STANDBY, sb, sizeof sb);
+                tasks_str(d, i, m, KN_TASKS_WARMUP, wu, sizeof wu);
+                tasks_str(d, i, m, KN_TASKS_TARGET_ACTIVE, ta, sizeof ta);
+                const char *inst = kn_group_descriptions_member_instance_id(d, i, m);
+                add_line(&ms,
+                         "stmember %s id=%s instance=%s client=%s host=%s epoch=%d process=%s active=%s "
+                         "standby=%s warmup=%s target_active=%s",
+                         groups[i], kn_group_descriptions_member_id(d, i, m), inst ? inst : "null",
+                         kn_group_descriptions_member_client_id(d, i, m), kn_group_descriptions_member_host(d, i, m),
+                         (int)kn_group_descriptions_member_epoch(d, i, m),
+                         kn_group_descriptions_member_process_id(d, i, m), act, sb, wu, ta);
+            }
+            qsort(ms.v, ms.n, sizeof(ms.v[0]), cmp_str);
+            for (size_t k = 0; k < ms.n; k++)
+                add_line(out, "%s", ms.v[k]);
+            free_lines(&ms);
+        }
+        if (kn_group_offsets_error(o, i)) {
+            add_line(out, "stoffsets %s error=%s", groups[i], kn_err_name(kn_group_offsets_error(o, i)));
+            continue;
+        }
+        const kn_topic_partition_list *l = kn_group_offsets_partitions(o, i);
+        lines os = {0};
+        for (size_t k = 0; k < kn_topic_partition_list_count(l); k++) {
+            int64_t off = kn_topic_partition_list_offset(l, k);
+            char s_off[24] = "null";
+            if (off >= 0)
+                snprintf(s_off, sizeof s_off, "%lld", (long long)off);
+            add_line(&os, "stoffset %s %s-%d offset=%s", groups[i], kn_topic_partition_list_topic(l, k),
+                     (int)kn_topic_partition_list_partition(l, k), s_off);
+        }
+        qsort(os.v, os.n, sizeof(os.v[0]), cmp_str);
+        for (size_t k = 0; k < os.n; k++)
+            add_line(out, "%s", os.v[k]);
+        free_lines(&os);
+    }
+    kn_group_offsets_destroy(o);
+    kn_group_descriptions_destroy(d);
+}
+
+static void same_as_java(kn_admin *a, const char *const *groups, size_t n, lines *ours) {
+    lines java = {0};
+    our_lines(a, groups, n, ours);
+    char cmd[2048];
+    int w = snprintf(cmd, sizeof cmd, "%s streams %s", kn_test_source_path("tools/java/admin-oracle"),
+                     kn_test_bootstrap());
+    for (size_t i = 0; i < n; i++)
+        w += snprintf(cmd + w, sizeof cmd - (size_t)w, " %s", groups[i]);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) {
+        buf[strcspn(buf, "\n")] = '\0';
+        add_line(&java, "%s", buf);
+    }
+    if (pclose(p) != 0)
+        fail_msg("%s failed", cmd);
+    size_t k = ours->n < java.n ? ours->n : java.n;
+    for (size_t i = 0; i < k; i++)
+        if (strcmp(ours->v[i], java.v[i]))
+            fail_msg("line %zu differs:\n ours: %s\n java: %s", i, ours->v[i], java.v[i]);
+    if (ours->n != java.n)
+        fail_msg("%zu lines from us, %zu from Java", ours->n, java.n);
+    for (size_t i = 0; i < ours->n; i++)
+        print_message("  %s\n", ours->v[i]);
+    free_lines(&java);
+}
+
+static bool has_line(const lines *l, const char *needle) {
+    for (size_t i = 0; i < l->n; i++)
+        if (strstr(l->v[i], needle))
+            return true;
+    return false;
+}
+
+static void test_streams_admin(void **state) {
+    (void)state;
+    char topic[200], group[220], unknown[220], cgroup[220], member[64], es[512], want[512];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("admin-streams"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    snprintf(unknown, sizeof unknown, "%s-none", topic);
+    snprintf(cgroup, sizeof cgroup, "%s-cg", topic);
+    snprintf(member, sizeof member, "kn-streams-member-%d", (int)getpid());
+    kn_test_create_topic(topic, 2);
+    kn_admin *a = new_admin();
+
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, topic, 0);
+    kn_topic_partition_list_set_offset(l, 0, 1);
+    kn_group_offsets *go = NULL;
+    assert_int_equal(kn_admin_alter_consumer_group_offsets(a, cgroup, l, TIMEOUT_MS, &go, es, sizeof es), KN_OK);
+    kn_group_offsets_destroy(go);
+    kn_topic_partition_list_destroy(l);
+
+    /* Join, then acknowledge what was assigned until the group is stable. */
+    int32_t tasks[8];
+    int task_n = 0;
+    int32_t epoch = heartbeat(a, group, member, 0, topic, NULL, 0, tasks, &task_n);
+    const char *groups[3] = {group, unknown, cgroup};
+    lines ours = {0};
+    int64_t until = kn_test_now_ms() + TIMEOUT_MS;
+    for (;;) {
+        epoch = heartbeat(a, group, member, epoch, topic, tasks, task_n, tasks, &task_n);
+        our_lines(a, groups, 1, &ours);
+        snprintf(want, sizeof want, "active=0-0,0-1 ");
+        bool done = has_line(&ours, want) && has_line(&ours, "target_active=0-0,0-1") &&
+                    (has_line(&ours, "state=Stable") || has_line(&ours, "state=stable"));
+        if (!done && kn_test_now_ms() > until) {
+            for (size_t i = 0; i < ours.n; i++)
+                print_message("  %s\n", ours.v[i]);
+            fail_msg("the streams group never became stable with both tasks");
+        }
+        free_lines(&ours);
+        if (done)
+            break;
+        usleep(300 * 1000);
+    }
+    const char *types[1] = {"streams"};
+    kn_group_list *gl = NULL;
+    assert_int_equal(kn_admin_list_groups(a, types, 1, NULL, 0, TIMEOUT_MS, &gl, es, sizeof es), KN_OK);
+    bool listed = false;
+    for (size_t i = 0; i < kn_group_list_count(gl); i++)
+        listed |= !strcmp(kn_group_list_group_id(gl, i), group);
+    assert_true(listed);
+    kn_group_list_destroy(gl);
+
+    same_as_java(a, groups, 3, &ours);
+    snprintf(want, sizeof want, "subtopologies=0:%s", topic);
+    assert_true(has_line(&ours, want));
+    assert_true(has_line(&ours, "process=kn-process-1 "));
+    snprintf(want, sizeof want, "streams %s error=GROUP_ID_NOT_FOUND", unknown);
+    assert_true(has_line(&ours, want));
+    snprintf(want, sizeof want, "streams %s error=GROUP_ID_NOT_FOUND", cgroup);
+    assert_true(has_line(&ours, want));
+    free_lines(&ours);
+
+    /* Leave; then the admin sets offsets of the empty group. */
+    heartbeat(a, group, member, -1, topic, NULL, 0, NULL, NULL);
+    l = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(l, topic, 0);
+    kn_topic_partition_list_set_offset(l, 0, 4);
+    kn_topic_partition_list_add(l, topic, 1);
+    kn_topic_partition_list_set_offset(l, 1, 6);
+    assert_int_equal(kn_admin_alter_streams_group_offsets(a, group, l, TIMEOUT_MS, &go, es, sizeof es), KN_OK);
+    assert_int_equal(kn_group_offsets_error(go, 0), 0);
+    for (size_t k = 0; k < 2; k++)
+        if (kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), k))
+            fail_msg("alter %zu: %s", k,
+                     kn_err_name(kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), k)));
+    kn_group_offsets_destroy(go);
+    same_as_java(a, groups, 1, &ours);
+    snprintf(want, sizeof want, "stoffset %s %s-0 offset=4", group, topic);
+    assert_true(has_line(&ours, want));
+    snprintf(want, sizeof want, "stoffset %s %s-1 offset=6", group, topic);
+    assert_true(has_line(&ours, want));
+    assert_true(has_line(&ours, "members=0 "));
+    free_lines(&ours);
+
+    /* Delete partition 1's offset. */
+    kn_topic_partition_list *one = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(one, topic, 1);
+    assert_int_equal(kn_admin_delete_streams_group_offsets(a, group, one, TIMEOUT_MS, &go, es, sizeof es), KN_OK);
+    assert_int_equal(kn_group_offsets_error(go, 0), 0);
+    assert_int_equal(kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), 0), 0);
+    kn_group_offsets_destroy(go);
+    kn_topic_partition_list_destroy(one);
+    kn_topic_partition_list_destroy(l);
+    same_as_java(a, groups, 1, &ours);
+    snprintf(want, sizeof want, "stoffset %s %s-1 ", group, topic);
+    assert_false(has_line(&ours, want));
+    free_lines(&ours);
+
+    /* Delete the group (an unknown one failing alone). */
+    const char *del[2] = {group, unknown};
+    kn_group_results *gr = NULL;
+    assert_int_equal(kn_admin_delete_streams_groups(a, del, 2, TIMEOUT_MS, &gr, es, sizeof es), KN_OK);
+    assert_int_equal(kn_group_results_error(gr, 0), 0);
+    assert_int_equal(kn_group_results_error(gr, 1), KN_ERR_GROUP_ID_NOT_FOUND);
+    kn_group_results_destroy(gr);
+    same_as_java(a, groups, 1, &ours);
+    snprintf(want, sizeof want, "streams %s error=GROUP_ID_NOT_FOUND", group);
+    assert_true(has_line(&ours, want));
+    free_lines(&ours);
+    kn_admin_destroy(a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_streams_admin)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
