@@ -48,6 +48,11 @@ if security == "SASL_SSL" then
     ["ssl.truststore.type"] = "PEM",
     ["ssl.truststore.certificates"] = ca,
   }
+  -- The harness's SCRAM user is there (spec/helper.lua says why).
+  local broker_dir = os.getenv("KN_BROKER_DIR")
+  if broker_dir and broker_dir ~= "" then
+    os.execute(string.format("'%s/tools/kafka/broker' ensure-scram --dir '%s' >&2", root, broker_dir))
+  end
 elseif security ~= "" then
   error("KN_NGINX_SECURITY: " .. security .. " is not one of SASL_SSL or empty")
 end
