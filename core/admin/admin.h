@@ -410,6 +410,52 @@ int kna_member_copy(kna_group_member *m, kn_str id, kn_str instance, kn_str clie
  * lists). NULL on no memory (admin_group_offsets.c). */
 kn_group_offsets *kna_offsets_new(const kna_group_item *items, size_t n);
 
+/* ---- the steps every group type's calls share ----------------------- */
+
+/* A describe call's context (call->ctx), whatever the group type:
+ * desc->items[i] matches the call's items[i]; classic: DescribeGroups
+ * takes a group of any protocol type (describe_classic_groups). */
+typedef struct kna_describe_ctx {
+    kn_group_descriptions *desc;
+    int flags; /* KN_ADMIN_GROUP_* */
+    bool classic;
+} kna_describe_ctx;
+
+/* Describes the distinct groups of groups[] at their coordinators: call
+ * has what, api_key, versions, build and absorb set (the rest is filled
+ * here, batched); ctx has flags and classic set and gets desc. *descp
+ * gets one description per distinct group, each with its own error.
+ * Returns 0, or the whole call's error with errstr set (naming fn)
+ * (admin_group_describe.c). */
+int kna_describe_groups_run(kn_admin *admin, const char *fn, const char *const *groups, size_t count,
+                            int timeout_ms, kna_group_call *call, kna_describe_ctx *ctx,
+                            kn_group_descriptions **descp, char *errstr, size_t errstr_size);
+
+/* One group of a KIP-848-style describe response (ConsumerGroupDescribe,
+ * ShareGroupDescribe, StreamsGroupDescribe): the fields they share. */
+typedef struct kna_described_group {
+    kn_str group_id;
+    int16_t error_code;
+    kn_str error_message;
+    kn_str state;
+    const char *type; /* "consumer", "share", "streams" */
+    int32_t group_epoch, assignment_epoch, authorized_ops;
+    int32_t member_count;
+} kna_described_group;
+
+/* Records g's answer for the selected item it names and, when it
+ * succeeded, fills that item's description with g's shared fields
+ * (coordinator node, epochs, operations, state, type) and room for its
+ * members (member_count stays 0: the caller adds them). Returns the
+ * description to finish, or NULL (not asked, failed, or no memory:
+ * *errp is then KN_ERR__NOMEM, else 0). */
+kna_group_desc *kna_describe_start(kna_group_call *call, const bool *sel, int32_t node,
+                                   const kna_described_group *g, int *errp);
+
+/* Adds topic's partitions[] to l (topic copied, "" for null);
+ * KN_ERR__NOMEM or 0. */
+int kna_tplist_add_topic(kn_topic_partition_list *l, kn_str topic, const kp_int32_array *partitions);
+
 /* Distinct non-NULL names of in[0..n) in first-appearance order into
  * out (caller's array of n); returns how many. */
 size_t kna_distinct(const char *const *in, size_t n, const char **out);

@@ -161,28 +161,14 @@ int kn_admin_delete_consumer_groups(kn_admin *admin, const char *const *groups, 
 
 /* ---- describe_consumer_groups ---------------------------------------- */
 
-typedef struct kna_describe_ctx {
-    kn_group_descriptions *desc; /* items[i] matches call items[i] */
-    int flags;
-    bool classic; /* describe_classic_groups: any protocol type */
-} kna_describe_ctx;
-
 static kn_topic_partition_list *kna_tplist_848(const kp_ConsumerGroupDescribeResponse_Assignment *a) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     for (int32_t t = 0; l && t < a->topic_partitions.count; t++) {
         const kp_ConsumerGroupDescribeResponse_TopicPartitions *tp = &a->topic_partitions.items[t];
-        char *topic = kn_strndup(tp->topic_name.ptr ? tp->topic_name.ptr : "",
-                                 tp->topic_name.len > 0 ? (size_t)tp->topic_name.len : 0);
-        for (int32_t p = 0; topic && p < tp->partitions.count; p++)
-            if (kn_topic_partition_list_add(l, topic, tp->partitions.items[p]) == KN_ERR__NOMEM) {
-                kn_free(topic);
-                topic = NULL;
-            }
-        if (!topic) {
+        if (kna_tplist_add_topic(l, tp->topic_name, &tp->partitions)) {
             kn_topic_partition_list_destroy(l);
             return NULL;
         }
-        kn_free(topic);
     }
     return l;
 }
@@ -205,25 +191,18 @@ static int kna_cgd_build(kna_group_call *call, const bool *sel, void *reqv, void
 
 static int kna_cgd_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     const kp_ConsumerGroupDescribeResponse *body = resp->body;
-    kna_describe_ctx *ctx = call->ctx;
     for (int32_t k = 0; k < body->groups.count; k++) {
         const kp_ConsumerGroupDescribeResponse_DescribedGroup *g = &body->groups.items[k];
-        ptrdiff_t i = kna_group_find(call, sel, g->group_id);
-        if (i < 0)
+        kna_described_group shared = {g->group_id, g->error_code, g->error_message,
+                                      g->group_state, "consumer", g->group_epoch,
+                                      g->assignment_epoch, g->authorized_operations, g->members.count};
+        int err;
+        kna_group_desc *d = kna_describe_start(call, sel, resp->node_id, &shared, &err);
+        if (err)
+            return err;
+        if (!d)
             continue;
-        if (kna_group_answer(call, (size_t)i, g->error_code, g->error_message))
-            return KN_ERR__NOMEM;
-        if (g->error_code)
-            continue;
-        kna_group_desc *d = &ctx->desc->items[i];
-        d->coordinator = resp->node_id;
-        d->group_epoch = g->group_epoch;
-        d->assignment_epoch = g->assignment_epoch;
-        d->authorized_ops = g->authorized_operations;
-        if (!kna_set_str(&d->state, g->group_state) || !kna_set_str(&d->assignor, g->assignor_name) ||
-            !kna_set_str(&d->type, kna_cstr("consumer")))
-            return KN_ERR__NOMEM;
-        if (g->members.count > 0 && !(d->members = kn_calloc((size_t)g->members.count, sizeof(*d->members))))
+        if (!kna_set_str(&d->assignor, g->assignor_name))
             return KN_ERR__NOMEM;
         for (int32_t m = 0; m < g->members.count; m++) {
             const kp_ConsumerGroupDescribeResponse_Member *gm = &g->members.items[m];
@@ -358,17 +337,9 @@ int kn_admin_describe_consumer_groups(kn_admin *admin, const char *const *groups
     size_t n = 0;
     int err = KN_ERR__NOMEM;
     kna_group_item *items = kna_group_items(groups, count, &n);
-    kn_group_descriptions *desc = kn_calloc(1, sizeof(*desc));
-    if (!items || !desc || !(desc->items = kn_calloc(n ? n : 1, sizeof(*desc->items))))
+    kn_group_descriptions *desc = items ? kna_descriptions_new(items, n) : NULL;
+    if (!items || !desc)
         goto nomem;
-    desc->count = n;
-    for (size_t i = 0; i < n; i++) {
-        if (!(desc->items[i].group_id = kn_strdup(items[i].group)))
-            goto nomem;
-        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch =
-            desc->items[i].topology_epoch = -1;
-        desc->items[i].authorized_ops = INT32_MIN;
-    }
     kna_describe_ctx ctx = {desc, flags, false};
     kna_group_call call = {.admin = admin,
                            .deadline = kna_deadline(admin, timeout_ms),
@@ -425,56 +396,15 @@ fail:
 int kn_admin_describe_classic_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
                                      int timeout_ms, kn_group_descriptions **descp, char *errstr,
                                      size_t errstr_size) {
-    static const char fn[] = "kn_admin_describe_classic_groups";
-    if (!admin || !descp || !kna_check_names(groups, count, fn, errstr, errstr_size)) {
-        if (!admin || !descp)
-            kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
-        return KN_ERR__INVALID_ARG;
-    }
-    *descp = NULL;
-    size_t n = 0;
-    int err = KN_ERR__NOMEM;
-    kna_group_item *items = kna_group_items(groups, count, &n);
-    kn_group_descriptions *desc = kn_calloc(1, sizeof(*desc));
-    if (!items || !desc || !(desc->items = kn_calloc(n ? n : 1, sizeof(*desc->items))))
-        goto nomem;
-    desc->count = n;
-    for (size_t i = 0; i < n; i++) {
-        if (!(desc->items[i].group_id = kn_strdup(items[i].group)))
-            goto nomem;
-        desc->items[i].coordinator = desc->items[i].group_epoch = desc->items[i].assignment_epoch =
-            desc->items[i].topology_epoch = -1;
-        desc->items[i].authorized_ops = INT32_MIN;
-    }
-    kna_describe_ctx ctx = {desc, flags, true};
-    kna_group_call call = {.admin = admin,
-                           .deadline = kna_deadline(admin, timeout_ms),
-                           .what = "DescribeGroups",
+    kna_describe_ctx ctx = {.flags = flags, .classic = true};
+    kna_group_call call = {.what = "DescribeGroups",
                            .api_key = KP_API_DESCRIBE_GROUPS,
                            .min_version = -1,
                            .max_version = -1,
-                           .batch = true,
-                           .items = items,
-                           .count = n,
-                           .ctx = &ctx,
                            .build = kna_dg_build,
                            .absorb = kna_dg_absorb};
-    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
-        goto fail;
-    for (size_t i = 0; i < n; i++)
-        kna_take_item_error(&items[i], &desc->items[i].err, &desc->items[i].message);
-    kna_group_items_clear(items, n);
-    kn_free(items);
-    *descp = desc;
-    return KN_OK;
-nomem:
-    err = KN_ERR__NOMEM;
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-fail:
-    kna_group_items_clear(items, n);
-    kn_free(items);
-    kn_group_descriptions_destroy(desc);
-    return err;
+    return kna_describe_groups_run(admin, "kn_admin_describe_classic_groups", groups, count, timeout_ms, &call,
+                                   &ctx, descp, errstr, errstr_size);
 }
 
 /* ---- remove_members_from_consumer_group ------------------------------ */

@@ -6,7 +6,8 @@
  * alter_share_group_offsets (AlterShareGroupOffsets),
  * delete_share_group_offsets (DeleteShareGroupOffsets) and
  * delete_share_groups (DeleteGroups). Routing and coordinator retries are
- * kna_group_run's; the shared helpers are admin_groups.c's.
+ * kna_group_run's; the describe steps every group type shares are
+ * admin_group_describe.c's.
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,33 +58,21 @@ static size_t kna_share_topics(const kn_topic_partition_list *l, const bool *ski
 
 /* ---- describe_share_groups ------------------------------------------- */
 
-typedef struct kna_share_describe_ctx {
-    kn_group_descriptions *desc;
-    int flags;
-} kna_share_describe_ctx;
-
 static kn_topic_partition_list *kna_share_assignment(const kp_ShareGroupDescribeResponse_Assignment *a) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     for (int32_t t = 0; l && t < a->topic_partitions.count; t++) {
         const kp_ShareGroupDescribeResponse_TopicPartitions *tp = &a->topic_partitions.items[t];
-        char *topic = kna_topic_dup(tp->topic_name);
-        for (int32_t p = 0; topic && p < tp->partitions.count; p++)
-            if (kn_topic_partition_list_add(l, topic, tp->partitions.items[p]) == KN_ERR__NOMEM) {
-                kn_free(topic);
-                topic = NULL;
-            }
-        if (!topic) {
+        if (kna_tplist_add_topic(l, tp->topic_name, &tp->partitions)) {
             kn_topic_partition_list_destroy(l);
             return NULL;
         }
-        kn_free(topic);
     }
     return l;
 }
 
 static int kna_sgd_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     kp_ShareGroupDescribeRequest *req = reqv;
-    const kna_share_describe_ctx *ctx = call->ctx;
+    const kna_describe_ctx *ctx = call->ctx;
     kp_ShareGroupDescribeRequest_init(req);
     req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0;
     return kna_selected_names(call, sel, &req->group_ids, bufp);
@@ -91,25 +80,18 @@ static int kna_sgd_build(kna_group_call *call, const bool *sel, void *reqv, void
 
 static int kna_sgd_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     const kp_ShareGroupDescribeResponse *body = resp->body;
-    kna_share_describe_ctx *ctx = call->ctx;
     for (int32_t k = 0; k < body->groups.count; k++) {
         const kp_ShareGroupDescribeResponse_DescribedGroup *g = &body->groups.items[k];
-        ptrdiff_t i = kna_group_find(call, sel, g->group_id);
-        if (i < 0)
+        kna_described_group shared = {g->group_id, g->error_code, g->error_message,
+                                      g->group_state, "share", g->group_epoch,
+                                      g->assignment_epoch, g->authorized_operations, g->members.count};
+        int err;
+        kna_group_desc *d = kna_describe_start(call, sel, resp->node_id, &shared, &err);
+        if (err)
+            return err;
+        if (!d)
             continue;
-        if (kna_group_answer(call, (size_t)i, g->error_code, g->error_message))
-            return KN_ERR__NOMEM;
-        if (g->error_code)
-            continue;
-        kna_group_desc *d = &ctx->desc->items[i];
-        d->coordinator = resp->node_id;
-        d->group_epoch = g->group_epoch;
-        d->assignment_epoch = g->assignment_epoch;
-        d->authorized_ops = g->authorized_operations;
-        if (!kna_set_str(&d->state, g->group_state) || !kna_set_str(&d->assignor, g->assignor_name) ||
-            !kna_set_str(&d->type, kna_cstr("share")))
-            return KN_ERR__NOMEM;
-        if (g->members.count > 0 && !(d->members = kn_calloc((size_t)g->members.count, sizeof(*d->members))))
+        if (!kna_set_str(&d->assignor, g->assignor_name))
             return KN_ERR__NOMEM;
         for (int32_t m = 0; m < g->members.count; m++) {
             const kp_ShareGroupDescribeResponse_Member *gm = &g->members.items[m];
@@ -125,45 +107,15 @@ static int kna_sgd_absorb(kna_group_call *call, const bool *sel, const knw_resp 
 int kn_admin_describe_share_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
                                    int timeout_ms, kn_group_descriptions **descp, char *errstr,
                                    size_t errstr_size) {
-    static const char fn[] = "kn_admin_describe_share_groups";
-    if (!admin || !descp || !kna_check_names(groups, count, fn, errstr, errstr_size)) {
-        if (!admin || !descp)
-            kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
-        return KN_ERR__INVALID_ARG;
-    }
-    *descp = NULL;
-    size_t n = 0;
-    kna_group_item *items = kna_group_items(groups, count, &n);
-    kn_group_descriptions *desc = items ? kna_descriptions_new(items, n) : NULL;
-    int err = KN_ERR__NOMEM;
-    if (!items || !desc) {
-        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-        goto out;
-    }
-    kna_share_describe_ctx ctx = {desc, flags};
-    kna_group_call call = {.admin = admin,
-                           .deadline = kna_deadline(admin, timeout_ms),
-                           .what = "ShareGroupDescribe",
+    kna_describe_ctx ctx = {.flags = flags};
+    kna_group_call call = {.what = "ShareGroupDescribe",
                            .api_key = KP_API_SHARE_GROUP_DESCRIBE,
                            .min_version = -1,
                            .max_version = -1,
-                           .batch = true,
-                           .items = items,
-                           .count = n,
-                           .ctx = &ctx,
                            .build = kna_sgd_build,
                            .absorb = kna_sgd_absorb};
-    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        kna_take_item_error(&items[i], &desc->items[i].err, &desc->items[i].message);
-    *descp = desc;
-    desc = NULL;
-out:
-    kna_group_items_clear(items, n);
-    kn_free(items);
-    kn_group_descriptions_destroy(desc);
-    return err;
+    return kna_describe_groups_run(admin, "kn_admin_describe_share_groups", groups, count, timeout_ms, &call,
+                                   &ctx, descp, errstr, errstr_size);
 }
 
 /* ---- list_share_group_offsets ---------------------------------------- */

@@ -4,7 +4,8 @@
  * (StreamsGroupDescribe, routed and retried by kna_group_run) and the
  * offset and delete calls, which Java runs through its consumer-group
  * handlers (a streams group commits offsets like a consumer group) and
- * so do these.
+ * so do these. The describe steps every group type shares are
+ * admin_group_describe.c's.
  */
 #include <string.h>
 
@@ -22,29 +23,14 @@ static kn_str kna_cstr(const char *s) {
     return out;
 }
 
-typedef struct kna_streams_ctx {
-    kn_group_descriptions *desc;
-    int flags;
-} kna_streams_ctx;
-
 /* Tasks as a list whose "topic" is the subtopology id. */
 static kn_topic_partition_list *kna_tasks(const kp_StreamsGroupDescribeResponse_TaskIds_array *a) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (int32_t t = 0; l && t < a->count; t++) {
-        const kp_StreamsGroupDescribeResponse_TaskIds *ti = &a->items[t];
-        char *sub = kn_strndup(ti->subtopology_id.ptr ? ti->subtopology_id.ptr : "",
-                               ti->subtopology_id.len > 0 ? (size_t)ti->subtopology_id.len : 0);
-        for (int32_t p = 0; sub && p < ti->partitions.count; p++)
-            if (kn_topic_partition_list_add(l, sub, ti->partitions.items[p]) == KN_ERR__NOMEM) {
-                kn_free(sub);
-                sub = NULL;
-            }
-        if (!sub) {
+    for (int32_t t = 0; l && t < a->count; t++)
+        if (kna_tplist_add_topic(l, a->items[t].subtopology_id, &a->items[t].partitions)) {
             kn_topic_partition_list_destroy(l);
             return NULL;
         }
-        kn_free(sub);
-    }
     return l;
 }
 
@@ -123,7 +109,7 @@ static int kna_topology(kna_group_desc *d, const kp_StreamsGroupDescribeResponse
 
 static int kna_sgdesc_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     kp_StreamsGroupDescribeRequest *req = reqv;
-    const kna_streams_ctx *ctx = call->ctx;
+    const kna_describe_ctx *ctx = call->ctx;
     kp_StreamsGroupDescribeRequest_init(req);
     req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0;
     return kna_selected_names(call, sel, &req->group_ids, bufp);
@@ -131,25 +117,18 @@ static int kna_sgdesc_build(kna_group_call *call, const bool *sel, void *reqv, v
 
 static int kna_sgdesc_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     const kp_StreamsGroupDescribeResponse *body = resp->body;
-    kna_streams_ctx *ctx = call->ctx;
     for (int32_t k = 0; k < body->groups.count; k++) {
         const kp_StreamsGroupDescribeResponse_DescribedGroup *g = &body->groups.items[k];
-        ptrdiff_t i = kna_group_find(call, sel, g->group_id);
-        if (i < 0)
+        kna_described_group shared = {g->group_id, g->error_code, g->error_message,
+                                      g->group_state, "streams", g->group_epoch,
+                                      g->assignment_epoch, g->authorized_operations, g->members.count};
+        int err;
+        kna_group_desc *d = kna_describe_start(call, sel, resp->node_id, &shared, &err);
+        if (err)
+            return err;
+        if (!d)
             continue;
-        if (kna_group_answer(call, (size_t)i, g->error_code, g->error_message))
-            return KN_ERR__NOMEM;
-        if (g->error_code)
-            continue;
-        kna_group_desc *d = &ctx->desc->items[i];
-        d->coordinator = resp->node_id;
-        d->group_epoch = g->group_epoch;
-        d->assignment_epoch = g->assignment_epoch;
-        d->authorized_ops = g->authorized_operations;
-        if (!kna_set_str(&d->state, g->group_state) || !kna_set_str(&d->type, kna_cstr("streams")) ||
-            kna_topology(d, g->topology))
-            return KN_ERR__NOMEM;
-        if (g->members.count > 0 && !(d->members = kn_calloc((size_t)g->members.count, sizeof(*d->members))))
+        if (kna_topology(d, g->topology))
             return KN_ERR__NOMEM;
         for (int32_t m = 0; m < g->members.count; m++)
             if (kna_streams_member(&d->members[d->member_count++], &g->members.items[m]))
@@ -161,45 +140,15 @@ static int kna_sgdesc_absorb(kna_group_call *call, const bool *sel, const knw_re
 int kn_admin_describe_streams_groups(kn_admin *admin, const char *const *groups, size_t count, int flags,
                                      int timeout_ms, kn_group_descriptions **descp, char *errstr,
                                      size_t errstr_size) {
-    static const char fn[] = "kn_admin_describe_streams_groups";
-    if (!admin || !descp || !kna_check_names(groups, count, fn, errstr, errstr_size)) {
-        if (!admin || !descp)
-            kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
-        return KN_ERR__INVALID_ARG;
-    }
-    *descp = NULL;
-    size_t n = 0;
-    kna_group_item *items = kna_group_items(groups, count, &n);
-    kn_group_descriptions *desc = items ? kna_descriptions_new(items, n) : NULL;
-    int err = KN_ERR__NOMEM;
-    if (!items || !desc) {
-        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-        goto out;
-    }
-    kna_streams_ctx ctx = {desc, flags};
-    kna_group_call call = {.admin = admin,
-                           .deadline = kna_deadline(admin, timeout_ms),
-                           .what = "StreamsGroupDescribe",
+    kna_describe_ctx ctx = {.flags = flags};
+    kna_group_call call = {.what = "StreamsGroupDescribe",
                            .api_key = KP_API_STREAMS_GROUP_DESCRIBE,
                            .min_version = -1,
                            .max_version = -1,
-                           .batch = true,
-                           .items = items,
-                           .count = n,
-                           .ctx = &ctx,
                            .build = kna_sgdesc_build,
                            .absorb = kna_sgdesc_absorb};
-    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        kna_take_item_error(&items[i], &desc->items[i].err, &desc->items[i].message);
-    *descp = desc;
-    desc = NULL;
-out:
-    kna_group_items_clear(items, n);
-    kn_free(items);
-    kn_group_descriptions_destroy(desc);
-    return err;
+    return kna_describe_groups_run(admin, "kn_admin_describe_streams_groups", groups, count, timeout_ms, &call,
+                                   &ctx, descp, errstr, errstr_size);
 }
 
 /* Java's list/alter/deleteStreamsGroupOffsets and deleteStreamsGroups
