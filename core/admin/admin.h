@@ -456,6 +456,38 @@ kna_group_desc *kna_describe_start(kna_group_call *call, const bool *sel, int32_
  * KN_ERR__NOMEM or 0. */
 int kna_tplist_add_topic(kn_topic_partition_list *l, kn_str topic, const kp_int32_array *partitions);
 
+/* The offsets of the groups specs[] name (a group given twice: the first
+ * spec wins), each asked at its coordinator: call has what, api_key,
+ * versions, build and absorb set (the rest is filled here, batched);
+ * absorb gets a kna_offsets_query. Returns 0 with *offsetsp set, or an
+ * error with errstr set naming fn (admin_group_offsets.c). */
+typedef struct kna_offsets_query {
+    kn_group_offsets *out;                  /* items[i] matches call items[i] */
+    const kn_topic_partition_list **wanted; /* per item; NULL: all */
+    bool require_stable;
+} kna_offsets_query;
+int kna_list_offsets_run(kn_admin *admin, const char *fn, const kn_group_offsets_spec *specs, size_t count,
+                         bool require_stable, int timeout_ms, kna_group_call *call, kn_group_offsets **offsetsp,
+                         char *errstr, size_t errstr_size);
+
+/* One group's partition offsets changed (alter, delete) in one call:
+ * call has what, api_key, versions, build and absorb set; build and
+ * absorb get a kna_partitions_ctx whose parts is a copy of input (errors
+ * cleared) that becomes *resultp's only entry. refuse_negative: an entry
+ * with a negative offset fails alone (_INVALID_ARG) and is not sent.
+ * Returns 0, or an error with errstr set naming fn
+ * (admin_group_offsets.c). */
+typedef struct kna_partitions_ctx {
+    kn_topic_partition_list *parts; /* the result: a copy of the input with errors */
+    const bool *skip;               /* entries not sent (failed client-side) */
+} kna_partitions_ctx;
+int kna_partition_offsets_run(kn_admin *admin, const char *fn, const char *group,
+                              const kn_topic_partition_list *input, bool refuse_negative, int timeout_ms,
+                              kna_group_call *call, kn_group_offsets **resultp, char *errstr, size_t errstr_size);
+/* The distinct topics of l's entries not skipped (skip may be NULL), in
+ * first-appearance order, into out (room for every entry); how many. */
+size_t kna_topics_of(const kn_topic_partition_list *l, const bool *skip, const char **out);
+
 /* Distinct non-NULL names of in[0..n) in first-appearance order into
  * out (caller's array of n); returns how many. */
 size_t kna_distinct(const char *const *in, size_t n, const char **out);

@@ -5,7 +5,9 @@
  * (OffsetCommit as a simple, generation -1 commit) and
  * delete_consumer_group_offsets (OffsetDelete). Routing and coordinator
  * retries are kna_group_run's; a partition whose answer is a coordinator
- * error makes its whole group resend, as Java's handlers do.
+ * error makes its whole group resend, as Java's handlers do. The
+ * runners (kna_list_offsets_run, kna_partition_offsets_run) serve the
+ * share-group offset calls too (admin_share_groups.c).
  *
  * OffsetFetch and OffsetCommit are capped at v9: v10 names topics by id,
  * which these calls (given names) do not need.
@@ -31,9 +33,7 @@ static kn_str kna_cstr(const char *s) {
     return out;
 }
 
-/* Distinct topics of the entries of l not skipped, first-appearance
- * order, into out (room for every entry); returns how many. */
-static size_t kna_topics_of(const kn_topic_partition_list *l, const bool *skip, const char **out) {
+size_t kna_topics_of(const kn_topic_partition_list *l, const bool *skip, const char **out) {
     size_t k = 0, n = kn_topic_partition_list_count(l);
     for (size_t i = 0; i < n; i++) {
         if (skip && skip[i])
@@ -70,15 +70,10 @@ static bool kna_check_list(const kn_topic_partition_list *l, const char *fn, cha
 
 /* ---- list_consumer_group_offsets ------------------------------------- */
 
-typedef struct kna_fetch_ctx {
-    kn_group_offsets *out;                  /* items[i] matches call items[i] */
-    const kn_topic_partition_list **wanted; /* per item; NULL: all */
-    bool require_stable;
-} kna_fetch_ctx;
 
 static int kna_fetch_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     kp_OffsetFetchRequest *req = reqv;
-    const kna_fetch_ctx *ctx = call->ctx;
+    const kna_offsets_query *ctx = call->ctx;
     size_t ng = 0, entries = 0;
     for (size_t i = 0; i < call->count; i++)
         if (sel[i]) {
@@ -132,7 +127,7 @@ static int kna_fetch_build(kna_group_call *call, const bool *sel, void *reqv, vo
 /* One group's answer into a fresh list (replacing an earlier one). */
 static int kna_fetch_group(kna_group_call *call, size_t i,
                            const kp_OffsetFetchResponse_OffsetFetchResponseGroup *g) {
-    kna_fetch_ctx *ctx = call->ctx;
+    kna_offsets_query *ctx = call->ctx;
     int resend = 0;
     for (int32_t t = 0; t < g->topics.count && !resend; t++)
         for (int32_t p = 0; p < g->topics.items[t].partitions.count && !resend; p++) {
@@ -214,10 +209,9 @@ kn_group_offsets *kna_offsets_new(const kna_group_item *items, size_t n) {
     return o;
 }
 
-int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
-                                         int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
-                                         size_t errstr_size) {
-    static const char fn[] = "kn_admin_list_consumer_group_offsets";
+int kna_list_offsets_run(kn_admin *admin, const char *fn, const kn_group_offsets_spec *specs, size_t count,
+                         bool require_stable, int timeout_ms, kna_group_call *call, kn_group_offsets **offsetsp,
+                         char *errstr, size_t errstr_size) {
     if (!admin || !offsetsp || (count && !specs)) {
         kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
         return KN_ERR__INVALID_ARG;
@@ -246,20 +240,14 @@ int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets
     }
     if (!(out = kna_offsets_new(items, n)))
         goto fail;
-    kna_fetch_ctx ctx = {out, wanted, (flags & KN_ADMIN_REQUIRE_STABLE) != 0};
-    kna_group_call call = {.admin = admin,
-                           .deadline = kna_deadline(admin, timeout_ms),
-                           .what = "OffsetFetch",
-                           .api_key = KP_API_OFFSET_FETCH,
-                           .min_version = 8,
-                           .max_version = 9,
-                           .batch = true,
-                           .items = items,
-                           .count = n,
-                           .ctx = &ctx,
-                           .build = kna_fetch_build,
-                           .absorb = kna_fetch_absorb};
-    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+    kna_offsets_query query = {out, wanted, require_stable};
+    call->admin = admin;
+    call->deadline = kna_deadline(admin, timeout_ms);
+    call->batch = true;
+    call->items = items;
+    call->count = n;
+    call->ctx = &query;
+    if ((err = kna_group_run(call, errstr, errstr_size)) != 0)
         goto out;
     for (size_t i = 0; i < n; i++)
         kna_take_item_error(&items[i], &out->items[i].err, &out->items[i].message);
@@ -278,17 +266,26 @@ out:
     return err;
 }
 
-/* ---- alter / delete: one group, one partition list ------------------- */
+int kn_admin_list_consumer_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
+                                         int flags, int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
+                                         size_t errstr_size) {
+    kna_group_call call = {.what = "OffsetFetch",
+                           .api_key = KP_API_OFFSET_FETCH,
+                           .min_version = 8,
+                           .max_version = 9,
+                           .build = kna_fetch_build,
+                           .absorb = kna_fetch_absorb};
+    return kna_list_offsets_run(admin, "kn_admin_list_consumer_group_offsets", specs, count,
+                                (flags & KN_ADMIN_REQUIRE_STABLE) != 0, timeout_ms, &call, offsetsp, errstr,
+                                errstr_size);
+}
 
-typedef struct kna_one_group_ctx {
-    kn_topic_partition_list *parts; /* the result: a copy of the input with errors */
-    const bool *skip;               /* entries not sent (failed client-side) */
-} kna_one_group_ctx;
+/* ---- alter / delete: one group, one partition list ------------------- */
 
 static int kna_commit_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     (void)sel;
     kp_OffsetCommitRequest *req = reqv;
-    const kna_one_group_ctx *ctx = call->ctx;
+    const kna_partitions_ctx *ctx = call->ctx;
     const kn_topic_partition_list *l = ctx->parts;
     size_t n = kn_topic_partition_list_count(l);
     size_t size = n * (sizeof(kp_OffsetCommitRequest_OffsetCommitRequestTopic) +
@@ -331,7 +328,7 @@ static int kna_commit_build(kna_group_call *call, const bool *sel, void *reqv, v
 static int kna_commit_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     (void)sel;
     const kp_OffsetCommitResponse *body = resp->body;
-    kna_one_group_ctx *ctx = call->ctx;
+    kna_partitions_ctx *ctx = call->ctx;
     int resend = 0;
     for (int32_t t = 0; t < body->topics.count; t++)
         for (int32_t p = 0; p < body->topics.items[t].partitions.count; p++) {
@@ -356,7 +353,7 @@ static int kna_commit_absorb(kna_group_call *call, const bool *sel, const knw_re
 static int kna_odelete_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     (void)sel;
     kp_OffsetDeleteRequest *req = reqv;
-    const kna_one_group_ctx *ctx = call->ctx;
+    const kna_partitions_ctx *ctx = call->ctx;
     const kn_topic_partition_list *l = ctx->parts;
     size_t n = kn_topic_partition_list_count(l);
     size_t size = n * (sizeof(kp_OffsetDeleteRequest_OffsetDeleteRequestTopic) +
@@ -392,7 +389,7 @@ static int kna_odelete_build(kna_group_call *call, const bool *sel, void *reqv, 
 static int kna_odelete_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     (void)sel;
     const kp_OffsetDeleteResponse *body = resp->body;
-    kna_one_group_ctx *ctx = call->ctx;
+    kna_partitions_ctx *ctx = call->ctx;
     kn_str none = {NULL, -1};
     if (body->error_code)
         return kna_group_answer(call, 0, body->error_code, none);
@@ -407,13 +404,9 @@ static int kna_odelete_absorb(kna_group_call *call, const bool *sel, const knw_r
     return kna_group_answer(call, 0, 0, none);
 }
 
-/* Runs a one-group offsets call and wraps its outcome as a
- * kn_group_offsets of one entry. */
-static int kna_one_group(kn_admin *admin, const char *group, const kn_topic_partition_list *input,
-                         bool commit, int timeout_ms, kn_group_offsets **resultp, char *errstr,
-                         size_t errstr_size) {
-    const char *fn =
-        commit ? "kn_admin_alter_consumer_group_offsets" : "kn_admin_delete_consumer_group_offsets";
+int kna_partition_offsets_run(kn_admin *admin, const char *fn, const char *group,
+                              const kn_topic_partition_list *input, bool refuse_negative, int timeout_ms,
+                              kna_group_call *call, kn_group_offsets **resultp, char *errstr, size_t errstr_size) {
     if (!admin || !group || !resultp || !kna_check_list(input, fn, errstr, errstr_size)) {
         if (!admin || !group || !resultp)
             kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
@@ -434,27 +427,19 @@ static int kna_one_group(kn_admin *admin, const char *group, const kn_topic_part
     size_t sent = 0;
     for (size_t e = 0; e < n; e++) {
         kn_topic_partition_list_set_err(parts, e, 0);
-        /* Java's OffsetAndMetadata refuses a negative offset; here it
-         * fails only its own entry. */
-        skip[e] = commit && kn_topic_partition_list_offset(parts, e) < 0;
+        skip[e] = refuse_negative && kn_topic_partition_list_offset(parts, e) < 0;
         if (skip[e])
             kn_topic_partition_list_set_err(parts, e, KN_ERR__INVALID_ARG);
         sent += !skip[e];
     }
     if (sent) {
-        kna_one_group_ctx ctx = {parts, skip};
-        kna_group_call call = {.admin = admin,
-                               .deadline = kna_deadline(admin, timeout_ms),
-                               .what = commit ? "OffsetCommit" : "OffsetDelete",
-                               .api_key = commit ? KP_API_OFFSET_COMMIT : KP_API_OFFSET_DELETE,
-                               .min_version = -1,
-                               .max_version = commit ? 9 : -1,
-                               .items = &item,
-                               .count = 1,
-                               .ctx = &ctx,
-                               .build = commit ? kna_commit_build : kna_odelete_build,
-                               .absorb = commit ? kna_commit_absorb : kna_odelete_absorb};
-        if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
+        kna_partitions_ctx ctx = {parts, skip};
+        call->admin = admin;
+        call->deadline = kna_deadline(admin, timeout_ms);
+        call->items = &item;
+        call->count = 1;
+        call->ctx = &ctx;
+        if ((err = kna_group_run(call, errstr, errstr_size)) != 0)
             goto fail;
         kna_take_item_error(&item, &out->items[0].err, &out->items[0].message);
     }
@@ -473,11 +458,27 @@ fail:
 int kn_admin_alter_consumer_group_offsets(kn_admin *admin, const char *group,
                                           const kn_topic_partition_list *offsets, int timeout_ms,
                                           kn_group_offsets **resultp, char *errstr, size_t errstr_size) {
-    return kna_one_group(admin, group, offsets, true, timeout_ms, resultp, errstr, errstr_size);
+    /* Java's OffsetAndMetadata refuses a negative offset; here it fails
+     * only its own entry. */
+    kna_group_call call = {.what = "OffsetCommit",
+                           .api_key = KP_API_OFFSET_COMMIT,
+                           .min_version = -1,
+                           .max_version = 9,
+                           .build = kna_commit_build,
+                           .absorb = kna_commit_absorb};
+    return kna_partition_offsets_run(admin, "kn_admin_alter_consumer_group_offsets", group, offsets, true,
+                                     timeout_ms, &call, resultp, errstr, errstr_size);
 }
 
 int kn_admin_delete_consumer_group_offsets(kn_admin *admin, const char *group,
                                            const kn_topic_partition_list *partitions, int timeout_ms,
                                            kn_group_offsets **resultp, char *errstr, size_t errstr_size) {
-    return kna_one_group(admin, group, partitions, false, timeout_ms, resultp, errstr, errstr_size);
+    kna_group_call call = {.what = "OffsetDelete",
+                           .api_key = KP_API_OFFSET_DELETE,
+                           .min_version = -1,
+                           .max_version = -1,
+                           .build = kna_odelete_build,
+                           .absorb = kna_odelete_absorb};
+    return kna_partition_offsets_run(admin, "kn_admin_delete_consumer_group_offsets", group, partitions, false,
+                                     timeout_ms, &call, resultp, errstr, errstr_size);
 }

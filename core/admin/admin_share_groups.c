@@ -6,8 +6,9 @@
  * alter_share_group_offsets (AlterShareGroupOffsets),
  * delete_share_group_offsets (DeleteShareGroupOffsets) and
  * delete_share_groups (DeleteGroups). Routing and coordinator retries are
- * kna_group_run's; the describe steps every group type shares are
- * admin_group_describe.c's.
+ * kna_group_run's; the steps every group type shares are
+ * admin_group_describe.c's (describe) and admin_group_offsets.c's
+ * (offsets): this file holds the share requests and answers.
  */
 #include <stdio.h>
 #include <string.h>
@@ -37,23 +38,6 @@ static const kn_str kna_none = {NULL, -1};
 /* A topic name slice as a new C string ("" for null); NULL on no memory. */
 static char *kna_topic_dup(kn_str s) {
     return kn_strndup(s.ptr ? s.ptr : "", s.len > 0 ? (size_t)s.len : 0);
-}
-
-/* Distinct topics of l not skipped, first-appearance order, into out
- * (room for every entry); returns how many. */
-static size_t kna_share_topics(const kn_topic_partition_list *l, const bool *skip, const char **out) {
-    size_t k = 0, n = kn_topic_partition_list_count(l);
-    for (size_t i = 0; i < n; i++) {
-        if (skip && skip[i])
-            continue;
-        const char *t = kn_topic_partition_list_topic(l, i);
-        bool seen = false;
-        for (size_t j = 0; j < k && !seen; j++)
-            seen = strcmp(out[j], t) == 0;
-        if (!seen)
-            out[k++] = t;
-    }
-    return k;
 }
 
 /* ---- describe_share_groups ------------------------------------------- */
@@ -120,14 +104,9 @@ int kn_admin_describe_share_groups(kn_admin *admin, const char *const *groups, s
 
 /* ---- list_share_group_offsets ---------------------------------------- */
 
-typedef struct kna_share_fetch_ctx {
-    kn_group_offsets *out;
-    const kn_topic_partition_list **wanted; /* per item; NULL: all */
-} kna_share_fetch_ctx;
-
 static int kna_dsgo_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     kp_DescribeShareGroupOffsetsRequest *req = reqv;
-    const kna_share_fetch_ctx *ctx = call->ctx;
+    const kna_offsets_query *ctx = call->ctx;
     size_t ng = 0, entries = 0;
     for (size_t i = 0; i < call->count; i++)
         if (sel[i]) {
@@ -160,7 +139,7 @@ static int kna_dsgo_build(kna_group_call *call, const bool *sel, void *reqv, voi
             g->topics.count = -1; /* null: every partition the group has state for */
             continue;
         }
-        size_t nt = kna_share_topics(l, NULL, names);
+        size_t nt = kna_topics_of(l, NULL, names);
         g->topics.items = topics;
         g->topics.count = (int32_t)nt;
         for (size_t t = 0; t < nt; t++) {
@@ -181,7 +160,7 @@ static int kna_dsgo_build(kna_group_call *call, const bool *sel, void *reqv, voi
 /* One group's answer into a fresh list and lag array. */
 static int kna_dsgo_group(kna_group_call *call, size_t i,
                           const kp_DescribeShareGroupOffsetsResponse_DescribeShareGroupOffsetsResponseGroup *g) {
-    kna_share_fetch_ctx *ctx = call->ctx;
+    kna_offsets_query *ctx = call->ctx;
     if (kna_group_answer(call, i, g->error_code, g->error_message))
         return KN_ERR__NOMEM;
     if (g->error_code)
@@ -239,76 +218,22 @@ static int kna_dsgo_absorb(kna_group_call *call, const bool *sel, const knw_resp
 int kn_admin_list_share_group_offsets(kn_admin *admin, const kn_group_offsets_spec *specs, size_t count,
                                       int timeout_ms, kn_group_offsets **offsetsp, char *errstr,
                                       size_t errstr_size) {
-    static const char fn[] = "kn_admin_list_share_group_offsets";
-    if (!admin || !offsetsp || (count && !specs)) {
-        kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
-        return KN_ERR__INVALID_ARG;
-    }
-    *offsetsp = NULL;
-    for (size_t k = 0; k < count; k++)
-        if (!specs[k].group) {
-            kn_errstr_set(errstr, errstr_size, "%s: spec %zu has a NULL group", fn, k);
-            return KN_ERR__INVALID_ARG;
-        }
-    int err = KN_ERR__NOMEM;
-    size_t n = 0;
-    kn_group_offsets *out = NULL;
-    kna_group_item *items = kn_calloc(count ? count : 1, sizeof(*items));
-    const kn_topic_partition_list **wanted = kn_calloc(count ? count : 1, sizeof(*wanted));
-    if (!items || !wanted)
-        goto nomem;
-    for (size_t k = 0; k < count; k++) { /* a group given twice: the first spec wins */
-        bool seen = false;
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = strcmp(items[j].group, specs[k].group) == 0;
-        if (seen)
-            continue;
-        items[n] = (kna_group_item){.group = specs[k].group, .node = -1, .pending = true};
-        wanted[n++] = specs[k].partitions;
-    }
-    if (!(out = kna_offsets_new(items, n)))
-        goto nomem;
-    kna_share_fetch_ctx ctx = {out, wanted};
-    kna_group_call call = {.admin = admin,
-                           .deadline = kna_deadline(admin, timeout_ms),
-                           .what = "DescribeShareGroupOffsets",
+    kna_group_call call = {.what = "DescribeShareGroupOffsets",
                            .api_key = KP_API_DESCRIBE_SHARE_GROUP_OFFSETS,
                            .min_version = -1,
                            .max_version = -1,
-                           .batch = true,
-                           .items = items,
-                           .count = n,
-                           .ctx = &ctx,
                            .build = kna_dsgo_build,
                            .absorb = kna_dsgo_absorb};
-    if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        kna_take_item_error(&items[i], &out->items[i].err, &out->items[i].message);
-    *offsetsp = out;
-    out = NULL;
-    goto out;
-nomem:
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-out:
-    kna_group_items_clear(items, n);
-    kn_free(items);
-    kn_free(wanted);
-    kn_group_offsets_destroy(out);
-    return err;
+    return kna_list_offsets_run(admin, "kn_admin_list_share_group_offsets", specs, count, false, timeout_ms,
+                                &call, offsetsp, errstr, errstr_size);
 }
 
 /* ---- alter_share_group_offsets --------------------------------------- */
 
-typedef struct kna_share_alter_ctx {
-    kn_topic_partition_list *parts; /* the result: a copy of the input with errors */
-    const bool *skip;               /* entries not sent (failed client-side) */
-} kna_share_alter_ctx;
-
 static int kna_asgo_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     (void)sel;
     kp_AlterShareGroupOffsetsRequest *req = reqv;
-    const kna_share_alter_ctx *ctx = call->ctx;
+    const kna_partitions_ctx *ctx = call->ctx;
     const kn_topic_partition_list *l = ctx->parts;
     size_t n = kn_topic_partition_list_count(l);
     typedef kp_AlterShareGroupOffsetsRequest_AlterShareGroupOffsetsRequestTopic topic_t;
@@ -323,7 +248,7 @@ static int kna_asgo_build(kna_group_call *call, const bool *sel, void *reqv, voi
     part_t *parts = (void *)(topics + n);
     kp_AlterShareGroupOffsetsRequest_init(req);
     req->group_id = kna_cstr(call->items[0].group);
-    size_t nt = kna_share_topics(l, ctx->skip, names);
+    size_t nt = kna_topics_of(l, ctx->skip, names);
     req->topics.items = topics;
     req->topics.count = (int32_t)nt;
     for (size_t t = 0; t < nt; t++) {
@@ -346,7 +271,7 @@ static int kna_asgo_build(kna_group_call *call, const bool *sel, void *reqv, voi
 static int kna_asgo_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     (void)sel;
     const kp_AlterShareGroupOffsetsResponse *body = resp->body;
-    kna_share_alter_ctx *ctx = call->ctx;
+    kna_partitions_ctx *ctx = call->ctx;
     if (body->error_code)
         return kna_group_answer(call, 0, body->error_code, body->error_message);
     size_t n = kn_topic_partition_list_count(ctx->parts);
@@ -372,53 +297,16 @@ int kn_admin_alter_share_group_offsets(kn_admin *admin, const char *group, const
         kn_errstr_set(errstr, errstr_size, "%s: invalid argument", fn);
         return KN_ERR__INVALID_ARG;
     }
-    *resultp = NULL;
-    int err = KN_ERR__NOMEM;
-    kna_group_item item = {.group = group, .node = -1, .pending = true};
-    kn_group_offsets *out = kna_offsets_new(&item, 1);
-    size_t n = kn_topic_partition_list_count(offsets);
-    bool *skip = kn_calloc(n ? n : 1, sizeof(*skip));
-    if (!out || !skip)
-        goto nomem;
-    kn_topic_partition_list_destroy(out->items[0].parts);
-    if (!(out->items[0].parts = kn_topic_partition_list_copy(offsets)))
-        goto nomem;
-    kn_topic_partition_list *parts = out->items[0].parts;
-    size_t sent = 0;
-    for (size_t e = 0; e < n; e++) {
-        /* Java refuses a negative start offset before sending; here it
-         * fails only its own entry. */
-        skip[e] = kn_topic_partition_list_offset(parts, e) < 0;
-        kn_topic_partition_list_set_err(parts, e, skip[e] ? KN_ERR__INVALID_ARG : 0);
-        sent += !skip[e];
-    }
-    if (sent) {
-        kna_share_alter_ctx ctx = {parts, skip};
-        kna_group_call call = {.admin = admin,
-                               .deadline = kna_deadline(admin, timeout_ms),
-                               .what = "AlterShareGroupOffsets",
-                               .api_key = KP_API_ALTER_SHARE_GROUP_OFFSETS,
-                               .min_version = -1,
-                               .max_version = -1,
-                               .items = &item,
-                               .count = 1,
-                               .ctx = &ctx,
-                               .build = kna_asgo_build,
-                               .absorb = kna_asgo_absorb};
-        if ((err = kna_group_run(&call, errstr, errstr_size)) != 0)
-            goto fail;
-        kna_take_item_error(&item, &out->items[0].err, &out->items[0].message);
-    }
-    kn_free(skip);
-    *resultp = out;
-    return KN_OK;
-nomem:
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-fail:
-    kna_group_items_clear(&item, 1);
-    kn_free(skip);
-    kn_group_offsets_destroy(out);
-    return err;
+    /* Java refuses a negative start offset before sending; here it fails
+     * only its own entry. */
+    kna_group_call call = {.what = "AlterShareGroupOffsets",
+                           .api_key = KP_API_ALTER_SHARE_GROUP_OFFSETS,
+                           .min_version = -1,
+                           .max_version = -1,
+                           .build = kna_asgo_build,
+                           .absorb = kna_asgo_absorb};
+    return kna_partition_offsets_run(admin, fn, group, offsets, true, timeout_ms, &call, resultp, errstr,
+                                     errstr_size);
 }
 
 /* ---- delete_share_group_offsets -------------------------------------- */
