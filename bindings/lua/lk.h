@@ -184,6 +184,10 @@ void lk_ready_init(lk_ready *r);
 /* Binds and listens on a fresh Unix socket path in dir (r->path).
  * Returns KN_OK or an error with errstr filled. */
 int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_size);
+/* client:ready_listen([dir]) for any client: listens in the directory
+ * at stack index dir_arg (default $TMPDIR or /tmp) and pushes r->path,
+ * or nil, message, code. */
+int lk_ready_push_listen(lua_State *L, lk_ready *r, int dir_arg);
 /* Accepts the connection made to r->path by this process (SO_PEERCRED;
  * another process's is refused), removes the path and its directory and
  * installs the consumer's readiness hook. KN_ERR__STATE when nobody

@@ -861,19 +861,7 @@ static int lk_consumer_wakeup(lua_State *L) {
  * Listens on a fresh Unix socket in dir (default $TMPDIR or /tmp) for
  * the one connection ready_accept takes (see lk_ready.c). */
 static int lk_consumer_ready_listen(lua_State *L) {
-    lk_consumer *lc = lk_consumer_check(L);
-    const char *dir = luaL_optstring(L, 2, NULL);
-    if (!dir) {
-        dir = getenv("TMPDIR");
-        if (!dir || !*dir)
-            dir = "/tmp";
-    }
-    char errstr[256] = "";
-    int err = lk_ready_listen(&lc->ready, dir, errstr, sizeof errstr);
-    if (err)
-        return lk_push_error(L, err, errstr);
-    lua_pushstring(L, lc->ready.path);
-    return 1;
+    return lk_ready_push_listen(L, &lk_consumer_check(L)->ready, 2);
 }
 
 /* consumer:ready_accept() -> true, or nil, message, code: takes the

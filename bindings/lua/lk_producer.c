@@ -775,19 +775,7 @@ static int lk_producer_outstanding(lua_State *L) {
 /* producer:ready_listen([dir]) -> path, or nil, message, code: as the
  * consumer's (lk_ready.c); the byte says delivery reports are queued. */
 static int lk_producer_ready_listen(lua_State *L) {
-    lk_producer *lp = lk_producer_check(L);
-    const char *dir = luaL_optstring(L, 2, NULL);
-    if (!dir) {
-        dir = getenv("TMPDIR");
-        if (!dir || !*dir)
-            dir = "/tmp";
-    }
-    char errstr[256] = "";
-    int err = lk_ready_listen(&lp->ready, dir, errstr, sizeof errstr);
-    if (err)
-        return lk_push_error(L, err, errstr);
-    lua_pushstring(L, lp->ready.path);
-    return 1;
+    return lk_ready_push_listen(L, &lk_producer_check(L)->ready, 2);
 }
 
 /* producer:ready_accept() -> true, or nil, message, code. */

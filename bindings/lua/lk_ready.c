@@ -1,8 +1,8 @@
 /*
- * lk_ready.c: a client's readiness socket (consumer and producer), for
- * event loops that can wait on a Unix-domain socket but not on an
- * arbitrary descriptor (OpenResty cosockets: ngx.socket.tcp() connects
- * to "unix:/path").
+ * lk_ready.c: a client's readiness socket (consumer, producer, share
+ * consumer), for event loops that can wait on a Unix-domain socket but
+ * not on an arbitrary descriptor (OpenResty cosockets: ngx.socket.tcp()
+ * connects to "unix:/path").
  *
  * Why a listening Unix stream socket bound to a file path: a cosocket
  * can only be created by connecting (stock lua-nginx-module has no way
@@ -134,6 +134,21 @@ int lk_ready_listen(lk_ready *r, const char *dir, char *errstr, size_t errstr_si
 
 /* Takes the connection made to r->path by this process: KN_OK with
  * r->fd set, the listener closed and the path removed. */
+int lk_ready_push_listen(lua_State *L, lk_ready *r, int dir_arg) {
+    const char *dir = luaL_optstring(L, dir_arg, NULL);
+    if (!dir) {
+        dir = getenv("TMPDIR");
+        if (!dir || !*dir)
+            dir = "/tmp";
+    }
+    char errstr[256] = "";
+    int err = lk_ready_listen(r, dir, errstr, sizeof errstr);
+    if (err)
+        return lk_push_error(L, err, errstr);
+    lua_pushstring(L, r->path);
+    return 1;
+}
+
 int lk_ready_take(lk_ready *r, char *errstr, size_t errstr_size) {
     if (r->listen_fd < 0) {
         snprintf(errstr, errstr_size, "%s",

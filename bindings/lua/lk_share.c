@@ -349,19 +349,7 @@ static void lk_share_ready_cb(kn_share_consumer *sc, void *opaque) {
 /* share_consumer:ready_listen([dir]) -> path, or nil, message, code:
  * as consumer:ready_listen (docs/openresty.md). */
 static int lk_share_ready_listen(lua_State *L) {
-    lk_share *ls = lk_share_check(L);
-    const char *dir = luaL_optstring(L, 2, NULL);
-    if (!dir) {
-        dir = getenv("TMPDIR");
-        if (!dir || !*dir)
-            dir = "/tmp";
-    }
-    char errstr[256] = "";
-    int err = lk_ready_listen(&ls->ready, dir, errstr, sizeof errstr);
-    if (err)
-        return lk_push_error(L, err, errstr);
-    lua_pushstring(L, ls->ready.path);
-    return 1;
+    return lk_ready_push_listen(L, &lk_share_check(L)->ready, 2);
 }
 
 /* share_consumer:ready_accept() -> true, or nil, message, code: from then
