@@ -10,7 +10,9 @@
  * resource) with admin_config_results.c (their result objects),
  * admin_coordinator.c (group-coordinator routing and retries) with
  * admin_groups.c, admin_group_offsets.c and admin_group_results.c (the
- * consumer-group calls), admin_offsets.c (list_offsets and
+ * consumer-group calls; the offsets runners serve share groups too) and
+ * admin_group_describe.c (the describe steps every group type shares),
+ * admin_offsets.c (list_offsets and
  * delete_records, per partition leader), admin_partitions.c
  * (create_partitions, controller-routed), admin_log_dirs.c
  * (describe_log_dirs, per broker), admin_cluster_info.c
