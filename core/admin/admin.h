@@ -490,6 +490,12 @@ int kna_partition_offsets_run(kn_admin *admin, const char *fn, const char *group
  * first-appearance order, into out (room for every entry); how many. */
 size_t kna_topics_of(const kn_topic_partition_list *l, const bool *skip, const char **out);
 
+/* How many items sel selects, and in *entriesp the entries of their
+ * kna_offsets_query wanted lists: what an offsets-fetch request holds. */
+size_t kna_wanted_size(const kna_group_call *call, const bool *sel, size_t *entriesp);
+/* The partitions of l's entries for topic into parts; how many. */
+int32_t kna_partitions_of(const kn_topic_partition_list *l, const char *topic, int32_t *parts);
+
 /* Distinct non-NULL names of in[0..n) in first-appearance order into
  * out (caller's array of n); returns how many. */
 size_t kna_distinct(const char *const *in, size_t n, const char **out);

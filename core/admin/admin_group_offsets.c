@@ -68,18 +68,33 @@ static bool kna_check_list(const kn_topic_partition_list *l, const char *fn, cha
     return false;
 }
 
-/* ---- list_consumer_group_offsets ------------------------------------- */
+size_t kna_wanted_size(const kna_group_call *call, const bool *sel, size_t *entriesp) {
+    const kna_offsets_query *query = call->ctx;
+    size_t n = 0;
+    *entriesp = 0;
+    for (size_t i = 0; i < call->count; i++)
+        if (sel[i]) {
+            n++;
+            *entriesp += kn_topic_partition_list_count(query->wanted[i]);
+        }
+    return n;
+}
 
+int32_t kna_partitions_of(const kn_topic_partition_list *l, const char *topic, int32_t *parts) {
+    int32_t n = 0;
+    for (size_t e = 0; e < kn_topic_partition_list_count(l); e++)
+        if (strcmp(kn_topic_partition_list_topic(l, e), topic) == 0)
+            parts[n++] = kn_topic_partition_list_partition(l, e);
+    return n;
+}
+
+/* ---- list_consumer_group_offsets ------------------------------------- */
 
 static int kna_fetch_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     kp_OffsetFetchRequest *req = reqv;
     const kna_offsets_query *ctx = call->ctx;
-    size_t ng = 0, entries = 0;
-    for (size_t i = 0; i < call->count; i++)
-        if (sel[i]) {
-            ng++;
-            entries += kn_topic_partition_list_count(ctx->wanted[i]);
-        }
+    size_t entries;
+    size_t ng = kna_wanted_size(call, sel, &entries);
     size_t size = ng * sizeof(kp_OffsetFetchRequest_OffsetFetchRequestGroup) +
                   entries * (sizeof(kp_OffsetFetchRequest_OffsetFetchRequestTopics) + sizeof(int32_t) +
                              sizeof(const char *));
@@ -113,9 +128,7 @@ static int kna_fetch_build(kna_group_call *call, const bool *sel, void *reqv, vo
             kp_OffsetFetchRequest_OffsetFetchRequestTopics_init(&topics[t]);
             topics[t].name = kna_cstr(names[t]);
             topics[t].partition_indexes.items = parts;
-            for (size_t e = 0; e < kn_topic_partition_list_count(l); e++)
-                if (strcmp(kn_topic_partition_list_topic(l, e), names[t]) == 0)
-                    parts[topics[t].partition_indexes.count++] = kn_topic_partition_list_partition(l, e);
+            topics[t].partition_indexes.count = kna_partitions_of(l, names[t], parts);
             parts += topics[t].partition_indexes.count;
         }
         topics += nt;

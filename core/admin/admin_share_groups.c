@@ -107,12 +107,8 @@ int kn_admin_describe_share_groups(kn_admin *admin, const char *const *groups, s
 static int kna_dsgo_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
     kp_DescribeShareGroupOffsetsRequest *req = reqv;
     const kna_offsets_query *ctx = call->ctx;
-    size_t ng = 0, entries = 0;
-    for (size_t i = 0; i < call->count; i++)
-        if (sel[i]) {
-            ng++;
-            entries += kn_topic_partition_list_count(ctx->wanted[i]);
-        }
+    size_t entries;
+    size_t ng = kna_wanted_size(call, sel, &entries);
     typedef kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestGroup group_t;
     typedef kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic topic_t;
     size_t size = ng * sizeof(group_t) + entries * (sizeof(topic_t) + sizeof(const char *) + sizeof(int32_t));
@@ -146,9 +142,7 @@ static int kna_dsgo_build(kna_group_call *call, const bool *sel, void *reqv, voi
             kp_DescribeShareGroupOffsetsRequest_DescribeShareGroupOffsetsRequestTopic_init(&topics[t]);
             topics[t].topic_name = kna_cstr(names[t]);
             topics[t].partitions.items = parts;
-            for (size_t e = 0; e < kn_topic_partition_list_count(l); e++)
-                if (strcmp(kn_topic_partition_list_topic(l, e), names[t]) == 0)
-                    parts[topics[t].partitions.count++] = kn_topic_partition_list_partition(l, e);
+            topics[t].partitions.count = kna_partitions_of(l, names[t], parts);
             parts += topics[t].partitions.count;
         }
         topics += nt;
