@@ -119,7 +119,7 @@ describe("SASL OAUTHBEARER with an OIDC token endpoint", function()
   it("fails the constructor on a wrong secret with the endpoint's status, never the secret", function()
     local p, msg, code = kafka.producer(oidc(nil, nil, "not-the-secret"))
     assert.is_nil(p)
-    assert.are.equal("_CONFIG", code) -- every constructor failure has this code
+    assert.are.equal("_AUTHENTICATION", code) -- the token endpoint's failure keeps its code (kn_last_error)
     assert.truthy(msg:find("HTTP 401", 1, true), msg)
     assert.truthy(msg:find("invalid_client", 1, true), msg)
     assert.falsy(msg:find("not-the-secret", 1, true))
@@ -132,7 +132,7 @@ describe("SASL OAUTHBEARER with an OIDC token endpoint", function()
     }) do
       local p, msg, code = kafka.producer(oidc(nil, url .. "?" .. case[1]))
       assert.is_nil(p)
-      assert.are.equal("_CONFIG", code) -- every constructor failure has this code
+      assert.are.equal("_AUTHENTICATION", code) -- the token endpoint's failure keeps its code (kn_last_error)
       assert.truthy(msg:find(case[2], 1, true), msg)
     end
   end)
@@ -142,7 +142,7 @@ describe("SASL OAUTHBEARER with an OIDC token endpoint", function()
     local p, msg, code = kafka.producer(oidc({ ["sasl.login.retry.backoff.max.ms"] = 500 },
       "https://127.0.0.1:1/token"))
     assert.is_nil(p)
-    assert.are.equal("_CONFIG", code) -- every constructor failure has this code
+    assert.are.equal("_AUTHENTICATION", code) -- the token endpoint's failure keeps its code (kn_last_error)
     assert.truthy(msg:find("Connection refused", 1, true), msg)
     assert.is_true(os.time() - t0 <= 5)
   end)
