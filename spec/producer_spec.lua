@@ -255,6 +255,14 @@ describe("kafka_native.producer", function()
       assert(producer:send(stuck, "first", { partition = 2 }))
       assert(producer:flush(30000))
       assert(admin:delete_topics({ stuck }))
+      -- The deletion is applied by the broker a moment later: until the
+      -- topic is gone, a send to partition 2 could still succeed.
+      helper.wait_for(function()
+        for _, t in ipairs(assert(admin:list_topics())) do
+          if t.name == stuck then return false end
+        end
+        return true
+      end, function(gone) return gone end)
       for i = 1, 10 do assert(producer:send(stuck, "r" .. i, { partition = 2 })) end
       local ok, _, code = producer:flush(500)
       assert.is_nil(ok)
