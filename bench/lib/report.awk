@@ -210,8 +210,8 @@ END {
     print ""
     if (index(extra_charts, "chart-cpu.png")) { print "![CPU seconds per million records](chart-cpu.png)"; print "" }
 
-    # ---- targets (issue #17) -------------------------------------------
-    print "### Targets (issue #17)"
+    # ---- targets (issues #17, #12) -------------------------------------------
+    print "### Targets (issues #17 and #12)"
     print ""
     print "| target | measured | met |"
     print "| --- | ---: | :---: |"
@@ -231,6 +231,12 @@ END {
     target("1,000 partitions ≥ 0.8 of 16-partition records/s", ratio("consume-10b-1000p", "kn", "consume-10b", "kn", 1), 0.8, "")
     target_max("idle consumer (1,000 partitions) ≤ 0.2% of a core", med("idle-1000p", "kn", 9), 0.2, "%")
     target("share consumer 10 B ≥ 3x Java (join included)", ratio("share-consume-10b", "kn", "share-consume-10b", "java", 1), 3, "x")
+    # issue #12's (SASL_SSL, SCRAM-SHA-512; the consumers read consume-10b's topic)
+    target("SASL_SSL consume 10 B ≥ 0.8 of our plaintext rate", ratio("sasl-consume-10b", "kn", "consume-10b", "kn", 1), 0.8, "")
+    target("SASL_SSL consume 10 B ≥ 3x Java (warm JVM)", ratio("sasl-consume-10b", "kn", "sasl-consume-10b", "java-warm", 1), 3, "x")
+    target("SASL_SSL produce 10 B ≥ 1.5x Java", ratio("sasl-produce-10b", "kn", "sasl-produce-10b", "java", 1), 1.5, "x")
+    # what bounds the first: the listener's own ceiling against plaintext's
+    context("(not a target) the SASL_SSL ceiling / the plaintext ceiling", ratio("sasl-consume-10b", "probe", "consume-10b", "probe", 1))
     print ""
 
     throughput_section("consume-10b", "Consume 10 B records, 16 partitions", "consume")
@@ -332,6 +338,10 @@ function resty_section(s, title,    i, cl, r, q, clients) {
 function target(what, r, want, unit) {
     if (r == "") { print "| " what " | not measured | – |"; return }
     print "| " what " | " sprintf("%.2f%s", r, unit) " | " (r >= want ? "yes" : "**no**") " |"
+}
+
+function context(what, r) {
+    if (r != "") print "| " what " | " sprintf("%.2f", r) " | – |"
 }
 
 function target_max(what, r, limit, unit) {
