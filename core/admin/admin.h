@@ -12,21 +12,25 @@
  * admin_groups.c, admin_group_offsets.c and admin_group_results.c (the
  * consumer-group calls; the offsets runners serve share groups too) and
  * admin_group_describe.c (the describe steps every group type shares),
- * admin_offsets.c (list_offsets and
- * delete_records, per partition leader), admin_partitions.c
+ * admin_leaders.c (the per-partition-leader runner: leaders from
+ * metadata, one request per leader, retries until the deadline),
+ * admin_offsets.c (list_offsets and delete_records, through it),
+ * admin_brokers.c (the runner of listings merged from every broker),
+ * admin_partitions.c
  * (create_partitions, controller-routed), admin_log_dirs.c
  * (describe_log_dirs, per broker), admin_cluster_info.c
  * (describe_features, describe_metadata_quorum: any broker),
  * admin_quotas.c, admin_scram.c, admin_acls.c (create/describe/delete
  * ACLs: any broker), admin_txn.c (describe_transactions,
  * fence_producers: transaction coordinator via kna_group_run),
- * admin_txn_list.c (list_transactions: every broker), admin_producers.c
- * (describe_producers, abort_transaction: partition leaders),
+ * admin_txn_list.c (list_transactions: every broker, as list_groups),
+ * admin_producers.c (describe_producers, abort_transaction: partition
+ * leaders, through admin_leaders.c),
  * admin_tokens.c (delegation tokens: any broker), admin_reassign.c
  * (elect_leaders, alter/list partition reassignments: controller),
  * admin_cluster_ops.c (update_features, unregister_broker,
  * list_config_resources), admin_replica_dirs.c (describe/alter replica
- * log dirs: per broker), admin_share_groups.c and admin_streams_groups.c
+ * log dirs: per broker, with admin_leaders.c's items and grouping), admin_share_groups.c and admin_streams_groups.c
  * (the share- and streams-group calls, through kna_group_run),
  * admin_raft.c (add/remove raft voter: any broker).
  *
@@ -93,6 +97,122 @@ knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int6
  * chars) into out[23]. Returns false (and "") for the zero uuid, which
  * means "no id". */
 bool kna_uuid_str(const kn_uuid *id, char out[23]);
+
+/* Whether the slice s is the C string c (c NULL: whether s is null). */
+bool kna_slice_is(kn_str s, const char *c);
+
+/* ---- partition-keyed calls (admin_leaders.c) --------------------------
+ * list_offsets, delete_records, describe_producers and abort_transaction
+ * route per partition leader through kna_leader_run; the replica-dir
+ * calls use the items and the grouping by topic, per broker. */
+
+/* One partition of a call: where it goes and how it ended. The
+ * operation's own values live in a parallel array (same index). */
+typedef struct kna_part {
+    char *topic; /* owned */
+    int32_t partition;
+    int32_t node; /* where it is sent: the leader (-1 unknown) or a broker */
+    bool pending; /* not answered for good yet */
+    int err;      /* final (or, while pending, the last) error */
+    char *message; /* owned; NULL: kn_err_message(err) */
+} kna_part;
+
+/* Items for the distinct partitions of l (the first entry wins), all
+ * pending, node -1; *np gets their count and src[k] (when not NULL,
+ * room for every entry) the index in l of item k. NULL on no memory.
+ * Freed with kna_parts_free. */
+kna_part *kna_parts_of(const kn_topic_partition_list *l, size_t *np, size_t *src);
+void kna_parts_free(kna_part *parts, size_t n);
+/* Ends x with err (0: success) and message (copied, may be NULL).
+ * Returns 0 or KN_ERR__NOMEM. */
+int kna_part_end(kna_part *x, int err, const char *message);
+/* x's error message for the result accessors: NULL when x succeeded. */
+const char *kna_part_message(const kna_part *x);
+
+/* The selected items grouped by topic (first-appearance order), as a
+ * request wants them: topic k is topics[k] (borrowed from the items),
+ * with pcount[k] partitions parts[k][] at item indexes items[k][]. */
+typedef struct kna_topic_groups {
+    const char **topics;
+    int32_t **parts;
+    size_t **items;
+    int32_t *pcount;
+    size_t n;
+    int32_t *pool; /* storage of parts[] and items[] */
+    size_t *ipool;
+} kna_topic_groups;
+/* Groups the items with sel[i] set. Returns 0 or KN_ERR__NOMEM (g then
+ * empty). Free with kna_topic_groups_free. */
+int kna_topic_groups_of(kna_topic_groups *g, const kna_part *parts, size_t n, const bool *sel);
+void kna_topic_groups_free(kna_topic_groups *g);
+
+typedef struct kna_leader_call {
+    kn_admin *admin;
+    int64_t deadline;
+    const char *fn; /* the public call's name, for messages */
+    kna_part *parts;
+    size_t count;
+    void *ctx; /* the operation's own (its values, its request options) */
+    /* Partition errors that mean "the leader is elsewhere or not ready":
+     * the partition goes round again with fresh metadata. */
+    bool (*retriable)(int err);
+    /* Sends node's pending items (kna_leader_groups) in one request and
+     * takes in the answer: sets answered, reports each partition through
+     * kna_leader_find and kna_leader_code, or kna_leader_failed when the
+     * request failed. A partition left pending goes round again. Returns
+     * 0 or KN_ERR__NOMEM. */
+    int (*send)(struct kna_leader_call *call, int32_t node, char *why, size_t why_size);
+    bool answered; /* some broker answered (metadata included) */
+    int call_err;  /* the last request's failure */
+} kna_leader_call;
+
+/* Runs the call until no partition is pending or the deadline passes
+ * (pending ones then end with _TIMED_OUT). Returns 0, or the whole
+ * call's error (nothing answered) with errstr set. */
+int kna_leader_run(kna_leader_call *call, char *errstr, size_t errstr_size);
+/* node's pending items grouped by topic. 0 or KN_ERR__NOMEM. */
+int kna_leader_groups(const kna_leader_call *call, int32_t node, kna_topic_groups *g);
+/* node's request failed with err (why: the reason): its pending
+ * partitions end with it. Returns 0 or KN_ERR__NOMEM. */
+int kna_leader_failed(kna_leader_call *call, int32_t node, int err, const char *why);
+/* Index of node's pending item for (topic, partition), or -1. */
+ptrdiff_t kna_leader_find(const kna_leader_call *call, int32_t node, kn_str topic, int32_t partition);
+/* Item i's answer code: retriable goes round again, another error ends
+ * it (message copied, may be NULL), 0 ends it answered (*done: the
+ * operation takes the answer's values). Returns 0 or KN_ERR__NOMEM. */
+int kna_leader_code(kna_leader_call *call, size_t i, int code, const char *message, bool *done);
+
+/* ---- listings from every broker (admin_brokers.c) --------------------- */
+
+/* What a broker's top-level error code means to a listing call. */
+typedef enum kna_broker_answer {
+    KNA_BROKER_ABSORB, /* an answer: absorb it */
+    KNA_BROKER_EMPTY,  /* an answer with nothing to list */
+    KNA_BROKER_RETRY,  /* resend after a backoff (until the deadline) */
+    KNA_BROKER_FAILED, /* the broker's failure: the listing's error */
+} kna_broker_answer;
+
+typedef struct kna_broker_call {
+    kn_admin *admin;
+    int64_t deadline;
+    const char *fn;     /* the public call's name, for messages */
+    const char *reason; /* for the metadata refresh's log line */
+    const char *what;   /* API name for messages */
+    int16_t api_key, min_version;
+    const void *req; /* the same request to every broker */
+    int16_t (*top_error)(const void *body);
+    kna_broker_answer (*classify)(int code);
+    /* Merges one broker's answer; returns 0, KN_ERR__NOMEM, or another
+     * error that ends the call (errstr set). */
+    int (*absorb)(void *ctx, const void *body, char *errstr, size_t errstr_size);
+    void *ctx;
+} kna_broker_call;
+
+/* Sends call->req to every broker of fresh metadata (see the file
+ * comment); *errp and *messagep (owned, for the result) get the first
+ * failed broker's error. Returns 0, or the whole call's error with
+ * errstr set (no broker answered, no metadata, no memory, absorb's). */
+int kna_each_broker(kna_broker_call *call, int *errp, char **messagep, char *errstr, size_t errstr_size);
 
 /* ---- result objects (admin_results.c) -------------------------------
  * Builders used by the operations; every string is copied in, so the
@@ -432,6 +552,20 @@ typedef struct kna_describe_ctx {
 int kna_describe_groups_run(kn_admin *admin, const char *fn, const char *const *groups, size_t count,
                             int timeout_ms, kna_group_call *call, kna_describe_ctx *ctx,
                             kn_group_descriptions **descp, char *errstr, size_t errstr_size);
+
+/* Defines fn, the kna_group_call build of a KIP-848-style describe
+ * request (ConsumerGroupDescribe, ShareGroupDescribe,
+ * StreamsGroupDescribe: the same two fields under three generated
+ * types Req): the selected groups, and the authorized operations when
+ * the call's kna_describe_ctx flags ask for them. */
+#define KNA_DESCRIBE_BUILD(fn, Req)                                                                    \
+    static int fn(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {                    \
+        Req *req = reqv;                                                                               \
+        const kna_describe_ctx *ctx = call->ctx;                                                       \
+        Req##_init(req);                                                                               \
+        req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0; \
+        return kna_selected_names(call, sel, &req->group_ids, bufp);                                   \
+    }
 
 /* One group of a KIP-848-style describe response (ConsumerGroupDescribe,
  * ShareGroupDescribe, StreamsGroupDescribe): the fields they share. */

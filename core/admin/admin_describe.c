@@ -45,10 +45,6 @@ knw_resp *kna_metadata(kn_admin *admin, const char *const *names, size_t n, int6
     return resp;
 }
 
-static bool kna_str_eq(kn_str s, const char *c) {
-    return s.len >= 0 && strlen(c) == (size_t)s.len && memcmp(s.ptr, c, (size_t)s.len) == 0;
-}
-
 /* ---- list_topics ------------------------------------------------------- */
 
 static int kna_list_cmp(const void *a, const void *b) {
@@ -203,7 +199,7 @@ int kn_admin_describe_topics(kn_admin *admin, const char *const *names, size_t n
                 continue;
             const kp_MetadataResponse_MetadataResponseTopic *t = NULL;
             for (int32_t k = 0; k < md->topics.count && !t; k++)
-                if (kna_str_eq(md->topics.items[k].name, d->name))
+                if (kna_slice_is(md->topics.items[k].name, d->name))
                     t = &md->topics.items[k];
             if (!t) {
                 d->err = KN_ERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -330,7 +326,7 @@ static const char *kna_not_ready(const kp_MetadataResponse *md, const char *cons
     for (size_t i = 0; i < n; i++) {
         const kp_MetadataResponse_MetadataResponseTopic *t = NULL;
         for (int32_t k = 0; k < md->topics.count && !t; k++)
-            if (kna_str_eq(md->topics.items[k].name, names[i]))
+            if (kna_slice_is(md->topics.items[k].name, names[i]))
                 t = &md->topics.items[k];
         if (!t) {
             kn_errstr_set(why, why_size, "not in metadata");

@@ -181,13 +181,7 @@ int kna_member_copy(kna_group_member *m, kn_str id, kn_str instance, kn_str clie
     return ok ? 0 : KN_ERR__NOMEM;
 }
 
-static int kna_cgd_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
-    kp_ConsumerGroupDescribeRequest *req = reqv;
-    const kna_describe_ctx *ctx = call->ctx;
-    kp_ConsumerGroupDescribeRequest_init(req);
-    req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0;
-    return kna_selected_names(call, sel, &req->group_ids, bufp);
-}
+KNA_DESCRIBE_BUILD(kna_cgd_build, kp_ConsumerGroupDescribeRequest)
 
 static int kna_cgd_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     const kp_ConsumerGroupDescribeResponse *body = resp->body;
@@ -438,12 +432,6 @@ static int kna_leave_build(kna_group_call *call, const bool *sel, void *reqv, vo
     return 0;
 }
 
-static bool kna_str_is(kn_str s, const char *c) {
-    if (!c)
-        return s.len < 0;
-    return s.len >= 0 && strlen(c) == (size_t)s.len && memcmp(c, s.ptr, (size_t)s.len) == 0;
-}
-
 static int kna_leave_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     (void)sel;
     const kp_LeaveGroupResponse *body = resp->body;
@@ -457,8 +445,8 @@ static int kna_leave_absorb(kna_group_call *call, const bool *sel, const knw_res
     for (int32_t k = 0; k < body->members.count; k++) {
         const kp_LeaveGroupResponse_MemberResponse *mr = &body->members.items[k];
         for (size_t m = 0; m < ctx->res->count; m++)
-            if (kna_str_is(mr->group_instance_id, ctx->instance_ids[m]) &&
-                (ctx->instance_ids[m] || kna_str_is(mr->member_id, ctx->member_ids[m])))
+            if (kna_slice_is(mr->group_instance_id, ctx->instance_ids[m]) &&
+                (ctx->instance_ids[m] || kna_slice_is(mr->member_id, ctx->member_ids[m])))
                 ctx->res->items[m].err = mr->error_code;
     }
     return 0;
@@ -570,22 +558,33 @@ static int kna_group_cmp(const void *a, const void *b) {
     return strcmp(((const kna_listed_group *)a)->group_id, ((const kna_listed_group *)b)->group_id);
 }
 
-/* Adds one broker's groups to list (a group listed twice is kept once). */
-static int kna_list_absorb(kn_group_list *list, size_t *cap, const kp_ListGroupsResponse *body) {
+/* Adds one broker's groups to the listing (a group listed twice is
+ * kept once). */
+typedef struct kna_list_ctx {
+    kn_group_list *list;
+    size_t cap;
+} kna_list_ctx;
+
+static int kna_list_absorb(void *ctxv, const void *bodyv, char *errstr, size_t errstr_size) {
+    (void)errstr;
+    (void)errstr_size;
+    kna_list_ctx *ctx = ctxv;
+    kn_group_list *list = ctx->list;
+    const kp_ListGroupsResponse *body = bodyv;
     for (int32_t k = 0; k < body->groups.count; k++) {
         const kp_ListGroupsResponse_ListedGroup *g = &body->groups.items[k];
         bool seen = false;
         for (size_t i = 0; i < list->count && !seen; i++)
-            seen = kna_str_is(g->group_id, list->items[i].group_id);
+            seen = kna_slice_is(g->group_id, list->items[i].group_id);
         if (seen || g->group_id.len < 0)
             continue;
-        if (list->count == *cap) {
-            size_t ncap = *cap ? *cap * 2 : 16;
+        if (list->count == ctx->cap) {
+            size_t ncap = ctx->cap ? ctx->cap * 2 : 16;
             kna_listed_group *grown = kn_realloc(list->items, ncap * sizeof(*grown));
             if (!grown)
                 return KN_ERR__NOMEM;
             list->items = grown;
-            *cap = ncap;
+            ctx->cap = ncap;
         }
         kna_listed_group *x = &list->items[list->count++];
         memset(x, 0, sizeof(*x));
@@ -596,6 +595,14 @@ static int kna_list_absorb(kn_group_list *list, size_t *cap, const kp_ListGroups
             return KN_ERR__NOMEM;
     }
     return 0;
+}
+
+static int16_t kna_list_top_error(const void *body) { return ((const kp_ListGroupsResponse *)body)->error_code; }
+
+static kna_broker_answer kna_list_classify(int code) {
+    return code == 0                                  ? KNA_BROKER_ABSORB
+           : kna_group_error_action(code) != KNA_GROUP_DONE ? KNA_BROKER_RETRY
+                                                            : KNA_BROKER_FAILED;
 }
 
 static kn_str *kna_str_list(const char *const *in, size_t n) {
@@ -616,83 +623,40 @@ int kn_admin_list_groups(kn_admin *admin, const char *const *types, size_t type_
         return KN_ERR__INVALID_ARG;
     }
     *listp = NULL;
-    int64_t deadline = kna_deadline(admin, timeout_ms);
-    /* Every broker coordinates some groups: ask them all, from fresh
-     * metadata, as Java does. */
-    int64_t asked = knw_now_ms();
-    knw_metadata_request_refresh(admin->client, false, "admin: list_groups");
-    int err = 0;
-    knw_metadata *md = knw_metadata_wait(admin->client, false, asked, kna_remaining(deadline), &err);
-    if (!md) {
-        kn_errstr_set(errstr, errstr_size, "%s: no cluster metadata: %s", fn, kn_err_name(err));
-        return err ? err : KN_ERR__TIMED_OUT;
-    }
     kn_group_list *list = kn_calloc(1, sizeof(*list));
     kn_str *tf = kna_str_list(types, type_count);
     kn_str *sf = kna_str_list(states, state_count);
-    size_t cap = 0;
-    int answered = 0, first_err = 0;
-    char why[512] = "";
-    err = KN_ERR__NOMEM;
-    if (!list || !tf || !sf)
-        goto fail;
-    for (int32_t b = 0; b < md->broker_count; b++) {
-        kp_ListGroupsRequest req;
-        kp_ListGroupsRequest_init(&req);
-        req.types_filter = (kp_str_array){tf, (int32_t)type_count};
-        req.states_filter = (kp_str_array){sf, (int32_t)state_count};
-        int16_t min_version = type_count ? 5 : state_count ? 4 : -1;
-        for (int attempt = 0;; attempt++) {
-            int call_err = 0;
-            knw_resp *resp = kna_call(admin, md->brokers[b].node_id, KP_API_LIST_GROUPS, min_version, -1,
-                                      &req, deadline, "ListGroups", &call_err, why, sizeof(why));
-            int code = resp ? ((const kp_ListGroupsResponse *)resp->body)->error_code : call_err;
-            if (resp && code == 0) {
-                answered++;
-                err = kna_list_absorb(list, &cap, resp->body);
-                knw_resp_free(resp);
-                if (err)
-                    goto fail;
-                break;
-            }
-            knw_resp_free(resp);
-            bool again =
-                resp && kna_group_error_action(code) != KNA_GROUP_DONE && kna_remaining(deadline) > 0;
-            if (again) {
-                kna_backoff(admin, attempt, deadline);
-                continue;
-            }
-            if (resp) {
-                answered++;
-                snprintf(why, sizeof(why), "ListGroups on broker %d: %s", (int)md->brokers[b].node_id,
-                         kn_err_message(code));
-            }
-            if (!first_err) {
-                first_err = code;
-                list->err = code;
-                if (!(list->message = kn_strdup(why)))
-                    goto fail;
-            }
-            break;
-        }
-    }
-    if (!answered && first_err) {
-        err = first_err;
-        kn_errstr_set(errstr, errstr_size, "%s", why);
+    int err = KN_ERR__NOMEM;
+    if (!list || !tf || !sf) {
+        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
         goto out;
     }
+    kp_ListGroupsRequest req;
+    kp_ListGroupsRequest_init(&req);
+    req.types_filter = (kp_str_array){tf, (int32_t)type_count};
+    req.states_filter = (kp_str_array){sf, (int32_t)state_count};
+    /* Every broker coordinates some groups: ask them all, from fresh
+     * metadata, as Java does. */
+    kna_list_ctx ctx = {list, 0};
+    kna_broker_call call = {.admin = admin,
+                            .deadline = kna_deadline(admin, timeout_ms),
+                            .fn = fn,
+                            .reason = "admin: list_groups",
+                            .what = "ListGroups",
+                            .api_key = KP_API_LIST_GROUPS,
+                            .min_version = type_count ? 5 : state_count ? 4 : -1,
+                            .req = &req,
+                            .top_error = kna_list_top_error,
+                            .classify = kna_list_classify,
+                            .absorb = kna_list_absorb,
+                            .ctx = &ctx};
+    if ((err = kna_each_broker(&call, &list->err, &list->message, errstr, errstr_size)) != 0)
+        goto out;
     if (list->count > 1)
         qsort(list->items, list->count, sizeof(*list->items), kna_group_cmp);
-    knw_metadata_release(md);
-    kn_free(tf);
-    kn_free(sf);
     *listp = list;
-    return KN_OK;
-fail:
-    err = KN_ERR__NOMEM;
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+    list = NULL;
 out:
-    knw_metadata_release(md);
     kn_free(tf);
     kn_free(sf);
     kn_group_list_destroy(list);

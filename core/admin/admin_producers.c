@@ -1,12 +1,11 @@
 /*
  * admin_producers.c: describe_producers (DescribeProducers) and
  * abort_transaction (WriteTxnMarkers with an ABORT marker), both sent to
- * the partitions' leaders as Java's PartitionLeaderStrategy does: the
- * leaders of the pending partitions come from one Metadata request, one
- * request goes to each leader, a partition whose leader moved goes round
- * again after a backoff until the deadline; a missing topic or partition
- * and every other error are final for that partition alone. Also the
- * result object kn_producer_states.
+ * the partitions' leaders through kna_leader_run (admin_leaders.c, as
+ * Java's PartitionLeaderStrategy: a partition whose leader moved goes
+ * round again until the deadline; a missing topic or partition and
+ * every other error are final for that partition alone). Here: the
+ * requests, the answers, and the result object kn_producer_states.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_describe_producers.h"
-#include "proto/generated/kp_metadata.h"
 #include "proto/generated/kp_write_txn_markers.h"
 
 typedef struct kna_pstate {
@@ -25,19 +23,15 @@ typedef struct kna_pstate {
     int32_t producer_epoch, last_sequence, coordinator_epoch;
 } kna_pstate;
 
-typedef struct kna_pitem {
-    char *topic;
-    int32_t partition;
-    int32_t node; /* leader, -1 unknown */
-    bool pending;
-    int err;
-    char *message;
+/* A partition's producers (parallel to the routing items). */
+typedef struct kna_pstates {
     kna_pstate *states;
     size_t state_count;
-} kna_pitem;
+} kna_pstates;
 
 struct kn_producer_states {
-    kna_pitem *items;
+    kna_part *parts;
+    kna_pstates *vals;
     size_t count;
 };
 
@@ -46,51 +40,45 @@ struct kn_producer_states {
 void kn_producer_states_destroy(kn_producer_states *s) {
     if (!s)
         return;
-    for (size_t i = 0; i < s->count; i++) {
-        kn_free(s->items[i].topic);
-        kn_free(s->items[i].message);
-        kn_free(s->items[i].states);
-    }
-    kn_free(s->items);
+    for (size_t i = 0; s->vals && i < s->count; i++)
+        kn_free(s->vals[i].states);
+    kna_parts_free(s->parts, s->count);
+    kn_free(s->vals);
     kn_free(s);
 }
 
-static const kna_pitem *kna_pi(const kn_producer_states *s, size_t i) {
-    return s && i < s->count ? &s->items[i] : NULL;
+static const kna_part *kna_pi(const kn_producer_states *s, size_t i) {
+    return s && i < s->count ? &s->parts[i] : NULL;
 }
 
 static const kna_pstate *kna_ps(const kn_producer_states *s, size_t i, size_t k) {
-    const kna_pitem *x = kna_pi(s, i);
+    const kna_pstates *x = s && i < s->count ? &s->vals[i] : NULL;
     return x && k < x->state_count ? &x->states[k] : NULL;
 }
 
 size_t kn_producer_states_count(const kn_producer_states *s) { return s ? s->count : 0; }
 
 const char *kn_producer_states_topic(const kn_producer_states *s, size_t i) {
-    const kna_pitem *x = kna_pi(s, i);
+    const kna_part *x = kna_pi(s, i);
     return x ? x->topic : NULL;
 }
 
 int32_t kn_producer_states_partition(const kn_producer_states *s, size_t i) {
-    const kna_pitem *x = kna_pi(s, i);
+    const kna_part *x = kna_pi(s, i);
     return x ? x->partition : -1;
 }
 
 int kn_producer_states_error(const kn_producer_states *s, size_t i) {
-    const kna_pitem *x = kna_pi(s, i);
+    const kna_part *x = kna_pi(s, i);
     return x ? x->err : KN_ERR__INVALID_ARG;
 }
 
 const char *kn_producer_states_error_message(const kn_producer_states *s, size_t i) {
-    const kna_pitem *x = kna_pi(s, i);
-    if (!x || !x->err)
-        return NULL;
-    return x->message ? x->message : kn_err_message(x->err);
+    return kna_part_message(kna_pi(s, i));
 }
 
 size_t kn_producer_states_producer_count(const kn_producer_states *s, size_t i) {
-    const kna_pitem *x = kna_pi(s, i);
-    return x ? x->state_count : 0;
+    return s && i < s->count ? s->vals[i].state_count : 0;
 }
 
 int64_t kn_producer_states_producer_id(const kn_producer_states *s, size_t i, size_t k) {
@@ -123,23 +111,12 @@ int64_t kn_producer_states_txn_start_offset(const kn_producer_states *s, size_t 
     return p ? p->txn_start_offset : -1;
 }
 
-/* ---- the per-leader loop ---------------------------------------------------- */
+
+/* ---- the calls ------------------------------------------------------------ */
 
 static kn_str kna_cstr(const char *s) {
     kn_str out = {s, s ? (int32_t)strlen(s) : -1};
     return out;
-}
-
-static bool kna_is(kn_str s, const char *c) {
-    return s.len >= 0 && strlen(c) == (size_t)s.len && memcmp(c, s.ptr, (size_t)s.len) == 0;
-}
-
-static int kna_pfail(kna_pitem *x, int err, const char *message) {
-    x->pending = false;
-    x->err = err;
-    kn_free(x->message);
-    x->message = message ? kn_strdup(message) : NULL;
-    return message && !x->message ? KN_ERR__NOMEM : 0;
 }
 
 /* Partition errors that mean "the leader is elsewhere or not ready". */
@@ -149,194 +126,42 @@ static bool kna_pretriable(int err) {
            err == KN_ERR_REPLICA_NOT_AVAILABLE;
 }
 
-/* Sets the leaders of the pending items from one Metadata request. */
-static int kna_pleaders(kn_admin *admin, kn_producer_states *res, int64_t deadline, char *why,
-                        size_t why_size) {
-    const char **names = kn_calloc(res->count ? res->count : 1, sizeof(*names));
-    if (!names)
-        return KN_ERR__NOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < res->count; i++) {
-        bool seen = !res->items[i].pending;
-        for (size_t j = 0; j < n && !seen; j++)
-            seen = strcmp(names[j], res->items[i].topic) == 0;
-        if (!seen)
-            names[n++] = res->items[i].topic;
+/* Results with one pending item per distinct partition of parts. */
+static kn_producer_states *kna_pitems(const kn_topic_partition_list *parts) {
+    size_t n = kn_topic_partition_list_count(parts);
+    kn_producer_states *res = kn_calloc(1, sizeof(*res));
+    if (!res || !(res->vals = kn_calloc(n ? n : 1, sizeof(*res->vals))) ||
+        !(res->parts = kna_parts_of(parts, &res->count, NULL))) {
+        kn_producer_states_destroy(res);
+        return NULL;
     }
-    int err = 0;
-    knw_resp *resp = kna_metadata(admin, names, n, deadline, &err, why, why_size);
-    kn_free(names);
-    if (!resp)
-        return err;
-    const kp_MetadataResponse *md = resp->body;
-    int rc = 0;
-    for (size_t i = 0; i < res->count && !rc; i++) {
-        kna_pitem *x = &res->items[i];
-        if (!x->pending)
-            continue;
-        x->node = -1;
-        const kp_MetadataResponse_MetadataResponseTopic *t = NULL;
-        for (int32_t k = 0; k < md->topics.count && !t; k++)
-            if (kna_is(md->topics.items[k].name, x->topic))
-                t = &md->topics.items[k];
-        int terr = t ? t->error_code : KN_ERR_UNKNOWN_TOPIC_OR_PARTITION;
-        if (terr && !kna_pretriable(terr)) {
-            rc = kna_pfail(x, terr, NULL);
-            continue;
-        }
-        const kp_MetadataResponse_MetadataResponsePartition *p = NULL;
-        for (int32_t k = 0; t && !terr && k < t->partitions.count && !p; k++)
-            if (t->partitions.items[k].partition_index == x->partition)
-                p = &t->partitions.items[k];
-        if (t && !terr && !p) {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "Partition %d of topic %.100s does not exist", (int)x->partition,
-                     x->topic);
-            rc = kna_pfail(x, KN_ERR_UNKNOWN_TOPIC_OR_PARTITION, msg);
-            continue;
-        }
-        x->err = terr ? terr : KN_ERR_LEADER_NOT_AVAILABLE; /* until a leader answers */
-        if (p && p->leader_id >= 0)
-            x->node = p->leader_id;
-    }
-    knw_resp_free(resp);
-    return rc;
+    return res;
 }
 
-/* Sends one leader's pending items; returns 0 or KN_ERR__NOMEM. */
-typedef int kna_psend_fn(kn_admin *admin, kn_producer_states *res, int32_t node, void *ctx, int64_t deadline,
-                         bool *answered, int *call_err, char *why, size_t why_size);
-
-/* Runs items to the end (see the file comment). Returns 0 or the whole
- * call's error (nothing answered) with errstr set. */
-static int kna_prun(kn_admin *admin, kn_producer_states *res, kna_psend_fn *send, void *ctx, int64_t deadline,
-                    const char *fn, char *errstr, size_t errstr_size) {
-    bool answered = false;
-    int call_err = 0;
-    char why[512] = "";
-    for (int attempt = 0;; attempt++) {
-        bool any = false;
-        for (size_t i = 0; i < res->count; i++)
-            any = any || res->items[i].pending;
-        if (!any)
-            break;
-        if (kna_remaining(deadline) <= 0) {
-            for (size_t i = 0; i < res->count; i++)
-                if (res->items[i].pending) {
-                    res->items[i].pending = false;
-                    res->items[i].err = KN_ERR__TIMED_OUT;
-                }
-            break;
-        }
-        if (attempt > 0)
-            kna_backoff(admin, attempt - 1, deadline);
-        int err = kna_pleaders(admin, res, deadline, why, sizeof(why));
-        if (err == KN_ERR__NOMEM)
-            goto nomem;
-        if (err) {
-            call_err = err;
-            for (size_t i = 0; i < res->count; i++)
-                if (res->items[i].pending && kna_pfail(&res->items[i], err, why))
-                    goto nomem;
-            break;
-        }
-        answered = true;
-        /* Each leader once per round; what it sends back as retriable
-         * waits for the next round's metadata. */
-        int32_t *done = kn_calloc(res->count ? res->count : 1, sizeof(*done));
-        size_t ndone = 0;
-        if (!done)
-            goto nomem;
-        for (;;) {
-            int32_t node = -1;
-            for (size_t i = 0; i < res->count && node < 0; i++) {
-                bool seen = false;
-                for (size_t j = 0; j < ndone && !seen; j++)
-                    seen = done[j] == res->items[i].node;
-                if (res->items[i].pending && res->items[i].node >= 0 && !seen)
-                    node = res->items[i].node;
-            }
-            if (node < 0)
-                break;
-            done[ndone++] = node;
-            if (send(admin, res, node, ctx, deadline, &answered, &call_err, why, sizeof(why))) {
-                kn_free(done);
-                goto nomem;
-            }
-        }
-        kn_free(done);
-    }
-    if (!answered && call_err) {
-        kn_errstr_set(errstr, errstr_size, "%s", why);
-        return call_err;
-    }
-    return 0;
-nomem:
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-    return KN_ERR__NOMEM;
-}
-
-/* The node's pending items grouped by topic into topic/partition arrays
- * (one allocation each, caller frees): *ntopicsp topics, parts[k] the
- * partitions of topic k, counts in pcount[k]. */
-typedef struct kna_ptopics {
-    const char **topics;
-    int32_t **parts;
-    int32_t *pcount;
-    int32_t *pool;
-    size_t n;
-} kna_ptopics;
-
-static void kna_ptopics_free(kna_ptopics *g) {
-    kn_free(g->topics);
-    kn_free(g->parts);
-    kn_free(g->pcount);
-    kn_free(g->pool);
-}
-
-static int kna_ptopics_of(const kn_producer_states *res, int32_t node, kna_ptopics *g) {
-    size_t cap = res->count ? res->count : 1;
-    memset(g, 0, sizeof(*g));
-    g->topics = kn_calloc(cap, sizeof(*g->topics));
-    g->parts = kn_calloc(cap, sizeof(*g->parts));
-    g->pcount = kn_calloc(cap, sizeof(*g->pcount));
-    g->pool = kn_calloc(cap, sizeof(*g->pool));
-    if (!g->topics || !g->parts || !g->pcount || !g->pool) {
-        kna_ptopics_free(g);
-        return KN_ERR__NOMEM;
-    }
-    size_t used = 0;
-    for (size_t i = 0; i < res->count; i++) {
-        const kna_pitem *x = &res->items[i];
-        if (!x->pending || x->node != node)
-            continue;
-        size_t k = 0;
-        while (k < g->n && strcmp(g->topics[k], x->topic) != 0)
-            k++;
-        if (k == g->n) {
-            g->topics[g->n++] = x->topic;
-            /* room for every partition of the topic from here */
-            g->parts[k] = &g->pool[used];
-            for (size_t j = i; j < res->count; j++)
-                used += res->items[j].pending && res->items[j].node == node &&
-                        strcmp(res->items[j].topic, x->topic) == 0;
-        }
-        g->parts[k][g->pcount[k]++] = x->partition;
-    }
-    return 0;
+/* Runs send over res's partitions; 0 or the whole call's error. */
+static int kna_prun(kn_admin *admin, kn_producer_states *res, int (*send)(kna_leader_call *, int32_t, char *, size_t),
+                    void *ctx, int timeout_ms, const char *fn, char *errstr, size_t errstr_size) {
+    kna_leader_call call = {.admin = admin,
+                            .deadline = kna_deadline(admin, timeout_ms),
+                            .fn = fn,
+                            .parts = res->parts,
+                            .count = res->count,
+                            .ctx = ctx,
+                            .retriable = kna_pretriable,
+                            .send = send};
+    return kna_leader_run(&call, errstr, errstr_size);
 }
 
 /* ---- describe_producers ------------------------------------------------------ */
 
-static int kna_dprod_send(kn_admin *admin, kn_producer_states *res, int32_t node, void *ctx, int64_t deadline,
-                          bool *answered, int *call_err, char *why, size_t why_size) {
-    (void)ctx;
-    kna_ptopics g;
-    if (kna_ptopics_of(res, node, &g))
+static int kna_dprod_send(kna_leader_call *call, int32_t node, char *why, size_t why_size) {
+    kn_producer_states *res = call->ctx;
+    kna_topic_groups g;
+    if (kna_leader_groups(call, node, &g))
         return KN_ERR__NOMEM;
     kp_DescribeProducersRequest_TopicRequest *tr = kn_calloc(g.n ? g.n : 1, sizeof(*tr));
     if (!tr) {
-        kna_ptopics_free(&g);
+        kna_topic_groups_free(&g);
         return KN_ERR__NOMEM;
     }
     for (size_t k = 0; k < g.n; k++) {
@@ -349,90 +174,48 @@ static int kna_dprod_send(kn_admin *admin, kn_producer_states *res, int32_t node
     req.topics.items = tr;
     req.topics.count = (int32_t)g.n;
     int err = 0;
-    knw_resp *resp = kna_call(admin, node, KP_API_DESCRIBE_PRODUCERS, -1, -1, &req, deadline,
+    knw_resp *resp = kna_call(call->admin, node, KP_API_DESCRIBE_PRODUCERS, -1, -1, &req, call->deadline,
                               "DescribeProducers", &err, why, why_size);
     kn_free(tr);
-    kna_ptopics_free(&g);
+    kna_topic_groups_free(&g);
+    if (!resp)
+        return kna_leader_failed(call, node, err, why);
     int rc = 0;
-    if (!resp) {
-        *call_err = err;
-        for (size_t i = 0; i < res->count && !rc; i++)
-            if (res->items[i].pending && res->items[i].node == node)
-                rc = kna_pfail(&res->items[i], err, why);
-        return rc;
-    }
-    *answered = true;
+    call->answered = true;
     const kp_DescribeProducersResponse *body = resp->body;
     for (int32_t t = 0; t < body->topics.count && !rc; t++) {
         const kp_DescribeProducersResponse_TopicResponse *tp = &body->topics.items[t];
         for (int32_t p = 0; p < tp->partitions.count && !rc; p++) {
             const kp_DescribeProducersResponse_PartitionResponse *pr = &tp->partitions.items[p];
-            for (size_t i = 0; i < res->count && !rc; i++) {
-                kna_pitem *x = &res->items[i];
-                if (!x->pending || x->node != node || x->partition != pr->partition_index ||
-                    !kna_is(tp->name, x->topic))
-                    continue;
-                if (pr->error_code && kna_pretriable(pr->error_code)) {
-                    x->err = pr->error_code; /* next round, fresh leader */
-                    continue;
-                }
-                if (pr->error_code) {
-                    bool ok = true;
-                    char *msg = kna_strdup_str(pr->error_message, &ok);
-                    rc = kna_pfail(x, pr->error_code, msg);
-                    kn_free(msg);
-                    if (!ok)
-                        rc = KN_ERR__NOMEM;
-                    continue;
-                }
-                int32_t n = pr->active_producers.count > 0 ? pr->active_producers.count : 0;
-                if (n && !(x->states = kn_calloc((size_t)n, sizeof(*x->states)))) {
-                    rc = KN_ERR__NOMEM;
-                    continue;
-                }
-                for (int32_t k = 0; k < n; k++) {
-                    const kp_DescribeProducersResponse_ProducerState *ps = &pr->active_producers.items[k];
-                    kna_pstate *st = &x->states[x->state_count++];
-                    st->producer_id = ps->producer_id;
-                    st->producer_epoch = ps->producer_epoch;
-                    st->last_sequence = ps->last_sequence;
-                    st->last_timestamp = ps->last_timestamp;
-                    st->coordinator_epoch = ps->coordinator_epoch;
-                    st->txn_start_offset = ps->current_txn_start_offset;
-                }
-                rc = kna_pfail(x, 0, NULL);
+            ptrdiff_t i = kna_leader_find(call, node, tp->name, pr->partition_index);
+            if (i < 0)
+                continue;
+            bool ok = true, done;
+            char *msg = pr->error_code ? kna_strdup_str(pr->error_message, &ok) : NULL;
+            rc = ok ? kna_leader_code(call, (size_t)i, pr->error_code, msg, &done) : KN_ERR__NOMEM;
+            kn_free(msg);
+            if (rc || !done)
+                continue;
+            kna_pstates *x = &res->vals[i];
+            int32_t n = pr->active_producers.count > 0 ? pr->active_producers.count : 0;
+            if (n && !(x->states = kn_calloc((size_t)n, sizeof(*x->states)))) {
+                rc = KN_ERR__NOMEM;
+                continue;
+            }
+            for (int32_t k = 0; k < n; k++) {
+                const kp_DescribeProducersResponse_ProducerState *ps = &pr->active_producers.items[k];
+                kna_pstate *st = &x->states[x->state_count++];
+                st->producer_id = ps->producer_id;
+                st->producer_epoch = ps->producer_epoch;
+                st->last_sequence = ps->last_sequence;
+                st->last_timestamp = ps->last_timestamp;
+                st->coordinator_epoch = ps->coordinator_epoch;
+                st->txn_start_offset = ps->current_txn_start_offset;
             }
         }
     }
     knw_resp_free(resp);
     return rc;
-}
-
-static kn_producer_states *kna_pitems(const kn_topic_partition_list *parts) {
-    size_t n = kn_topic_partition_list_count(parts);
-    kn_producer_states *res = kn_calloc(1, sizeof(*res));
-    if (!res || !(res->items = kn_calloc(n ? n : 1, sizeof(*res->items)))) {
-        kn_free(res);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *t = kn_topic_partition_list_topic(parts, i);
-        int32_t p = kn_topic_partition_list_partition(parts, i);
-        bool seen = false;
-        for (size_t j = 0; j < res->count && !seen; j++)
-            seen = res->items[j].partition == p && strcmp(res->items[j].topic, t) == 0;
-        if (seen)
-            continue;
-        kna_pitem *x = &res->items[res->count++];
-        if (!(x->topic = kn_strdup(t))) {
-            kn_producer_states_destroy(res);
-            return NULL;
-        }
-        x->partition = p;
-        x->node = -1;
-        x->pending = true;
-    }
-    return res;
 }
 
 int kn_admin_describe_producers(kn_admin *admin, const kn_topic_partition_list *parts, int timeout_ms,
@@ -448,8 +231,7 @@ int kn_admin_describe_producers(kn_admin *admin, const kn_topic_partition_list *
         kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
         return KN_ERR__NOMEM;
     }
-    int err =
-        kna_prun(admin, res, kna_dprod_send, NULL, kna_deadline(admin, timeout_ms), fn, errstr, errstr_size);
+    int err = kna_prun(admin, res, kna_dprod_send, res, timeout_ms, fn, errstr, errstr_size);
     if (err) {
         kn_producer_states_destroy(res);
         return err;
@@ -466,10 +248,9 @@ typedef struct kna_abort_ctx {
     int32_t coordinator_epoch;
 } kna_abort_ctx;
 
-static int kna_abort_send(kn_admin *admin, kn_producer_states *res, int32_t node, void *ctxv,
-                          int64_t deadline, bool *answered, int *call_err, char *why, size_t why_size) {
-    kna_abort_ctx *ctx = ctxv;
-    kna_pitem *x = &res->items[0]; /* exactly one partition */
+static int kna_abort_send(kna_leader_call *call, int32_t node, char *why, size_t why_size) {
+    const kna_abort_ctx *ctx = call->ctx;
+    kna_part *x = &call->parts[0]; /* exactly one partition */
     kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic topic;
     kp_WriteTxnMarkersRequest_WritableTxnMarkerTopic_init(&topic);
     topic.name = kna_cstr(x->topic);
@@ -487,32 +268,28 @@ static int kna_abort_send(kn_admin *admin, kn_producer_states *res, int32_t node
     req.markers.items = &marker;
     req.markers.count = 1;
     int err = 0;
-    knw_resp *resp = kna_call(admin, node, KP_API_WRITE_TXN_MARKERS, -1, -1, &req, deadline,
+    knw_resp *resp = kna_call(call->admin, node, KP_API_WRITE_TXN_MARKERS, -1, -1, &req, call->deadline,
                               "WriteTxnMarkers", &err, why, why_size);
-    if (!resp) {
-        *call_err = err;
-        return kna_pfail(x, err, why);
-    }
-    *answered = true;
+    if (!resp)
+        return kna_leader_failed(call, node, err, why);
+    call->answered = true;
     const kp_WriteTxnMarkersResponse *body = resp->body;
     int code = KN_ERR_UNKNOWN_SERVER_ERROR; /* unless the answer names the partition */
     for (int32_t m = 0; m < body->markers.count; m++)
         for (int32_t t = 0; t < body->markers.items[m].topics.count; t++) {
             const kp_WriteTxnMarkersResponse_WritableTxnMarkerTopicResult *tr =
                 &body->markers.items[m].topics.items[t];
-            for (int32_t p = 0; kna_is(tr->name, x->topic) && p < tr->partitions.count; p++)
+            for (int32_t p = 0; kna_slice_is(tr->name, x->topic) && p < tr->partitions.count; p++)
                 if (tr->partitions.items[p].partition_index == x->partition)
                     code = tr->partitions.items[p].error_code;
         }
     knw_resp_free(resp);
-    if (kna_pretriable(code)) {
-        x->err = code;
-        return 0;
-    }
-    return kna_pfail(x, code,
-                     code == KN_ERR_UNKNOWN_SERVER_ERROR
-                         ? "The WriteTxnMarkers response did not contain a result for this partition"
-                         : NULL);
+    bool done;
+    return kna_leader_code(call, 0, code,
+                           code == KN_ERR_UNKNOWN_SERVER_ERROR
+                               ? "The WriteTxnMarkers response did not contain a result for this partition"
+                               : NULL,
+                           &done);
 }
 
 int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t partition, int64_t producer_id,
@@ -537,10 +314,9 @@ int kn_admin_abort_transaction(kn_admin *admin, const char *topic, int32_t parti
         return KN_ERR__NOMEM;
     }
     kna_abort_ctx ctx = {producer_id, producer_epoch, coordinator_epoch};
-    int err =
-        kna_prun(admin, res, kna_abort_send, &ctx, kna_deadline(admin, timeout_ms), fn, errstr, errstr_size);
-    if (!err && res->items[0].err) {
-        err = res->items[0].err;
+    int err = kna_prun(admin, res, kna_abort_send, &ctx, timeout_ms, fn, errstr, errstr_size);
+    if (!err && res->parts[0].err) {
+        err = res->parts[0].err;
         kn_errstr_set(errstr, errstr_size, "%s: %s-%d: %s", fn, topic, (int)partition,
                       kn_producer_states_error_message(res, 0));
     }

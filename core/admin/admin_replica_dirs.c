@@ -17,60 +17,59 @@
 #include "proto/generated/kp_describe_log_dirs.h"
 #include "proto/generated/kp_metadata.h"
 
+/* A replica's values (parallel to the routing items, whose node is the
+ * replica's broker). */
 typedef struct kna_rdir {
-    char *topic;
-    int32_t partition, broker;
     const char *dir; /* alter: the caller's, during the call only */
-    int err;
-    char *message;
     char *current, *future;
     int64_t current_lag, future_lag;
 } kna_rdir;
 
 struct kn_replica_log_dirs {
-    kna_rdir *items;
+    kna_part *parts;
+    kna_rdir *vals;
     size_t count;
 };
 
 void kn_replica_log_dirs_destroy(kn_replica_log_dirs *d) {
     if (!d)
         return;
-    for (size_t i = 0; i < d->count; i++) {
-        kn_free(d->items[i].topic);
-        kn_free(d->items[i].message);
-        kn_free(d->items[i].current);
-        kn_free(d->items[i].future);
+    for (size_t i = 0; d->vals && i < d->count; i++) {
+        kn_free(d->vals[i].current);
+        kn_free(d->vals[i].future);
     }
-    kn_free(d->items);
+    kna_parts_free(d->parts, d->count);
+    kn_free(d->vals);
     kn_free(d);
 }
 
+static const kna_part *kna_rp(const kn_replica_log_dirs *d, size_t i) {
+    return d && i < d->count ? &d->parts[i] : NULL;
+}
+
 static const kna_rdir *kna_rd(const kn_replica_log_dirs *d, size_t i) {
-    return d && i < d->count ? &d->items[i] : NULL;
+    return d && i < d->count ? &d->vals[i] : NULL;
 }
 
 size_t kn_replica_log_dirs_count(const kn_replica_log_dirs *d) { return d ? d->count : 0; }
 const char *kn_replica_log_dirs_topic(const kn_replica_log_dirs *d, size_t i) {
-    const kna_rdir *x = kna_rd(d, i);
+    const kna_part *x = kna_rp(d, i);
     return x ? x->topic : NULL;
 }
 int32_t kn_replica_log_dirs_partition(const kn_replica_log_dirs *d, size_t i) {
-    const kna_rdir *x = kna_rd(d, i);
+    const kna_part *x = kna_rp(d, i);
     return x ? x->partition : -1;
 }
 int32_t kn_replica_log_dirs_broker(const kn_replica_log_dirs *d, size_t i) {
-    const kna_rdir *x = kna_rd(d, i);
-    return x ? x->broker : -1;
+    const kna_part *x = kna_rp(d, i);
+    return x ? x->node : -1;
 }
 int kn_replica_log_dirs_error(const kn_replica_log_dirs *d, size_t i) {
-    const kna_rdir *x = kna_rd(d, i);
+    const kna_part *x = kna_rp(d, i);
     return x ? x->err : KN_ERR__INVALID_ARG;
 }
 const char *kn_replica_log_dirs_error_message(const kn_replica_log_dirs *d, size_t i) {
-    const kna_rdir *x = kna_rd(d, i);
-    if (!x || !x->err)
-        return NULL;
-    return x->message ? x->message : kn_err_message(x->err);
+    return kna_part_message(kna_rp(d, i));
 }
 const char *kn_replica_log_dirs_current_dir(const kn_replica_log_dirs *d, size_t i) {
     const kna_rdir *x = kna_rd(d, i);
@@ -94,36 +93,29 @@ static kn_str kna_cstr(const char *s) {
     return out;
 }
 
-static bool kna_is(kn_str s, const char *c) {
-    return s.len >= 0 && strlen(c) == (size_t)s.len && memcmp(c, s.ptr, (size_t)s.len) == 0;
-}
-
-static int kna_rfail(kna_rdir *x, int err, const char *msg) {
-    x->err = err;
-    kn_free(x->message);
-    x->message = msg ? kn_strdup(msg) : NULL;
-    return msg && !x->message ? KN_ERR__NOMEM : 0;
-}
-
-/* Distinct replicas (first wins) as result items; NULL on no memory. */
+/* Distinct replicas (first wins) as result items, pending, each sent
+ * to its broker; NULL on no memory. */
 static kn_replica_log_dirs *kna_rdirs_new(const kn_replica_dir *in, size_t n) {
     kn_replica_log_dirs *d = kn_calloc(1, sizeof(*d));
-    if (!d || !(d->items = kn_calloc(n ? n : 1, sizeof(*d->items)))) {
-        kn_free(d);
+    if (!d || !(d->parts = kn_calloc(n ? n : 1, sizeof(*d->parts))) ||
+        !(d->vals = kn_calloc(n ? n : 1, sizeof(*d->vals)))) {
+        kn_replica_log_dirs_destroy(d);
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
         bool seen = false;
         for (size_t j = 0; j < d->count && !seen; j++)
-            seen = d->items[j].partition == in[i].partition && d->items[j].broker == in[i].broker &&
-                   !strcmp(d->items[j].topic, in[i].topic);
+            seen = d->parts[j].partition == in[i].partition && d->parts[j].node == in[i].broker &&
+                   !strcmp(d->parts[j].topic, in[i].topic);
         if (seen)
             continue;
-        kna_rdir *x = &d->items[d->count++];
+        kna_part *x = &d->parts[d->count];
+        kna_rdir *v = &d->vals[d->count++];
         x->partition = in[i].partition;
-        x->broker = in[i].broker;
-        x->dir = in[i].dir;
-        x->current_lag = x->future_lag = -1;
+        x->node = in[i].broker;
+        x->pending = true;
+        v->dir = in[i].dir;
+        v->current_lag = v->future_lag = -1;
         if (!(x->topic = kn_strdup(in[i].topic))) {
             kn_replica_log_dirs_destroy(d);
             return NULL;
@@ -132,54 +124,17 @@ static kn_replica_log_dirs *kna_rdirs_new(const kn_replica_dir *in, size_t n) {
     return d;
 }
 
-/* The request body for broker b's replicas (topics grouped) is built by
- * the caller from these; returns the distinct topics of b's replicas. */
-typedef struct kna_rgroup {
-    const char **topics; /* distinct */
-    int32_t **parts;
-    int32_t *pcount;
-    int32_t *pool;
-    size_t n;
-} kna_rgroup;
-
-static void kna_rgroup_free(kna_rgroup *g) {
-    kn_free(g->topics);
-    kn_free(g->parts);
-    kn_free(g->pcount);
-    kn_free(g->pool);
-}
-
-/* Groups d's replicas on broker (and, when dir is not NULL, moving to
- * dir) by topic. */
-static int kna_rgroup_of(const kn_replica_log_dirs *d, int32_t broker, const char *dir, kna_rgroup *g) {
-    size_t cap = d->count ? d->count : 1;
-    memset(g, 0, sizeof(*g));
-    g->topics = kn_calloc(cap, sizeof(*g->topics));
-    g->parts = kn_calloc(cap, sizeof(*g->parts));
-    g->pcount = kn_calloc(cap, sizeof(*g->pcount));
-    g->pool = kn_calloc(cap, sizeof(*g->pool));
-    if (!g->topics || !g->parts || !g->pcount || !g->pool) {
-        kna_rgroup_free(g);
+/* Groups d's pending replicas on broker (and, when dir is not NULL,
+ * moving to dir) by topic. 0 or KN_ERR__NOMEM. */
+static int kna_rgroup_of(const kn_replica_log_dirs *d, int32_t broker, const char *dir, kna_topic_groups *g) {
+    bool *sel = kn_calloc(d->count ? d->count : 1, sizeof(*sel));
+    if (!sel)
         return KN_ERR__NOMEM;
-    }
-    size_t used = 0;
-    for (size_t i = 0; i < d->count; i++) {
-        const kna_rdir *x = &d->items[i];
-        if (x->broker != broker || x->err || (dir && strcmp(x->dir, dir) != 0))
-            continue;
-        size_t k = 0;
-        while (k < g->n && strcmp(g->topics[k], x->topic) != 0)
-            k++;
-        if (k == g->n) {
-            g->topics[g->n++] = x->topic;
-            g->parts[k] = &g->pool[used];
-            for (size_t j = i; j < d->count; j++)
-                used += d->items[j].broker == broker && !d->items[j].err &&
-                        (!dir || !strcmp(d->items[j].dir, dir)) && !strcmp(d->items[j].topic, x->topic);
-        }
-        g->parts[k][g->pcount[k]++] = x->partition;
-    }
-    return 0;
+    for (size_t i = 0; i < d->count; i++)
+        sel[i] = d->parts[i].node == broker && d->parts[i].pending && (!dir || !strcmp(d->vals[i].dir, dir));
+    int err = kna_topic_groups_of(g, d->parts, d->count, sel);
+    kn_free(sel);
+    return err;
 }
 
 /* Fails the replicas of brokers that fresh metadata does not list. */
@@ -194,26 +149,59 @@ static int kna_rcheck_brokers(kn_admin *admin, kn_replica_log_dirs *d, int64_t d
     for (size_t i = 0; i < d->count && !rc; i++) {
         bool known = false;
         for (int32_t k = 0; k < m->brokers.count && !known; k++)
-            known = m->brokers.items[k].node_id == d->items[i].broker;
+            known = m->brokers.items[k].node_id == d->parts[i].node;
         if (!known) {
             char msg[80];
-            snprintf(msg, sizeof(msg), "broker %d is not in the cluster", (int)d->items[i].broker);
-            rc = kna_rfail(&d->items[i], KN_ERR_BROKER_NOT_AVAILABLE, msg);
+            snprintf(msg, sizeof(msg), "broker %d is not in the cluster", (int)d->parts[i].node);
+            rc = kna_part_end(&d->parts[i], KN_ERR_BROKER_NOT_AVAILABLE, msg);
         }
     }
     knw_resp_free(md);
     return rc;
 }
 
+/* Both calls: the distinct replicas of in[], those on brokers fresh
+ * metadata does not list failed, then one request per broker (each
+ * broker once, in first-appearance order) through per_broker. */
+static int kna_rdirs_run(kn_admin *admin, const char *fn, const kn_replica_dir *in, size_t count, int timeout_ms,
+                         int (*per_broker)(kn_admin *, kn_replica_log_dirs *, int32_t, int64_t),
+                         kn_replica_log_dirs **resultp, char *errstr, size_t errstr_size) {
+    *resultp = NULL;
+    kn_replica_log_dirs *d = kna_rdirs_new(in, count);
+    if (!d) {
+        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+        return KN_ERR__NOMEM;
+    }
+    int64_t deadline = kna_deadline(admin, timeout_ms);
+    int err = d->count ? kna_rcheck_brokers(admin, d, deadline, errstr, errstr_size) : 0;
+    for (size_t i = 0; i < d->count && !err; i++) {
+        bool first = d->parts[i].pending;
+        for (size_t j = 0; j < i && first; j++)
+            first = d->parts[j].node != d->parts[i].node;
+        if (first)
+            err = per_broker(admin, d, d->parts[i].node, deadline);
+    }
+    for (size_t i = 0; i < d->count; i++)
+        d->vals[i].dir = NULL; /* alter: the caller's */
+    if (err) {
+        if (err == KN_ERR__NOMEM)
+            kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+        kn_replica_log_dirs_destroy(d);
+        return err;
+    }
+    *resultp = d;
+    return KN_OK;
+}
+
 /* ---- describe ------------------------------------------------------------------- */
 
 static int kna_rdescribe_broker(kn_admin *admin, kn_replica_log_dirs *d, int32_t broker, int64_t deadline) {
-    kna_rgroup g;
+    kna_topic_groups g;
     if (kna_rgroup_of(d, broker, NULL, &g))
         return KN_ERR__NOMEM;
     kp_DescribeLogDirsRequest_DescribableLogDirTopic *tt = kn_calloc(g.n ? g.n : 1, sizeof(*tt));
     if (!tt) {
-        kna_rgroup_free(&g);
+        kna_topic_groups_free(&g);
         return KN_ERR__NOMEM;
     }
     for (size_t k = 0; k < g.n; k++) {
@@ -230,24 +218,26 @@ static int kna_rdescribe_broker(kn_admin *admin, kn_replica_log_dirs *d, int32_t
     knw_resp *resp = kna_call(admin, broker, KP_API_DESCRIBE_LOG_DIRS, -1, -1, &req, deadline,
                               "DescribeLogDirs", &err, why, sizeof why);
     kn_free(tt);
-    kna_rgroup_free(&g);
+    kna_topic_groups_free(&g);
     int rc = 0;
     const kp_DescribeLogDirsResponse *body = resp ? resp->body : NULL;
     int whole = !resp ? err : body->error_code;
     for (size_t i = 0; i < d->count && !rc; i++) {
-        kna_rdir *x = &d->items[i];
-        if (x->broker != broker || x->err)
+        kna_part *x = &d->parts[i];
+        kna_rdir *v = &d->vals[i];
+        if (x->node != broker || !x->pending)
             continue;
         if (whole) {
-            rc = kna_rfail(x, whole, resp ? NULL : why);
+            rc = kna_part_end(x, whole, resp ? NULL : why);
             continue;
         }
+        rc = kna_part_end(x, 0, NULL); /* answered; the dirs found follow */
         for (int32_t r = 0; r < body->results.count && !rc; r++) {
             const kp_DescribeLogDirsResponse_DescribeLogDirsResult *dir = &body->results.items[r];
             if (dir->error_code)
                 continue; /* an offline dir holds nothing it can tell */
             for (int32_t t = 0; t < dir->topics.count && !rc; t++) {
-                if (!kna_is(dir->topics.items[t].name, x->topic))
+                if (!kna_slice_is(dir->topics.items[t].name, x->topic))
                     continue;
                 for (int32_t p = 0; p < dir->topics.items[t].partitions.count; p++) {
                     const kp_DescribeLogDirsResponse_DescribeLogDirsPartition *pp =
@@ -255,10 +245,10 @@ static int kna_rdescribe_broker(kn_admin *admin, kn_replica_log_dirs *d, int32_t
                     if (pp->partition_index != x->partition)
                         continue;
                     bool ok = true;
-                    char **slot = pp->is_future_key ? &x->future : &x->current;
+                    char **slot = pp->is_future_key ? &v->future : &v->current;
                     kn_free(*slot);
                     *slot = kna_strdup_str(dir->log_dir, &ok);
-                    *(pp->is_future_key ? &x->future_lag : &x->current_lag) = pp->offset_lag;
+                    *(pp->is_future_key ? &v->future_lag : &v->current_lag) = pp->offset_lag;
                     if (!ok)
                         rc = KN_ERR__NOMEM;
                 }
@@ -284,29 +274,7 @@ int kn_admin_describe_replica_log_dirs(kn_admin *admin, const kn_replica_dir *re
                           i);
             return KN_ERR__INVALID_ARG;
         }
-    *dirsp = NULL;
-    kn_replica_log_dirs *d = kna_rdirs_new(replicas, count);
-    if (!d) {
-        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-        return KN_ERR__NOMEM;
-    }
-    int64_t deadline = kna_deadline(admin, timeout_ms);
-    int err = d->count ? kna_rcheck_brokers(admin, d, deadline, errstr, errstr_size) : 0;
-    for (size_t i = 0; i < d->count && !err; i++) {
-        bool first = !d->items[i].err;
-        for (size_t j = 0; j < i && first; j++)
-            first = d->items[j].broker != d->items[i].broker;
-        if (first)
-            err = kna_rdescribe_broker(admin, d, d->items[i].broker, deadline);
-    }
-    if (err) {
-        if (err == KN_ERR__NOMEM)
-            kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-        kn_replica_log_dirs_destroy(d);
-        return err;
-    }
-    *dirsp = d;
-    return KN_OK;
+    return kna_rdirs_run(admin, fn, replicas, count, timeout_ms, kna_rdescribe_broker, dirsp, errstr, errstr_size);
 }
 
 /* ---- alter ------------------------------------------------------------------------ */
@@ -315,25 +283,26 @@ static int kna_ralter_broker(kn_admin *admin, kn_replica_log_dirs *d, int32_t br
     /* one AlterReplicaLogDir per distinct target dir */
     size_t cap = d->count ? d->count : 1, nd = 0;
     kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir *dirs = kn_calloc(cap, sizeof(*dirs));
-    kna_rgroup *groups = kn_calloc(cap, sizeof(*groups));
+    kna_topic_groups *groups = kn_calloc(cap, sizeof(*groups));
     kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic **tts = kn_calloc(cap, sizeof(*tts));
     int rc = KN_ERR__NOMEM;
     if (!dirs || !groups || !tts)
         goto done;
     for (size_t i = 0; i < d->count; i++) {
-        const kna_rdir *x = &d->items[i];
-        if (x->broker != broker || x->err)
+        const kna_part *x = &d->parts[i];
+        const char *dir = d->vals[i].dir;
+        if (x->node != broker || !x->pending)
             continue;
         bool seen = false;
         for (size_t k = 0; k < nd && !seen; k++)
-            seen = !strcmp(dirs[k].path.ptr, x->dir);
+            seen = !strcmp(dirs[k].path.ptr, dir);
         if (seen)
             continue;
-        if (kna_rgroup_of(d, broker, x->dir, &groups[nd]) ||
+        if (kna_rgroup_of(d, broker, dir, &groups[nd]) ||
             !(tts[nd] = kn_calloc(groups[nd].n ? groups[nd].n : 1, sizeof(*tts[nd]))))
             goto done;
         kp_AlterReplicaLogDirsRequest_AlterReplicaLogDir_init(&dirs[nd]);
-        dirs[nd].path = kna_cstr(x->dir);
+        dirs[nd].path = kna_cstr(dir);
         for (size_t k = 0; k < groups[nd].n; k++) {
             kp_AlterReplicaLogDirsRequest_AlterReplicaLogDirTopic_init(&tts[nd][k]);
             tts[nd][k].name = kna_cstr(groups[nd].topics[k]);
@@ -354,29 +323,27 @@ static int kna_ralter_broker(kn_admin *admin, kn_replica_log_dirs *d, int32_t br
     rc = 0;
     const kp_AlterReplicaLogDirsResponse *body = resp ? resp->body : NULL;
     for (size_t i = 0; i < d->count && !rc; i++) {
-        kna_rdir *x = &d->items[i];
-        if (x->broker != broker || x->err)
+        kna_part *x = &d->parts[i];
+        if (x->node != broker || !x->pending)
             continue;
         if (!resp) {
-            rc = kna_rfail(x, err, why);
+            rc = kna_part_end(x, err, why);
             continue;
         }
         int code = KN_ERR_UNKNOWN_SERVER_ERROR; /* unless the answer names it */
         for (int32_t t = 0; t < body->results.count; t++)
-            for (int32_t p = 0; kna_is(body->results.items[t].topic_name, x->topic) &&
+            for (int32_t p = 0; kna_slice_is(body->results.items[t].topic_name, x->topic) &&
                                 p < body->results.items[t].partitions.count;
                  p++)
                 if (body->results.items[t].partitions.items[p].partition_index == x->partition)
                     code = body->results.items[t].partitions.items[p].error_code;
-        if (code)
-            rc = kna_rfail(x, code,
-                           code == KN_ERR_UNKNOWN_SERVER_ERROR ? "The broker did not answer for this replica"
-                                                               : NULL);
+        rc = kna_part_end(x, code,
+                          code == KN_ERR_UNKNOWN_SERVER_ERROR ? "The broker did not answer for this replica" : NULL);
     }
     knw_resp_free(resp);
 done:
     for (size_t k = 0; groups && k < cap; k++)
-        kna_rgroup_free(&groups[k]);
+        kna_topic_groups_free(&groups[k]);
     for (size_t k = 0; tts && k < cap; k++)
         kn_free(tts[k]);
     kn_free(groups);
@@ -400,29 +367,5 @@ int kn_admin_alter_replica_log_dirs(kn_admin *admin, const kn_replica_dir *moves
                           fn, i);
             return KN_ERR__INVALID_ARG;
         }
-    *resultsp = NULL;
-    kn_replica_log_dirs *d = kna_rdirs_new(moves, count);
-    if (!d) {
-        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-        return KN_ERR__NOMEM;
-    }
-    int64_t deadline = kna_deadline(admin, timeout_ms);
-    int err = d->count ? kna_rcheck_brokers(admin, d, deadline, errstr, errstr_size) : 0;
-    for (size_t i = 0; i < d->count && !err; i++) {
-        bool first = !d->items[i].err;
-        for (size_t j = 0; j < i && first; j++)
-            first = d->items[j].broker != d->items[i].broker;
-        if (first)
-            err = kna_ralter_broker(admin, d, d->items[i].broker, deadline);
-    }
-    for (size_t i = 0; i < d->count; i++)
-        d->items[i].dir = NULL; /* the caller's */
-    if (err) {
-        if (err == KN_ERR__NOMEM)
-            kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-        kn_replica_log_dirs_destroy(d);
-        return err;
-    }
-    *resultsp = d;
-    return KN_OK;
+    return kna_rdirs_run(admin, fn, moves, count, timeout_ms, kna_ralter_broker, resultsp, errstr, errstr_size);
 }

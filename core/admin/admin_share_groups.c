@@ -54,13 +54,7 @@ static kn_topic_partition_list *kna_share_assignment(const kp_ShareGroupDescribe
     return l;
 }
 
-static int kna_sgd_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
-    kp_ShareGroupDescribeRequest *req = reqv;
-    const kna_describe_ctx *ctx = call->ctx;
-    kp_ShareGroupDescribeRequest_init(req);
-    req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0;
-    return kna_selected_names(call, sel, &req->group_ids, bufp);
-}
+KNA_DESCRIBE_BUILD(kna_sgd_build, kp_ShareGroupDescribeRequest)
 
 static int kna_sgd_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     const kp_ShareGroupDescribeResponse *body = resp->body;
@@ -272,13 +266,10 @@ static int kna_asgo_absorb(kna_group_call *call, const bool *sel, const knw_resp
     for (int32_t t = 0; t < body->responses.count; t++) {
         const kp_AlterShareGroupOffsetsResponse_AlterShareGroupOffsetsResponseTopic *rt = &body->responses.items[t];
         for (int32_t p = 0; p < rt->partitions.count; p++)
-            for (size_t e = 0; e < n; e++) {
-                const char *topic = kn_topic_partition_list_topic(ctx->parts, e);
+            for (size_t e = 0; e < n; e++)
                 if (kn_topic_partition_list_partition(ctx->parts, e) == rt->partitions.items[p].partition_index &&
-                    rt->topic_name.len >= 0 && strlen(topic) == (size_t)rt->topic_name.len &&
-                    memcmp(topic, rt->topic_name.ptr, (size_t)rt->topic_name.len) == 0)
+                    kna_slice_is(rt->topic_name, kn_topic_partition_list_topic(ctx->parts, e)))
                     kn_topic_partition_list_set_err(ctx->parts, e, rt->partitions.items[p].error_code);
-            }
     }
     return kna_group_answer(call, 0, 0, kna_none);
 }
@@ -335,8 +326,7 @@ static int kna_dlsgo_absorb(kna_group_call *call, const bool *sel, const knw_res
         const kp_DeleteShareGroupOffsetsResponse_DeleteShareGroupOffsetsResponseTopic *rt = &body->responses.items[t];
         for (size_t k = 0; k < res->count; k++) {
             kna_named_result *x = &res->items[k];
-            if (rt->topic_name.len < 0 || strlen(x->name) != (size_t)rt->topic_name.len ||
-                memcmp(x->name, rt->topic_name.ptr, (size_t)rt->topic_name.len) != 0)
+            if (!kna_slice_is(rt->topic_name, x->name))
                 continue;
             x->err = rt->error_code;
             if (rt->error_code && !kna_set_str(&x->message, rt->error_message))

@@ -107,13 +107,7 @@ static int kna_topology(kna_group_desc *d, const kp_StreamsGroupDescribeResponse
     return 0;
 }
 
-static int kna_sgdesc_build(kna_group_call *call, const bool *sel, void *reqv, void **bufp) {
-    kp_StreamsGroupDescribeRequest *req = reqv;
-    const kna_describe_ctx *ctx = call->ctx;
-    kp_StreamsGroupDescribeRequest_init(req);
-    req->include_authorized_operations = (ctx->flags & KN_ADMIN_GROUP_AUTHORIZED_OPERATIONS) != 0;
-    return kna_selected_names(call, sel, &req->group_ids, bufp);
-}
+KNA_DESCRIBE_BUILD(kna_sgdesc_build, kp_StreamsGroupDescribeRequest)
 
 static int kna_sgdesc_absorb(kna_group_call *call, const bool *sel, const knw_resp *resp) {
     const kp_StreamsGroupDescribeResponse *body = resp->body;

@@ -1,7 +1,8 @@
 /*
  * admin_txn_list.c: list_transactions (ListTransactions to every broker
- * of fresh metadata, as Java's ListTransactionsHandler: each broker is a
- * transaction coordinator for some ids) and its result kn_txn_list.
+ * of fresh metadata through kna_each_broker, as Java's
+ * ListTransactionsHandler: each broker is a transaction coordinator for
+ * some ids) and its result kn_txn_list.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,13 +66,18 @@ static int kna_txn_cmp(const void *a, const void *b) {
 }
 
 /* Appends a broker's listing. Returns 0, KN_ERR__NOMEM, or
- * KN_ERR__INVALID_ARG past the cap. */
-static int kna_txn_absorb(kn_txn_list *l, const kp_ListTransactionsResponse *body) {
+ * KN_ERR__INVALID_ARG past the cap (errstr set). */
+static int kna_txn_absorb(void *ctx, const void *bodyv, char *errstr, size_t errstr_size) {
+    kn_txn_list *l = ctx;
+    const kp_ListTransactionsResponse *body = bodyv;
     for (int32_t k = 0; k < body->transaction_states.count; k++) {
         if (l->count == l->cap) {
             size_t cap = l->cap ? l->cap * 2 : 16;
-            if (cap > KNA_TXN_LIST_MAX)
+            if (cap > KNA_TXN_LIST_MAX) {
+                kn_errstr_set(errstr, errstr_size, "kn_admin_list_transactions: more than %d transactions",
+                              KNA_TXN_LIST_MAX);
                 return KN_ERR__INVALID_ARG;
+            }
             kna_listed_txn *v = kn_realloc(l->items, cap * sizeof(*v));
             if (!v)
                 return KN_ERR__NOMEM;
@@ -94,6 +100,19 @@ static int kna_txn_absorb(kn_txn_list *l, const kp_ListTransactionsResponse *bod
     return 0;
 }
 
+static int16_t kna_txn_top_error(const void *body) {
+    return ((const kp_ListTransactionsResponse *)body)->error_code;
+}
+
+static kna_broker_answer kna_txn_classify(int code) {
+    /* A broker whose coordinator is not running yet has no
+     * transactions to list (Java reads it so too). */
+    return code == 0                                      ? KNA_BROKER_ABSORB
+           : code == KN_ERR_COORDINATOR_NOT_AVAILABLE     ? KNA_BROKER_EMPTY
+           : code == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS ? KNA_BROKER_RETRY
+                                                          : KNA_BROKER_FAILED;
+}
+
 int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter, int timeout_ms,
                                kn_txn_list **listp, char *errstr, size_t errstr_size) {
     static const char fn[] = "kn_admin_list_transactions";
@@ -112,22 +131,14 @@ int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter
             return KN_ERR__INVALID_ARG;
         }
     *listp = NULL;
-    int64_t deadline = kna_deadline(admin, timeout_ms);
-    int64_t asked = knw_now_ms();
-    knw_metadata_request_refresh(admin->client, false, "admin: list_transactions");
-    int err = 0;
-    knw_metadata *md = knw_metadata_wait(admin->client, false, asked, kna_remaining(deadline), &err);
-    if (!md) {
-        kn_errstr_set(errstr, errstr_size, "%s: no cluster metadata: %s", fn, kn_err_name(err));
-        return err ? err : KN_ERR__TIMED_OUT;
-    }
     kn_txn_list *list = kn_calloc(1, sizeof(*list));
     kn_str *states = kn_calloc(filter->state_count ? filter->state_count : 1, sizeof(*states));
-    int answered = 0, first_err = 0;
-    char why[512] = "";
-    err = KN_ERR__NOMEM;
-    if (!list || !states)
-        goto fail;
+    if (!list || !states) {
+        kn_free(states);
+        kn_txn_list_destroy(list);
+        kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
+        return KN_ERR__NOMEM;
+    }
     for (size_t i = 0; i < filter->state_count; i++)
         states[i] = (kn_str){filter->states[i], (int32_t)strlen(filter->states[i])};
     kp_ListTransactionsRequest req;
@@ -140,63 +151,26 @@ int kn_admin_list_transactions(kn_admin *admin, const kn_txn_list_filter *filter
         (kn_str){filter->id_pattern, filter->id_pattern ? (int32_t)strlen(filter->id_pattern) : -1};
     /* A filter an older broker would silently drop must not widen the
      * listing: ask for the version that carries it. */
-    int16_t min_version = filter->id_pattern ? 2 : filter->duration_ms > 0 ? 1 : -1;
-    for (int32_t b = 0; b < md->broker_count; b++) {
-        for (int attempt = 0;; attempt++) {
-            int call_err = 0;
-            knw_resp *resp = kna_call(admin, md->brokers[b].node_id, KP_API_LIST_TRANSACTIONS, min_version,
-                                      -1, &req, deadline, "ListTransactions", &call_err, why, sizeof(why));
-            int code = resp ? ((const kp_ListTransactionsResponse *)resp->body)->error_code : call_err;
-            /* A broker whose coordinator is not running yet has no
-             * transactions to list (Java reads it so too). */
-            if (resp && (code == 0 || code == KN_ERR_COORDINATOR_NOT_AVAILABLE)) {
-                answered++;
-                err = code ? 0 : kna_txn_absorb(list, resp->body);
-                knw_resp_free(resp);
-                if (err == KN_ERR__INVALID_ARG) {
-                    kn_errstr_set(errstr, errstr_size, "%s: more than %d transactions", fn, KNA_TXN_LIST_MAX);
-                    goto out;
-                }
-                if (err)
-                    goto fail;
-                break;
-            }
-            knw_resp_free(resp);
-            if (resp && code == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS && kna_remaining(deadline) > 0) {
-                kna_backoff(admin, attempt, deadline);
-                continue;
-            }
-            if (resp) {
-                answered++;
-                snprintf(why, sizeof(why), "ListTransactions on broker %d: %s", (int)md->brokers[b].node_id,
-                         kn_err_message(code));
-            }
-            if (!first_err) {
-                first_err = code;
-                list->err = code;
-                if (!(list->message = kn_strdup(why)))
-                    goto fail;
-            }
-            break;
-        }
-    }
-    if (!answered && first_err) {
-        err = first_err;
-        kn_errstr_set(errstr, errstr_size, "%s", why);
-        goto out;
+    kna_broker_call call = {.admin = admin,
+                            .deadline = kna_deadline(admin, timeout_ms),
+                            .fn = fn,
+                            .reason = "admin: list_transactions",
+                            .what = "ListTransactions",
+                            .api_key = KP_API_LIST_TRANSACTIONS,
+                            .min_version = filter->id_pattern ? 2 : filter->duration_ms > 0 ? 1 : -1,
+                            .req = &req,
+                            .top_error = kna_txn_top_error,
+                            .classify = kna_txn_classify,
+                            .absorb = kna_txn_absorb,
+                            .ctx = list};
+    int err = kna_each_broker(&call, &list->err, &list->message, errstr, errstr_size);
+    kn_free(states);
+    if (err) {
+        kn_txn_list_destroy(list);
+        return err;
     }
     if (list->count > 1)
         qsort(list->items, list->count, sizeof(*list->items), kna_txn_cmp);
-    knw_metadata_release(md);
-    kn_free(states);
     *listp = list;
     return KN_OK;
-fail:
-    err = KN_ERR__NOMEM;
-    kn_errstr_set(errstr, errstr_size, "%s: out of memory", fn);
-out:
-    knw_metadata_release(md);
-    kn_free(states);
-    kn_txn_list_destroy(list);
-    return err;
 }

@@ -50,6 +50,20 @@ typedef struct knc_node {
             return ret;                               \
     } while (0)
 
+/* The member identity the group publishes (group/: kng_publish, at
+ * each change of state, member id or generation) and offsets.c reads:
+ * the commit FIFO and OffsetFetch see only this, never the group's own
+ * struct. Guarded by c->lock; the strings are borrowed (from
+ * c->group_id and the group) and stay valid until the next publish. */
+typedef struct knc_member {
+    const char *group_id;    /* group.id (NULL without one): set once at creation, read without the lock */
+    const char *member_id;   /* "" when not a member of a generation */
+    const char *instance_id; /* group.instance.id while a member, else NULL */
+    int32_t epoch;           /* classic generation / KIP-848 member epoch; -1 when not a member */
+    bool subscribed;         /* the group runs (not IDLE): it needs the coordinator */
+    bool identity_at_send;   /* KIP-848: a commit takes the identity when sent, not when queued */
+} knc_member;
+
 struct kn_consumer {
     kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *client;
@@ -100,6 +114,7 @@ struct kn_consumer {
     kn_consumer_stats stats; /* buffered_* are computed when read */
     /* group membership (core/consumer/group/); NULL without group.id */
     struct kng_group *grp;
+    knc_member member; /* what the group publishes for offsets.c */
     int grp_ticker_id; /* -1 until the first subscribe */
     bool in_poll;      /* a poll is running: max.poll.interval.ms is met */
     /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */

@@ -29,7 +29,6 @@
 
 #include "consumer/assignment.h"
 #include "consumer/consumer_int.h"
-#include "consumer/group/host.h"
 #include "consumer/offsets.h"
 #include "error.h"
 #include "kn_alloc.h"
@@ -52,7 +51,7 @@ typedef struct knc_commit {
     bool abandoned;   /* sync: the waiter timed out; whoever finishes frees */
     bool retry_stale; /* the commit before a revoke: STALE_MEMBER_EPOCH is retried */
     bool auto_commit; /* queued by auto-commit (not by the application) */
-    bool pre_revoke;  /* the group waits for it before revoking (kng_pre_revoke_done) */
+    void (*pre_revoke)(kn_consumer *c, int err); /* the group waits for it before revoking */
     int err;
     int64_t deadline_ms;
     int32_t node_id;
@@ -99,8 +98,8 @@ static void knc_commit_free(knc_commit *cm) {
  * fenced member's commit. The strings are copied into cm's arena. */
 static int knc_commit_set_identity(kn_consumer *c, knc_commit *cm) {
     kp_OffsetCommitRequest *r = &cm->req;
-    const char *member = "", *instance = NULL;
-    r->generation_id_or_member_epoch = kng_commit_identity(c, &member, &instance);
+    const char *member = c->member.member_id, *instance = c->member.instance_id;
+    r->generation_id_or_member_epoch = c->member.epoch;
     size_t mlen = strlen(member), ilen = instance ? strlen(instance) : 0;
     char *mcopy = kn_arena_alloc(&cm->arena, mlen + ilen + 2);
     if (!mcopy)
@@ -120,7 +119,7 @@ static int knc_commit_set_identity(kn_consumer *c, knc_commit *cm) {
 static int knc_commit_build(kn_consumer *c, knc_commit *cm) {
     kp_OffsetCommitRequest *r = &cm->req;
     kp_OffsetCommitRequest_init(r);
-    r->group_id = knc_s(c->group_id);
+    r->group_id = knc_s(c->member.group_id);
     int err = knc_commit_set_identity(c, cm);
     if (err)
         return err;
@@ -223,7 +222,7 @@ static void knc_commit_complete(kn_consumer *c, knc_commit *cm, int err) {
     cm->next = NULL;
     cm->err = err;
     if (cm->pre_revoke)
-        kng_pre_revoke_done(c, err);
+        cm->pre_revoke(c, err);
     if (err)
         c->stats.commit_errors++;
     else
@@ -273,7 +272,7 @@ void knc_serve_commit_callbacks(kn_consumer *c) {
 }
 
 void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms) {
-    if (!c->group_id || !c->auto_commit || now_ms < c->next_auto_commit_ms)
+    if (!c->member.group_id || !c->auto_commit || now_ms < c->next_auto_commit_ms)
         return;
     c->next_auto_commit_ms = now_ms + c->auto_commit_interval_ms;
     /* Best effort, like Java's: one auto-commit queued at a time. */
@@ -339,7 +338,7 @@ void knc_offsets_destroy(kn_consumer *c) {
 /* ---- answers (network thread) ------------------------------------------ */
 
 bool knc_coord_failed(kn_consumer *c, int32_t node, int err) {
-    if (!c->group_id || !knw_coord_failed(c->client, KNW_COORD_GROUP, c->group_id, node, err))
+    if (!c->member.group_id || !knw_coord_failed(c->client, KNW_COORD_GROUP, c->member.group_id, node, err))
         return false;
     if (node < 0 || c->coord_id == node)
         c->coord_id = -1;
@@ -355,16 +354,15 @@ bool knc_coord_failed(kn_consumer *c, int32_t node, int err) {
  * the coordinator accepts it once the epochs agree. A user's commit_sync
  * and commit_async get the error, as in Java (CommitFailedException). */
 static bool knc_commit_stale_retry(kn_consumer *c, knc_commit *cm, int64_t now) {
-    const char *member, *instance;
     if (!cm->retry_stale || now >= cm->deadline_ms || c->closed)
         return false;
-    int32_t epoch = kng_commit_identity(c, &member, &instance);
+    int32_t epoch = c->member.epoch;
     if (epoch < 0)
         return false; /* fenced or left: no epoch to retry with */
     kn_log(knc_logger(c), KN_LOG_DEBUG,
            "group %s: OffsetCommit with member epoch %d got STALE_MEMBER_EPOCH; "
            "retrying with the newest epoch (now %d)",
-           c->group_id, (int)cm->req.generation_id_or_member_epoch, (int)epoch);
+           c->member.group_id, (int)cm->req.generation_id_or_member_epoch, (int)epoch);
     return true;
 }
 
@@ -486,7 +484,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     p->reset_inflight = false;
                     knc_part_fail(p, pr->error_code,
                                   "%s [%d]: reading the committed offset of group %s failed: %s", p->topic,
-                                  (int)p->partition, c->group_id, kn_err_name(pr->error_code));
+                                  (int)p->partition, c->member.group_id, kn_err_name(pr->error_code));
                 } else {
                     knc_coord_failed(c, fr->node_id, pr->error_code);
                 }
@@ -503,7 +501,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     knc_part_fail(p, err,
                                   "%s [%d]: reading the committed offset of group %s "
                                   "failed: %s",
-                                  p->topic, (int)p->partition, c->group_id, kn_err_name(err));
+                                  p->topic, (int)p->partition, c->member.group_id, kn_err_name(err));
                 }
             }
     }
@@ -540,7 +538,7 @@ static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
     kn_arena_init(&fr->arena, 2048);
     kp_OffsetFetchRequest *r = &fr->req;
     kp_OffsetFetchRequest_init(r);
-    r->group_id = knc_s(c->group_id);
+    r->group_id = knc_s(c->member.group_id);
     r->require_stable = true;
     r->topics.items = kn_arena_calloc(&fr->arena, n, sizeof(*r->topics.items));
     fr->parts = kn_arena_calloc(&fr->arena, n, sizeof(*fr->parts));
@@ -580,14 +578,14 @@ static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
 
 void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     memset(plan, 0, sizeof(*plan));
-    if (!c->group_id || c->closed)
+    if (!c->member.group_id || c->closed)
         return;
     /* The client's coordinator table (core/wire/coordinator.h) caches the
      * answer and forgets it after a coordinator error, a lost connection
      * or when newer metadata no longer lists the node. */
-    c->coord_id = knw_coord_known(c->client, KNW_COORD_GROUP, c->group_id);
+    c->coord_id = knw_coord_known(c->client, KNW_COORD_GROUP, c->member.group_id);
     /* The group (group/classic.c) needs the coordinator too. */
-    bool need_coord = kng_subscribed(c) && c->coord_id < 0;
+    bool need_coord = c->member.subscribed && c->coord_id < 0;
     /* A queued commit that ran out of time before it could be sent. */
     while (c->commit_head && !c->commit_inflight && now_ms >= c->commit_head->deadline_ms)
         knc_commit_finish(c, KN_ERR__TIMED_OUT);
@@ -605,7 +603,7 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     if (c->commit_head && !c->commit_inflight && now_ms >= c->commit_retry_at_ms) {
         if (c->coord_id < 0) {
             need_coord = true;
-        } else if (!kng_commit_identity_at_send(c) || knc_commit_set_identity(c, c->commit_head) == 0) {
+        } else if (!c->member.identity_at_send || knc_commit_set_identity(c, c->commit_head) == 0) {
             plan->commit = c->commit_head;
             plan->commit->node_id = c->coord_id;
             c->commit_inflight = true;
@@ -614,7 +612,7 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     /* Looked up (batched, with backoff) unless in flight; the answer
      * wakes this ticker. */
     if (need_coord)
-        c->coord_id = knw_coord_get(c->client, KNW_COORD_GROUP, c->group_id, NULL, NULL, 0);
+        c->coord_id = knw_coord_get(c->client, KNW_COORD_GROUP, c->member.group_id, NULL, NULL, 0);
 }
 
 /* The callback runs once whatever happens (so the in-flight flags are
@@ -666,7 +664,7 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    int err = c->closed ? KN_ERR__CLOSED : !c->group_id ? KN_ERR__STATE : 0;
+    int err = c->closed ? KN_ERR__CLOSED : !c->member.group_id ? KN_ERR__STATE : 0;
     if (!err) {
         kn_topic_partition_list *l = knc_commit_list(c, offsets);
         if (!l)
@@ -683,7 +681,7 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
 static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms,
                            bool retry_stale) {
     pthread_mutex_lock(&c->lock);
-    int err = c->closed ? KN_ERR__CLOSED : !c->group_id ? KN_ERR__STATE : 0;
+    int err = c->closed ? KN_ERR__CLOSED : !c->member.group_id ? KN_ERR__STATE : 0;
     knc_commit *cm = NULL;
     if (!err) {
         kn_topic_partition_list *l = knc_commit_list(c, offsets);
@@ -750,7 +748,8 @@ int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, in
     return knc_commit_sync(c, offsets, timeout_ms, false);
 }
 
-int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms) {
+int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms,
+                             void (*done)(kn_consumer *c, int err)) {
     if (c->closed || c->closing) {
         kn_topic_partition_list_destroy(offsets);
         return KN_ERR__CLOSED;
@@ -764,7 +763,7 @@ int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, i
     /* As the sync commit before a revoke: the member epoch may move
      * while it waits (KIP-848), and the partitions are still owned. */
     cm->retry_stale = true;
-    cm->pre_revoke = true;
+    cm->pre_revoke = done;
     return 0;
 }
 
@@ -782,7 +781,7 @@ static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node)
     for (;;) {
         int64_t now = knw_now_ms();
         int64_t slice = now + 100 < deadline ? now + 100 : deadline;
-        err = knw_coord_wait(c->client, KNW_COORD_GROUP, c->group_id, slice, node, errstr, sizeof errstr);
+        err = knw_coord_wait(c->client, KNW_COORD_GROUP, c->member.group_id, slice, node, errstr, sizeof errstr);
         if (err != KN_ERR__TIMED_OUT || knw_now_ms() >= deadline)
             break;
         pthread_mutex_lock(&c->lock);
@@ -806,7 +805,7 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
         return KN_ERR__INVALID_ARG;
     if (c->closed)
         return KN_ERR__CLOSED;
-    if (!c->group_id)
+    if (!c->member.group_id)
         return KN_ERR__STATE;
     int64_t deadline = knw_now_ms() + (timeout_ms < 0 ? c->default_api_timeout_ms : timeout_ms);
     size_t n = kn_topic_partition_list_count(list);
@@ -814,7 +813,7 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
     kn_arena_init(&arena, 1024);
     kp_OffsetFetchRequest req;
     kp_OffsetFetchRequest_init(&req);
-    req.group_id = knc_s(c->group_id);
+    req.group_id = knc_s(c->member.group_id);
     req.require_stable = true;
     req.topics.items = kn_arena_calloc(&arena, n ? n : 1, sizeof(*req.topics.items));
     int32_t *all = kn_arena_calloc(&arena, n ? n : 1, sizeof(int32_t));

@@ -2,8 +2,8 @@
  * offsets.h: committed offsets (offsets.c): the commit FIFO (one
  * OffsetCommit in flight, async callbacks served by poll), auto-commit,
  * and OffsetFetch for partitions that start from their committed
- * offset. The commit's member identity comes from the group
- * (group/host.h).
+ * offset. The commit's member identity is what the group publishes in
+ * c->member (consumer_int.h); nothing here reads the group itself.
  */
 #ifndef KN_CONSUMER_OFFSETS_H
 #define KN_CONSUMER_OFFSETS_H
@@ -51,8 +51,10 @@ void knc_offsets_close(kn_consumer *c);
 void knc_offsets_destroy(kn_consumer *c);
 /* offsets.c, application side (c->lock held): queues the asynchronous
  * commit of offsets (taken over) that the group waits for before it
- * revokes (kng_pre_revoke_done runs when it finishes), with the
- * deadline given. Returns 0 or an error (nothing queued). */
-int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms);
+ * revokes, with the deadline given; done(c, err) runs once when it
+ * finishes (c->lock held, any thread). Returns 0 or an error (nothing
+ * queued, done not called). */
+int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms,
+                             void (*done)(kn_consumer *c, int err));
 
 #endif

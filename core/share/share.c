@@ -482,8 +482,7 @@ int kn_share_consumer_poll(kn_share_consumer *sc, int timeout_ms, kn_records **r
     }
 out:
     pthread_mutex_unlock(&sc->lock);
-    if (sc->client)
-        knw_wakeup(sc->client);
+    knw_wakeup(sc->client);
     if (rc) {
         kn_records_free(out);
         return rc;
@@ -686,8 +685,11 @@ int kn_share_consumer_close(kn_share_consumer *sc, int timeout_ms) {
         kns_group_leave(sc, (int)(left > 0 ? left : 0));
     }
     knw_ticker_remove(sc->client, sc->ticker_id);
-    knw_client_destroy(sc->client); /* fails what is still in flight: callbacks queued */
-    sc->client = NULL;
+    /* Stopped, not freed: what is still in flight fails (callbacks
+     * queued, run below), and the client's logger lives until destroy,
+     * so those callbacks' log lines (a destroy they refuse) still reach
+     * the application's log handler. */
+    knw_client_stop(sc->client);
     pthread_mutex_lock(&sc->lock);
     sc->closed = true;
     for (size_t i = 0; i < sc->part_count; i++) {
@@ -706,11 +708,12 @@ void kn_share_consumer_destroy(kn_share_consumer *sc) {
     if (!sc)
         return;
     if (sc->cb_depth) {
-        kn_log(sc->client ? knw_client_logger(sc->client) : NULL, KN_LOG_ERROR,
+        kn_log(knw_client_logger(sc->client), KN_LOG_ERROR,
                "destroy called from a callback of the same share consumer: ignored");
         return;
     }
     kn_share_consumer_close(sc, -1);
+    knw_client_destroy(sc->client);
     for (size_t i = 0; i < sc->part_count; i++)
         kns_part_free(sc->parts[i]);
     kn_free(sc->parts);

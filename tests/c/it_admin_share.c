@@ -13,6 +13,7 @@
  * failing alone) leave nothing for either client to list.
  */
 #include "kn_test.h"
+#include "oracle_lines.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -27,58 +28,6 @@
 
 #define TIMEOUT_MS 30000
 #define PER_PART   10
-#define MAX_LINES  256
-
-typedef struct lines {
-    char *v[MAX_LINES];
-    size_t n;
-} lines;
-
-static void add_line(lines *l, const char *fmt, ...) {
-    if (l->n == MAX_LINES)
-        fail_msg("more than %d lines", MAX_LINES);
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    l->v[l->n++] = strdup(buf);
-}
-
-static void free_lines(lines *l) {
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    l->n = 0;
-}
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* "topic-p,..." sorted as strings (the oracle's form). */
-static void tps(const kn_topic_partition_list *l, char *out, size_t size) {
-    lines v = {0};
-    for (size_t i = 0; i < kn_topic_partition_list_count(l); i++)
-        add_line(&v, "%s-%d", kn_topic_partition_list_topic(l, i), (int)kn_topic_partition_list_partition(l, i));
-    qsort(v.v, v.n, sizeof(v.v[0]), cmp_str);
-    out[0] = '\0';
-    for (size_t i = 0; i < v.n; i++) {
-        size_t len = strlen(out);
-        snprintf(out + len, size - len, "%s%s", i ? "," : "", v.v[i]);
-    }
-    free_lines(&v);
-}
-
-static kn_admin *new_admin(void) {
-    char es[512];
-    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
-    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_admin *a = kn_admin_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!a)
-        fail_msg("kn_admin_new: %s", es);
-    return a;
-}
 
 static void produce(const char *topic) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
@@ -187,16 +136,13 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                      (int)kn_group_descriptions_assignment_epoch(d, i));
             lines ms = {0};
             for (size_t m = 0; m < kn_group_descriptions_member_count(d, i); m++) {
-                tps(kn_group_descriptions_member_assignment(d, i, m), as, sizeof as);
+                oracle_tps(kn_group_descriptions_member_assignment(d, i, m), as, sizeof as);
                 add_line(&ms, "smember %s id=%s client=%s host=%s epoch=%d assignment=%s", groups[i],
                          kn_group_descriptions_member_id(d, i, m), kn_group_descriptions_member_client_id(d, i, m),
                          kn_group_descriptions_member_host(d, i, m), (int)kn_group_descriptions_member_epoch(d, i, m),
                          as);
             }
-            qsort(ms.v, ms.n, sizeof(ms.v[0]), cmp_str);
-            for (size_t k = 0; k < ms.n; k++)
-                add_line(out, "%s", ms.v[k]);
-            free_lines(&ms);
+            move_sorted_lines(out, &ms);
         }
         if (kn_group_offsets_error(o, i)) {
             add_line(out, "soffsets %s error=%s", groups[i], kn_err_name(kn_group_offsets_error(o, i)));
@@ -220,53 +166,10 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
             add_line(&os, "soffset %s %s-%d start=%s epoch=%s lag=%s", groups[i], kn_topic_partition_list_topic(l, k),
                      (int)kn_topic_partition_list_partition(l, k), s_off, s_ep, s_lag);
         }
-        qsort(os.v, os.n, sizeof(os.v[0]), cmp_str);
-        for (size_t k = 0; k < os.n; k++)
-            add_line(out, "%s", os.v[k]);
-        free_lines(&os);
+        move_sorted_lines(out, &os);
     }
     kn_group_offsets_destroy(o);
     kn_group_descriptions_destroy(d);
-}
-
-static void java_lines(const char *const *groups, size_t n, lines *out) {
-    char cmd[2048];
-    int w = snprintf(cmd, sizeof cmd, "%s share %s", kn_test_source_path("tools/java/admin-oracle"),
-                     kn_test_bootstrap());
-    for (size_t i = 0; i < n; i++)
-        w += snprintf(cmd + w, sizeof cmd - (size_t)w, " %s", groups[i]);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) {
-        buf[strcspn(buf, "\n")] = '\0';
-        add_line(out, "%s", buf);
-    }
-    if (pclose(p) != 0)
-        fail_msg("%s failed", cmd);
-}
-
-/* Ours and Java's lines for groups, equal line by line; returns ours. */
-static void same_as_java(kn_admin *a, const char *const *groups, size_t n, lines *ours) {
-    lines java = {0};
-    our_lines(a, groups, n, ours);
-    java_lines(groups, n, &java);
-    size_t k = ours->n < java.n ? ours->n : java.n;
-    for (size_t i = 0; i < k; i++)
-        if (strcmp(ours->v[i], java.v[i]))
-            fail_msg("line %zu differs:\n ours: %s\n java: %s", i, ours->v[i], java.v[i]);
-    if (ours->n != java.n)
-        fail_msg("%zu lines from us, %zu from Java", ours->n, java.n);
-    for (size_t i = 0; i < ours->n; i++)
-        print_message("  %s\n", ours->v[i]);
-    free_lines(&java);
-}
-
-static bool has_line(const lines *l, const char *needle) {
-    for (size_t i = 0; i < l->n; i++)
-        if (strstr(l->v[i], needle))
-            return true;
-    return false;
 }
 
 static void test_share_admin(void **state) {
@@ -278,7 +181,7 @@ static void test_share_admin(void **state) {
     snprintf(consumer_group, sizeof consumer_group, "%s-cg", topic);
     kn_test_create_topic(topic, 2);
     produce(topic);
-    kn_admin *a = new_admin();
+    kn_admin *a = oracle_admin_new();
     earliest(a, group);
 
     /* A consumer (simple) group of the same name family: not a share group. */
@@ -334,7 +237,7 @@ static void test_share_admin(void **state) {
             break;
         usleep(200 * 1000);
     }
-    same_as_java(a, groups, 3, &ours);
+    oracle_same_as_java(a, "share", groups, 3, our_lines, &ours);
     snprintf(want, sizeof want, "smember %s ", group);
     assert_true(has_line(&ours, want));
     snprintf(want, sizeof want, "assignment=%s-0,%s-1", topic, topic);
@@ -376,7 +279,7 @@ static void test_share_admin(void **state) {
     kn_group_offsets_destroy(go);
     kn_topic_partition_list_destroy(l);
 
-    same_as_java(a, groups, 1, &ours);
+    oracle_same_as_java(a, "share", groups, 1, our_lines, &ours);
     snprintf(want, sizeof want, "share %s state=Empty", group);
     assert_true(has_line(&ours, want));
     snprintf(want, sizeof want, "soffset %s %s-0 start=3 ", group, topic);
@@ -412,7 +315,7 @@ static void test_share_admin(void **state) {
     print_message("delete offsets of an unknown topic: %s: %s\n", kn_err_name(kn_group_results_error(gr, 1)),
                   kn_group_results_error_message(gr, 1));
     kn_group_results_destroy(gr);
-    same_as_java(a, groups, 1, &ours);
+    oracle_same_as_java(a, "share", groups, 1, our_lines, &ours);
     snprintf(want, sizeof want, "soffset %s ", group);
     assert_false(has_line(&ours, want));
     free_lines(&ours);
@@ -423,7 +326,7 @@ static void test_share_admin(void **state) {
     assert_int_equal(kn_group_results_error(gr, 0), 0);
     assert_int_equal(kn_group_results_error(gr, 1), KN_ERR_GROUP_ID_NOT_FOUND);
     kn_group_results_destroy(gr);
-    same_as_java(a, groups, 1, &ours);
+    oracle_same_as_java(a, "share", groups, 1, our_lines, &ours);
     snprintf(want, sizeof want, "share %s error=GROUP_ID_NOT_FOUND", group);
     assert_true(has_line(&ours, want));
     free_lines(&ours);

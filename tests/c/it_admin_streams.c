@@ -14,6 +14,7 @@
  * topics and several members are not exercised (one member, no state).
  */
 #include "kn_test.h"
+#include "oracle_lines.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -31,58 +32,6 @@
 #include "wire/wire.h"
 
 #define TIMEOUT_MS 30000
-#define MAX_LINES  256
-
-typedef struct lines {
-    char *v[MAX_LINES];
-    size_t n;
-} lines;
-
-static void add_line(lines *l, const char *fmt, ...) {
-    if (l->n == MAX_LINES)
-        fail_msg("more than %d lines", MAX_LINES);
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    l->v[l->n++] = strdup(buf);
-}
-
-static void free_lines(lines *l) {
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    l->n = 0;
-}
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* "topic-p,..." sorted as strings (the oracle's form). */
-static void tps(const kn_topic_partition_list *l, char *out, size_t size) {
-    lines v = {0};
-    for (size_t i = 0; i < kn_topic_partition_list_count(l); i++)
-        add_line(&v, "%s-%d", kn_topic_partition_list_topic(l, i), (int)kn_topic_partition_list_partition(l, i));
-    qsort(v.v, v.n, sizeof(v.v[0]), cmp_str);
-    out[0] = '\0';
-    for (size_t i = 0; i < v.n; i++) {
-        size_t len = strlen(out);
-        snprintf(out + len, size - len, "%s%s", i ? "," : "", v.v[i]);
-    }
-    free_lines(&v);
-}
-
-static kn_admin *new_admin(void) {
-    char es[512];
-    kn_conf *conf = kn_conf_new(KN_CLIENT_ADMIN);
-    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
-    kn_admin *a = kn_admin_new(conf, es, sizeof es);
-    kn_conf_destroy(conf);
-    if (!a)
-        fail_msg("kn_admin_new: %s", es);
-    return a;
-}
 
 /* One StreamsGroupHeartbeat of our member: joins (epoch 0, with the
  * topology), acknowledges (epoch > 0, reporting `owned` tasks) or leaves
@@ -144,7 +93,7 @@ static int32_t heartbeat(kn_admin *a, const char *group, const char *member, int
 
 /* "0-0,0-1" style tasks of kind for member m, sorted. */
 static void tasks_str(const kn_group_descriptions *d, size_t i, size_t m, int kind, char *out, size_t size) {
-    tps(kn_group_descriptions_member_tasks(d, i, m, kind), out, size);
+    oracle_tps(kn_group_descriptions_member_tasks(d, i, m, kind), out, size);
 }
 
 static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *out) {
@@ -168,7 +117,7 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                 for (size_t t = 0;
                      t < kn_group_descriptions_subtopology_topic_count(d, i, s, KN_SUBTOPOLOGY_SOURCE); t++)
                     add_line(&src, "%s", kn_group_descriptions_subtopology_topic(d, i, s, KN_SUBTOPOLOGY_SOURCE, t));
-                qsort(src.v, src.n, sizeof(src.v[0]), cmp_str);
+                sort_lines(&src);
                 char buf[1024];
                 snprintf(buf, sizeof buf, "%s:", kn_group_descriptions_subtopology_id(d, i, s));
                 for (size_t t = 0; t < src.n; t++) {
@@ -178,7 +127,7 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                 add_line(&subs, "%s", buf);
                 free_lines(&src);
             }
-            qsort(subs.v, subs.n, sizeof(subs.v[0]), cmp_str);
+            sort_lines(&subs);
             char all[2048] = "";
             for (size_t s = 0; s < subs.n; s++) {
                 size_t len = strlen(all);
@@ -208,10 +157,7 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                          (int)kn_group_descriptions_member_epoch(d, i, m),
                          kn_group_descriptions_member_process_id(d, i, m), act, sb, wu, ta);
             }
-            qsort(ms.v, ms.n, sizeof(ms.v[0]), cmp_str);
-            for (size_t k = 0; k < ms.n; k++)
-                add_line(out, "%s", ms.v[k]);
-            free_lines(&ms);
+            move_sorted_lines(out, &ms);
         }
         if (kn_group_offsets_error(o, i)) {
             add_line(out, "stoffsets %s error=%s", groups[i], kn_err_name(kn_group_offsets_error(o, i)));
@@ -227,48 +173,10 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
             add_line(&os, "stoffset %s %s-%d offset=%s", groups[i], kn_topic_partition_list_topic(l, k),
                      (int)kn_topic_partition_list_partition(l, k), s_off);
         }
-        qsort(os.v, os.n, sizeof(os.v[0]), cmp_str);
-        for (size_t k = 0; k < os.n; k++)
-            add_line(out, "%s", os.v[k]);
-        free_lines(&os);
+        move_sorted_lines(out, &os);
     }
     kn_group_offsets_destroy(o);
     kn_group_descriptions_destroy(d);
-}
-
-static void same_as_java(kn_admin *a, const char *const *groups, size_t n, lines *ours) {
-    lines java = {0};
-    our_lines(a, groups, n, ours);
-    char cmd[2048];
-    int w = snprintf(cmd, sizeof cmd, "%s streams %s", kn_test_source_path("tools/java/admin-oracle"),
-                     kn_test_bootstrap());
-    for (size_t i = 0; i < n; i++)
-        w += snprintf(cmd + w, sizeof cmd - (size_t)w, " %s", groups[i]);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) {
-        buf[strcspn(buf, "\n")] = '\0';
-        add_line(&java, "%s", buf);
-    }
-    if (pclose(p) != 0)
-        fail_msg("%s failed", cmd);
-    size_t k = ours->n < java.n ? ours->n : java.n;
-    for (size_t i = 0; i < k; i++)
-        if (strcmp(ours->v[i], java.v[i]))
-            fail_msg("line %zu differs:\n ours: %s\n java: %s", i, ours->v[i], java.v[i]);
-    if (ours->n != java.n)
-        fail_msg("%zu lines from us, %zu from Java", ours->n, java.n);
-    for (size_t i = 0; i < ours->n; i++)
-        print_message("  %s\n", ours->v[i]);
-    free_lines(&java);
-}
-
-static bool has_line(const lines *l, const char *needle) {
-    for (size_t i = 0; i < l->n; i++)
-        if (strstr(l->v[i], needle))
-            return true;
-    return false;
 }
 
 static void test_streams_admin(void **state) {
@@ -280,7 +188,7 @@ static void test_streams_admin(void **state) {
     snprintf(cgroup, sizeof cgroup, "%s-cg", topic);
     snprintf(member, sizeof member, "kn-streams-member-%d", (int)getpid());
     kn_test_create_topic(topic, 2);
-    kn_admin *a = new_admin();
+    kn_admin *a = oracle_admin_new();
 
     kn_topic_partition_list *l = kn_topic_partition_list_new();
     kn_topic_partition_list_add(l, topic, 0);
@@ -322,7 +230,7 @@ static void test_streams_admin(void **state) {
     assert_true(listed);
     kn_group_list_destroy(gl);
 
-    same_as_java(a, groups, 3, &ours);
+    oracle_same_as_java(a, "streams", groups, 3, our_lines, &ours);
     snprintf(want, sizeof want, "subtopologies=0:%s", topic);
     assert_true(has_line(&ours, want));
     assert_true(has_line(&ours, "process=kn-process-1 "));
@@ -346,7 +254,7 @@ static void test_streams_admin(void **state) {
             fail_msg("alter %zu: %s", k,
                      kn_err_name(kn_topic_partition_list_err(kn_group_offsets_partitions(go, 0), k)));
     kn_group_offsets_destroy(go);
-    same_as_java(a, groups, 1, &ours);
+    oracle_same_as_java(a, "streams", groups, 1, our_lines, &ours);
     snprintf(want, sizeof want, "stoffset %s %s-0 offset=4", group, topic);
     assert_true(has_line(&ours, want));
     snprintf(want, sizeof want, "stoffset %s %s-1 offset=6", group, topic);
@@ -363,7 +271,7 @@ static void test_streams_admin(void **state) {
     kn_group_offsets_destroy(go);
     kn_topic_partition_list_destroy(one);
     kn_topic_partition_list_destroy(l);
-    same_as_java(a, groups, 1, &ours);
+    oracle_same_as_java(a, "streams", groups, 1, our_lines, &ours);
     snprintf(want, sizeof want, "stoffset %s %s-1 ", group, topic);
     assert_false(has_line(&ours, want));
     free_lines(&ours);
@@ -375,7 +283,7 @@ static void test_streams_admin(void **state) {
     assert_int_equal(kn_group_results_error(gr, 0), 0);
     assert_int_equal(kn_group_results_error(gr, 1), KN_ERR_GROUP_ID_NOT_FOUND);
     kn_group_results_destroy(gr);
-    same_as_java(a, groups, 1, &ours);
+    oracle_same_as_java(a, "streams", groups, 1, our_lines, &ours);
     snprintf(want, sizeof want, "streams %s error=GROUP_ID_NOT_FOUND", group);
     assert_true(has_line(&ours, want));
     free_lines(&ours);

@@ -6,7 +6,8 @@
  * held when it was killed, or closed without acknowledging, go to the
  * others with delivery count 2; bad input (an acknowledgement for a
  * record not acquired, an expired acquisition lock, keys a share
- * consumer refuses) gets a clear error.
+ * consumer refuses) gets a clear error; a destroy from the consumer's
+ * own callback, in poll or in close, is ignored and logged.
  *
  * KN_SHARE_RECORDS sets the record count of the work-split test
  * (default 2000; the acceptance run uses 10000). About 90 s in all:
@@ -17,6 +18,7 @@
 #include "kn_test.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -485,6 +487,101 @@ static void test_bad_input(void **state) {
     kn_share_consumer_destroy(sc);
 }
 
+/* A share consumer destroyed from one of its own callbacks: the
+ * header promises the call is ignored and logged (through the client's
+ * log handler), in poll and in close alike; the consumer goes on
+ * working, and the real destroy after close frees it (ASan: no use
+ * after free, no leak). Re-entering poll or close from the callback is
+ * refused with KN_ERR__STATE. */
+typedef struct reenter {
+    kn_share_consumer *sc;
+    int calls, offsets;
+    int poll_rc, close_rc;
+    atomic_int destroy_logged;
+} reenter;
+
+static reenter *reenter_log_target;
+
+static void reenter_log(int level, const char *message, void *opaque) {
+    (void)opaque;
+    if (level == KN_LOG_ERROR && strstr(message, "destroy called from a callback of the same share consumer"))
+        atomic_fetch_add(&reenter_log_target->destroy_logged, 1);
+}
+
+static void reenter_ack_cb(kn_share_consumer *sc, const char *topic, int32_t partition, const int64_t *offsets,
+                           size_t count, int err, void *opaque) {
+    (void)topic;
+    (void)partition;
+    (void)offsets;
+    (void)err;
+    reenter *x = opaque;
+    assert_ptr_equal(sc, x->sc);
+    x->calls++;
+    x->offsets += (int)count;
+    kn_records *r = NULL;
+    char es[256];
+    x->poll_rc = kn_share_consumer_poll(sc, 0, &r, es, sizeof es);
+    kn_records_free(r);
+    x->close_rc = kn_share_consumer_close(sc, 0);
+    kn_share_consumer_destroy(sc); /* ignored: logged, nothing freed */
+}
+
+static void test_destroy_from_callback(void **state) {
+    (void)state;
+    const int n = 20;
+    char topic[128], group[160];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-reenter"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    kn_test_create_topic(topic, 2);
+    group_config(group, "share.auto.offset.reset", "earliest", NULL);
+    produce(topic, 0, n);
+    static reenter x;
+    memset(&x, 0, sizeof x);
+    reenter_log_target = &x;
+    kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
+    kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
+    kn_test_conf_set(conf, "group.id", group);
+    kn_test_conf_set(conf, "share.acknowledgement.mode", "implicit");
+    kn_test_conf_set(conf, "max.poll.records", "5");
+    assert_int_equal(kn_conf_set_log_cb(conf, KN_LOG_ERROR, reenter_log, NULL), KN_OK);
+    char es[512];
+    kn_share_consumer *sc = kn_share_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!sc)
+        fail_msg("kn_share_consumer_new: %s", es);
+    x.sc = sc;
+    kn_share_consumer_set_ack_commit_cb(sc, reenter_ack_cb, &x);
+    const char *topics[] = {topic};
+    assert_int_equal(kn_share_consumer_subscribe(sc, topics, 1), KN_OK);
+
+    /* In poll (through commit_sync): the callback's destroy is ignored. */
+    kn_records *r = poll_some(sc);
+    int got = (int)kn_records_count(r);
+    kn_records_free(r);
+    assert_int_equal(kn_share_consumer_commit_sync(sc, 30000, NULL, es, sizeof es), KN_OK);
+    assert_true(x.calls >= 1);
+    assert_int_equal(x.offsets, got);
+    assert_int_equal(x.poll_rc, KN_ERR__STATE);
+    assert_int_equal(x.close_rc, KN_ERR__STATE);
+    assert_int_equal(atomic_load(&x.destroy_logged), x.calls);
+    /* still a working member: it takes more records */
+    r = poll_some(sc);
+    got += (int)kn_records_count(r);
+    kn_records_free(r);
+
+    /* In close: the last poll's records are accepted with the session's
+     * end, and their callback's destroy is ignored too. */
+    int calls = x.calls;
+    assert_int_equal(kn_share_consumer_close(sc, -1), KN_OK);
+    assert_true(x.calls > calls);
+    assert_int_equal(x.offsets, got);
+    assert_int_equal(x.close_rc, KN_ERR__STATE);
+    assert_int_equal(atomic_load(&x.destroy_logged), x.calls);
+    /* the handle is still valid: reads work, actions are refused */
+    assert_int_equal(kn_share_consumer_poll(sc, 0, &r, es, sizeof es), KN_ERR__CLOSED);
+    kn_share_consumer_destroy(sc);
+}
+
 /* wakeup interrupts a waiting poll */
 static void test_wakeup(void **state) {
     (void)state;
@@ -508,7 +605,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wakeup),        cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_explicit_acks), cmocka_unit_test(test_close_and_kill_redeliver),
-        cmocka_unit_test(test_work_split),
+        cmocka_unit_test(test_work_split),    cmocka_unit_test(test_destroy_from_callback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

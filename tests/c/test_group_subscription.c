@@ -157,13 +157,16 @@ static void *fail_realloc(void *q, size_t n) { return fail_next ? NULL : realloc
 static void test_member_id_nomem(void **state) {
     (void)state;
     kng_group *g = group_new(NULL);
-    assert_int_equal(kng_set_member_id(g, "old-id", 6), 0);
+    kn_consumer c; /* only the group and the published identity are used */
+    memset(&c, 0, sizeof c);
+    c.grp = g;
+    assert_int_equal(kng_set_member_id(&c, "old-id", 6), 0);
     kn_allocator a = {fail_malloc, fail_realloc, free};
     fail_next = 1;
     kn_set_allocator(&a);
-    int rc_set = kng_set_member_id(g, "new-member-id", 13);
+    int rc_set = kng_set_member_id(&c, "new-member-id", 13);
     int rc_clear_kept = strcmp(g->member_id, "old-id");
-    int rc_clear = kng_set_member_id(g, NULL, 0); /* a fenced member forgets */
+    int rc_clear = kng_set_member_id(&c, NULL, 0); /* a fenced member forgets */
     kn_set_allocator(NULL);
     fail_next = 0;
     assert_int_equal(rc_set, KN_ERR__NOMEM);
@@ -174,12 +177,59 @@ static void test_member_id_nomem(void **state) {
     group_free(g);
 }
 
+/* offsets.c reads only c->member: every identity change republishes
+ * it, and a member outside a generation (or an unjoined KIP-848 one)
+ * publishes generation -1 and no ids (issue #14). */
+static void test_identity_published(void **state) {
+    (void)state;
+    kng_group *g = group_new(NULL);
+    kn_consumer c;
+    memset(&c, 0, sizeof c);
+    c.grp = g;
+    g->generation = -1;
+    g->instance_id = "static-1";
+    assert_int_equal(kng_set_member_id(&c, "m-1", 3), 0);
+    assert_int_equal(c.member.epoch, -1); /* IDLE: not a member */
+    assert_string_equal(c.member.member_id, "");
+    assert_false(c.member.subscribed);
+    kng_set_state(&c, KNG_STABLE);
+    assert_true(c.member.subscribed);
+    assert_int_equal(c.member.epoch, -1); /* no generation yet */
+    kng_set_generation(&c, 7);
+    assert_int_equal(c.member.epoch, 7);
+    assert_string_equal(c.member.member_id, "m-1");
+    assert_string_equal(c.member.instance_id, "static-1");
+    assert_false(c.member.identity_at_send); /* classic: taken when queued */
+    assert_int_equal(kng_set_member_id(&c, "m-2", 3), 0);
+    assert_string_equal(c.member.member_id, "m-2");
+    kng_set_member_id(&c, NULL, 0); /* fenced */
+    assert_string_equal(c.member.member_id, "");
+    kng_set_generation(&c, -1);
+    assert_int_equal(c.member.epoch, -1);
+    assert_null(c.member.instance_id);
+    g->consumer_protocol = true; /* KIP-848: unjoined publishes no epoch */
+    assert_int_equal(kng_set_member_id(&c, "m-3", 3), 0);
+    kng_set_generation(&c, 0);
+    assert_int_equal(c.member.epoch, -1);
+    assert_true(c.member.identity_at_send);
+    g->joined = true;
+    kng_set_generation(&c, 4);
+    assert_int_equal(c.member.epoch, 4);
+    kng_set_state(&c, KNG_IDLE);
+    assert_int_equal(c.member.epoch, -1);
+    assert_false(c.member.subscribed);
+    g->instance_id = NULL;
+    kn_free(g->member_id);
+    group_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topics_sorted_dedup), cmocka_unit_test(test_pattern_whole_name),
         cmocka_unit_test(test_pattern_internal),    cmocka_unit_test(test_counts_changed),
         cmocka_unit_test(test_metadata_ready),
         cmocka_unit_test(test_member_id_nomem),
+        cmocka_unit_test(test_identity_published),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

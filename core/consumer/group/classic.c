@@ -337,10 +337,10 @@ static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     if (knc_coord_failed(c, -1, err)) {
         g->retry_at_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_UNKNOWN_MEMBER_ID) {
-        kng_set_member_id(g, NULL, 0);
-        g->generation = -1;
+        kng_set_member_id(c, NULL, 0);
+        kng_set_generation(c, -1);
     } else if (err == KN_ERR_ILLEGAL_GENERATION) {
-        g->generation = -1;
+        kng_set_generation(c, -1);
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
         g->retry_at_ms = err == KN_ERR_REBALANCE_IN_PROGRESS ? 0 : now + c->retry_backoff_ms;
     } else if (err == KN_ERR_FENCED_INSTANCE_ID || err == KN_ERR_GROUP_MAX_SIZE_REACHED ||
@@ -416,7 +416,7 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     int err = resp->err ? resp->err : !jr ? KN_ERR__PROTOCOL : jr->error_code;
     if (err == KN_ERR_MEMBER_ID_REQUIRED) {
         /* KIP-394: join again right away with the id the coordinator gave. */
-        if (kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len) != 0) {
+        if (kng_set_member_id(c, jr->member_id.ptr, jr->member_id.len) != 0) {
             kng_join_failed(c, KN_ERR__NOMEM, "JoinGroup");
             goto out;
         }
@@ -428,11 +428,11 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
         kng_join_failed(c, err, "JoinGroup");
         goto out;
     }
-    if (kng_set_member_id(g, jr->member_id.ptr, jr->member_id.len) != 0) {
+    if (kng_set_member_id(c, jr->member_id.ptr, jr->member_id.len) != 0) {
         kng_join_failed(c, KN_ERR__NOMEM, "JoinGroup");
         goto out;
     }
-    g->generation = jr->generation_id;
+    kng_set_generation(c, jr->generation_id);
     kn_free(g->protocol_name);
     g->protocol_name =
         jr->protocol_name.len >= 0 ? kn_strndup(jr->protocol_name.ptr, (size_t)jr->protocol_name.len) : NULL;
@@ -518,8 +518,8 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     } else if (err == KN_ERR_ILLEGAL_GENERATION || err == KN_ERR_UNKNOWN_MEMBER_ID) {
         /* Fenced: whatever we own may already be elsewhere. */
         if (err == KN_ERR_UNKNOWN_MEMBER_ID)
-            kng_set_member_id(g, NULL, 0);
-        g->generation = -1;
+            kng_set_member_id(c, NULL, 0);
+        kng_set_generation(c, -1);
         snprintf(g->reason, sizeof g->reason, "heartbeat: %s", kn_err_name(err));
         if (g->state != KNG_JOINING && g->state != KNG_SYNCING)
             kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
@@ -598,8 +598,8 @@ static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t no
         now_ms - g->last_poll_ms > g->rebalance_timeout_ms) {
         if (!g->instance_id && c->coord_id >= 0)
             plan = kng_leave_build(c, "consumer poll timeout has expired");
-        kng_set_member_id(g, NULL, 0);
-        g->generation = -1;
+        kng_set_member_id(c, NULL, 0);
+        kng_set_generation(c, -1);
         g->poll_expired = true;
         snprintf(g->reason, sizeof g->reason, "consumer poll timeout has expired");
         kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
@@ -743,8 +743,8 @@ static void kng_classic_leave(kn_consumer *c, const char *reason) {
     kng_req *r = NULL;
     if (!g->instance_id && g->member_id && g->member_id[0] && c->coord_id >= 0)
         r = kng_leave_build(c, reason);
-    kng_set_member_id(g, NULL, 0);
-    g->generation = -1;
+    kng_set_member_id(c, NULL, 0);
+    kng_set_generation(c, -1);
     pthread_mutex_unlock(&c->lock);
     int timeout = knc_call_timeout(c, c->request_timeout_ms);
     if (r && timeout <= 0) {

@@ -159,9 +159,17 @@ void kng_custom_destroy(kng_group *g);
 
 /* Moves to state s and wakes poll when s needs the application. */
 void kng_set_state(kn_consumer *c, kng_state s);
+/* The identity setters: every change of member id, generation or
+ * state (kng_set_state) republishes c->member (consumer_int.h), the
+ * one view of the member offsets.c has. */
 /* Sets the member id (NULL or len <= 0: "", which never fails).
  * Returns 0 or KN_ERR__NOMEM (the old id kept). */
-int kng_set_member_id(kng_group *g, const char *id, int32_t len);
+int kng_set_member_id(kn_consumer *c, const char *id, int32_t len);
+/* Sets the generation (classic) / member epoch (KIP-848; set g->joined
+ * first: an unjoined member publishes no epoch). */
+void kng_set_generation(kn_consumer *c, int32_t generation);
+/* Recomputes c->member from the group (c->lock held). */
+void kng_publish(kn_consumer *c);
 /* Stops the group with an error poll reports. */
 void kng_fail(kn_consumer *c, int err, const char *fmt, ...)
 #if defined(__GNUC__)

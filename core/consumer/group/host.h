@@ -1,9 +1,11 @@
 /*
  * host.h: what the consumer (the group's host) calls on its group
  * (core/consumer/group/): creation, the parked step poll runs, poll
- * bookkeeping, close, and the member identity commits carry. The group
- * calls back into the consumer through consumer_int.h, assignment.h and
- * offsets.h: this pair is the one module cycle the include graph allows
+ * bookkeeping, close. The member identity commits carry is not asked
+ * for here: the group publishes it into c->member (consumer_int.h),
+ * which is all offsets.c reads of the group. The group calls back into
+ * the consumer through consumer_int.h, assignment.h and offsets.h: this
+ * pair is the one module cycle the include graph allows
  * (tools/deps-graph).
  */
 #ifndef KN_CONSUMER_GROUP_HOST_H
@@ -29,16 +31,5 @@ void kng_polled(kn_consumer *c, int64_t now_ms);
 /* close: revoke, leave (dynamic), free. No lock. */
 void kng_close(kn_consumer *c);
 void kng_destroy(kn_consumer *c);
-/* c->lock held: the generation, member id and group.instance.id commits
- * carry (-1 / "" / NULL when not a group member). The strings stay valid
- * until the lock is dropped. */
-int32_t kng_commit_identity(const kn_consumer *c, const char **member_id,
-                            const char **instance_id);
-/* c->lock held: whether a commit takes that identity when it is sent
- * (KIP-848, like Java) rather than when it is queued (classic). */
-bool kng_commit_identity_at_send(const kn_consumer *c);
-/* group/rebalance.c (c->lock held): the commit before a revoke
- * finished with err; the parked rebalance step may go on. */
-void kng_pre_revoke_done(kn_consumer *c, int err);
 
 #endif

@@ -308,8 +308,8 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->send_full = true; /* the next heartbeat repeats everything */
     if (err == KN_ERR_FENCED_MEMBER_EPOCH || err == KN_ERR_UNKNOWN_MEMBER_ID) {
         /* Fenced: everything is lost; rejoin at epoch 0, same id. */
-        g->generation = 0;
         g->joined = false;
+        kng_set_generation(c, 0); /* publishes the identity (group.h) */
         g->assigned_once = false;
         g->send_full = true;
         kng_target_free(g->target);
@@ -350,12 +350,12 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         g->regex_sent = true;
     else if (h->regex_cleared)
         g->regex_sent = false;
-    if (r->member_id.len > 0 && kng_set_member_id(g, r->member_id.ptr, r->member_id.len) != 0) {
+    if (r->member_id.len > 0 && kng_set_member_id(c, r->member_id.ptr, r->member_id.len) != 0) {
         kng_fail(c, KN_ERR__NOMEM, "ConsumerGroupHeartbeat: out of memory storing the member id");
         goto out;
     }
-    g->generation = r->member_epoch;
     g->joined = true;
+    kng_set_generation(c, r->member_epoch); /* publishes the identity (group.h) */
     if (r->heartbeat_interval_ms > 0)
         g->heartbeat_interval_ms = r->heartbeat_interval_ms;
     g->next_hb_ms = now + g->heartbeat_interval_ms;
@@ -384,9 +384,9 @@ static void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms
     if (!g->member_id || !g->member_id[0]) {
         char id[23];
         kng_new_member_id(id);
-        if (kng_set_member_id(g, id, 22) != 0)
+        if (kng_set_member_id(c, id, 22) != 0)
             return NULL; /* no id, no heartbeat: the next tick tries again */
-        g->generation = 0;
+        kng_set_generation(c, 0);
     }
     if (g->has_pattern && md && md->all_topics && kng_match_pattern(g, md))
         knw_metadata_add_topics(c->client, (const char *const *)g->topics, g->topic_cnt);
@@ -409,7 +409,7 @@ static void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms
         g->joined = false;
         g->assigned_once = false;
         g->send_full = true;
-        g->generation = 0;
+        kng_set_generation(c, 0);
         g->poll_expired = true;
         kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
         return h;
@@ -462,7 +462,7 @@ static void kng_848_leave(kn_consumer *c, const char *reason) {
     g->joined = false;
     g->assigned_once = false;
     g->send_full = true;
-    g->generation = 0;
+    kng_set_generation(c, 0);
     g->regex_sent = false; /* the member is gone, its regex with it */
     kng_target_free(g->target);
     g->target = NULL;

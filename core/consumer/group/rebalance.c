@@ -47,15 +47,41 @@ void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s && c->grp->revoke_commit == KNG_RC_DONE)
         c->grp->revoke_commit = KNG_RC_NONE; /* answered for a step that is over */
     c->grp->state = s;
+    kng_publish(c);
     if (kng_needs_app(s))
         knc_signal(c); /* poll has a rebalance step to run */
 }
 
-int kng_set_member_id(kng_group *g, const char *id, int32_t len) {
+void kng_publish(kn_consumer *c) {
+    const kng_group *g = c->grp;
+    knc_member *m = &c->member;
+    m->member_id = "";
+    m->instance_id = NULL;
+    m->epoch = -1;
+    m->subscribed = g && g->state != KNG_IDLE;
+    /* A KIP-848 coordinator (Kafka 4.3) checks each partition's
+     * assignment epoch, so the newest epoch is always the right one;
+     * one taken at queue time goes stale when the epoch moves while the
+     * commit waits. A classic coordinator checks only the generation:
+     * there the one the commit was made under protects partitions that
+     * moved since. */
+    m->identity_at_send = g && g->consumer_protocol;
+    /* Not a member of a generation (yet, or any more): commits carry
+     * generation -1 and no ids, as a manually assigned consumer's do. */
+    if (!g || g->state == KNG_IDLE || g->generation < 0 || !g->member_id || (g->consumer_protocol && !g->joined))
+        return;
+    m->member_id = g->member_id;
+    m->instance_id = g->instance_id;
+    m->epoch = g->generation;
+}
+
+int kng_set_member_id(kn_consumer *c, const char *id, int32_t len) {
+    kng_group *g = c->grp;
     if (!id || len <= 0) {
         /* Forgetting the id never fails: a fenced id must not stay. */
         if (g->member_id)
             g->member_id[0] = '\0';
+        kng_publish(c);
         return 0;
     }
     char *m = kn_strndup(id, (size_t)len);
@@ -63,7 +89,13 @@ int kng_set_member_id(kng_group *g, const char *id, int32_t len) {
         return KN_ERR__NOMEM;
     kn_free(g->member_id);
     g->member_id = m;
+    kng_publish(c); /* the old id is gone: no one may read it */
     return 0;
+}
+
+void kng_set_generation(kn_consumer *c, int32_t generation) {
+    c->grp->generation = generation;
+    kng_publish(c);
 }
 
 void kng_fail(kn_consumer *c, int err, const char *fmt, ...) {
@@ -95,29 +127,6 @@ void kng_polled(kn_consumer *c, int64_t now_ms) {
         g->prepared = true;
         g->retry_at_ms = 0;
     }
-}
-
-int32_t kng_commit_identity(const kn_consumer *c, const char **member_id, const char **instance_id) {
-    const kng_group *g = c->grp;
-    *instance_id = NULL;
-    if (!g || g->state == KNG_IDLE || g->generation < 0 || !g->member_id ||
-        (g->consumer_protocol && !g->joined)) {
-        *member_id = "";
-        return -1;
-    }
-    *member_id = g->member_id;
-    *instance_id = g->instance_id;
-    return g->generation;
-}
-
-bool kng_commit_identity_at_send(const kn_consumer *c) {
-    /* A KIP-848 coordinator (Kafka 4.3) checks each partition's
-     * assignment epoch, so the newest epoch is always the right one;
-     * one taken at queue time goes stale when the epoch moves while the
-     * commit waits. A classic coordinator checks only the generation:
-     * there the one the commit was made under protects partitions that
-     * moved since. */
-    return c->grp && c->grp->consumer_protocol;
 }
 
 /* ---- creation ---------------------------------------------------------------- */
@@ -174,6 +183,10 @@ static int kng_int(const kn_conf *conf, const char *key) {
 
 int kng_create(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
     c->grp_ticker_id = -1;
+    /* Set once, before any thread reads it (offsets.c reads it without
+     * the lock); the rest is republished at every change. */
+    c->member.group_id = c->group_id;
+    kng_publish(c); /* no group yet: not a member */
     if (!c->group_id)
         return 0;
     kng_group *g = kn_calloc(1, sizeof(*g));
@@ -184,6 +197,7 @@ int kng_create(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
     g->member_id = kn_strdup("");
     if (!g->member_id)
         return KN_ERR__NOMEM;
+    kng_publish(c);
     const char *proto = kn_conf_get_str(conf, "group.protocol");
     g->consumer_protocol = proto && strcmp(proto, "consumer") == 0;
     g->ops = g->consumer_protocol ? &kng_848_ops : &kng_classic_ops;
@@ -226,6 +240,7 @@ void kng_destroy(kn_consumer *c) {
     kn_topic_partition_list_destroy(g->acked);
     kn_free(g);
     c->grp = NULL;
+    kng_publish(c); /* nothing left to borrow from */
 }
 
 /* ---- the network ticker ------------------------------------------------------- */
@@ -331,6 +346,8 @@ static kn_topic_partition_list *kng_positions_of(kn_consumer *c, const kn_topic_
  * answered (kng_pre_revoke_done), or gave up after max.poll.interval.ms
  * (Java's joinPrepareTimer is the rebalance timeout). Returns false
  * when the step goes on now: commit answered, or nothing to commit. */
+static void kng_pre_revoke_done(kn_consumer *c, int err);
+
 static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list *commit_parts,
                                   const kn_topic_partition_list *revoke_parts) {
     kng_group *g = c->grp;
@@ -346,7 +363,7 @@ static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list 
         return false;
     }
     int64_t deadline = knw_now_ms() + g->rebalance_timeout_ms;
-    int err = knc_commit_before_revoke(c, l, deadline);
+    int err = knc_commit_before_revoke(c, l, deadline, kng_pre_revoke_done);
     if (err) {
         kn_log(knc_logger(c), KN_LOG_WARN, "group %s: the auto-commit before revoking could not be queued: %s",
                c->group_id, kn_err_name(err));
@@ -360,7 +377,9 @@ static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list 
     return true;
 }
 
-void kng_pre_revoke_done(kn_consumer *c, int err) {
+/* The commit before a revoke finished with err (c->lock held, from
+ * offsets.c): the parked rebalance step may go on. */
+static void kng_pre_revoke_done(kn_consumer *c, int err) {
     kng_group *g = c->grp;
     if (!g || g->revoke_commit != KNG_RC_INFLIGHT)
         return;
@@ -771,10 +790,11 @@ static int kng_leave(kn_consumer *c, const char *reason) {
     pthread_mutex_lock(&c->lock);
     const kng_ops *ops = g->ops;
     g->state = KNG_IDLE; /* heartbeats stop */
+    kng_publish(c);
     pthread_mutex_unlock(&c->lock);
     ops->leave(c, reason);
     pthread_mutex_lock(&c->lock);
-    g->generation = -1;
+    kng_set_generation(c, -1);
     g->inflight = false;
     g->rejoin = false;
     g->poll_expired = false;
@@ -828,10 +848,8 @@ kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c) {
     if (!c || !c->group_id)
         return NULL;
     pthread_mutex_lock(&c->lock);
-    const char *member = "", *instance = NULL;
-    int32_t gen = c->grp ? kng_commit_identity(c, &member, &instance) : -1;
-    kn_group_metadata *gm =
-        kn_group_metadata_new(c->group_id, gen, member, c->grp ? c->grp->instance_id : NULL);
+    kn_group_metadata *gm = kn_group_metadata_new(c->group_id, c->member.epoch, c->member.member_id,
+                                                  c->grp ? c->grp->instance_id : NULL);
     pthread_mutex_unlock(&c->lock);
     return gm;
 }
