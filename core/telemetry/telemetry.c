@@ -256,8 +256,11 @@ static void on_get(knw_client *wire, knw_resp *resp, void *opaque) {
         }
     }
     pthread_mutex_unlock(&t->lock);
+    bool wake = resp->err != KN_ERR__CLOSED;
     knw_resp_free(resp);
     kn_free(rq);
+    if (wake) /* the ticker waits for a wake while a request is out */
+        knw_wakeup(t->wire);
 }
 
 static void on_push(knw_client *wire, knw_resp *resp, void *opaque) {
@@ -297,9 +300,12 @@ static void on_push(knw_client *wire, knw_resp *resp, void *opaque) {
         }
     }
     pthread_mutex_unlock(&t->lock);
+    bool wake = resp->err != KN_ERR__CLOSED;
     knw_resp_free(resp);
     kn_free(rq->payload);
     kn_free(rq);
+    if (wake) /* the ticker waits for a wake while a request is out */
+        knw_wakeup(t->wire);
 }
 
 /* ---- requests (network thread) ---------------------------------------- */
