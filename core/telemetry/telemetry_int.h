@@ -10,8 +10,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "telemetry/telemetry.h"
+#include "kafka_native.h"
+#include "metrics/metric_view.h"
 #include "wire/backoff.h"
+#include "wire/wire.h"
+
+/* (telemetry.h's, repeated so this header does not include it: the
+ * two would be a cycle for tools/deps-graph.) */
+typedef struct knt knt;
 
 /* Java's ClientTelemetryState. */
 enum knt_state {
@@ -47,7 +53,7 @@ typedef struct knt_ledger_entry {
 
 struct knt {
     knw_client *wire;
-    knt_source_fn *source;
+    void (*source)(void *client, kn_metric_visit_fn visit, void *ctx);
     void *client;
     int ticker;
     kn_metric_tag resource[4]; /* owned values; keys static */
