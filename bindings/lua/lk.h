@@ -93,6 +93,19 @@ int lk_producer_new(lua_State *L);
 void lk_consumer_register(lua_State *L);
 int lk_consumer_new(lua_State *L);
 
+/* ---- lk_telemetry.c: client telemetry (KIP-714) ---- */
+
+typedef enum lk_client_kind { LK_CLIENT_PRODUCER, LK_CLIENT_CONSUMER, LK_CLIENT_ADMIN } lk_client_kind;
+/* The app_metric metatable; kafka.app_metric{...}. */
+void lk_telemetry_register(lua_State *L);
+int lk_telemetry_app_metric_new(lua_State *L);
+/* client:client_instance_id([timeout_ms]) for the open handle (the
+ * client is argument 1): the id string, or nil, message, code. */
+int lk_telemetry_instance_id(lua_State *L, lk_client_kind kind, void *handle);
+/* client:(un)register_metric_for_subscription(metric) (argument 2):
+ * true, or nil, message, code. add: 1 register, 0 unregister. */
+int lk_telemetry_register_metric(lua_State *L, lk_client_kind kind, void *handle, int add);
+
 /* lk_producer.c, for lk_txn.c: the open producer at argument 1 (raises
  * when closed); and, after a C call that may have served delivery
  * reports (the producer at 1), their Lua callbacks and the queued log

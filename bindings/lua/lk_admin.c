@@ -656,7 +656,22 @@ static int lk_admin_wait_for_topics(lua_State *L) {
     return 1;
 }
 
+static int lk_admin_instance_id(lua_State *L) {
+    return lk_telemetry_instance_id(L, LK_CLIENT_ADMIN, lk_admin_check(L)->admin);
+}
+
+static int lk_admin_register_metric(lua_State *L) {
+    return lk_telemetry_register_metric(L, LK_CLIENT_ADMIN, lk_admin_check(L)->admin, 1);
+}
+
+static int lk_admin_unregister_metric(lua_State *L) {
+    return lk_telemetry_register_metric(L, LK_CLIENT_ADMIN, lk_admin_check(L)->admin, 0);
+}
+
 static const luaL_Reg lk_admin_methods[] = {
+    {"client_instance_id", lk_admin_instance_id},
+    {"register_metric_for_subscription", lk_admin_register_metric},
+    {"unregister_metric_from_subscription", lk_admin_unregister_metric},
     {"create_topics", lk_admin_create_topics},
     {"delete_topics", lk_admin_delete_topics},
     {"list_topics", lk_admin_list_topics},

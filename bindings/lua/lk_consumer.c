@@ -913,7 +913,22 @@ static int lk_consumer_metrics(lua_State *L) {
     return 1;
 }
 
+static int lk_consumer_instance_id(lua_State *L) {
+    return lk_telemetry_instance_id(L, LK_CLIENT_CONSUMER, lk_consumer_check(L)->c);
+}
+
+static int lk_consumer_register_metric(lua_State *L) {
+    return lk_telemetry_register_metric(L, LK_CLIENT_CONSUMER, lk_consumer_check(L)->c, 1);
+}
+
+static int lk_consumer_unregister_metric(lua_State *L) {
+    return lk_telemetry_register_metric(L, LK_CLIENT_CONSUMER, lk_consumer_check(L)->c, 0);
+}
+
 static const luaL_Reg lk_consumer_methods[] = {
+    {"client_instance_id", lk_consumer_instance_id},
+    {"register_metric_for_subscription", lk_consumer_register_metric},
+    {"unregister_metric_from_subscription", lk_consumer_unregister_metric},
     {"assign", lk_consumer_assign},
     {"assignment", lk_consumer_assignment},
     {"partitions_for", lk_consumer_partitions_for},

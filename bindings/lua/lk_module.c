@@ -95,6 +95,7 @@ static const luaL_Reg lk_module_funcs[] = {
     {"error_code", lk_error_code},
     {"error_is_retriable", lk_error_is_retriable},
     {"config", lk_config_dump},
+    {"app_metric", lk_telemetry_app_metric_new},
     {NULL, NULL},
 };
 /* clang-format on */
@@ -110,6 +111,7 @@ LK_EXPORT int luaopen_kafka_native(lua_State *L);
 int luaopen_kafka_native(lua_State *L) {
     lk_admin_register(L);
     lk_callback_register(L);
+    lk_telemetry_register(L);
     lk_producer_register(L);
     lk_consumer_register(L);
     lk_share_register(L);

@@ -819,7 +819,22 @@ static int lk_producer_metrics(lua_State *L) {
     return 1;
 }
 
+static int lk_producer_instance_id(lua_State *L) {
+    return lk_telemetry_instance_id(L, LK_CLIENT_PRODUCER, lk_producer_check_open(L));
+}
+
+static int lk_producer_register_metric(lua_State *L) {
+    return lk_telemetry_register_metric(L, LK_CLIENT_PRODUCER, lk_producer_check_open(L), 1);
+}
+
+static int lk_producer_unregister_metric(lua_State *L) {
+    return lk_telemetry_register_metric(L, LK_CLIENT_PRODUCER, lk_producer_check_open(L), 0);
+}
+
 static const luaL_Reg lk_producer_methods[] = {
+    {"client_instance_id", lk_producer_instance_id},
+    {"register_metric_for_subscription", lk_producer_register_metric},
+    {"unregister_metric_from_subscription", lk_producer_unregister_metric},
     {"send", lk_producer_send},
     {"poll", lk_producer_poll},
     {"flush", lk_producer_flush},

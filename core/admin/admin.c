@@ -13,6 +13,7 @@
 #include "admin/admin.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "telemetry/stats_source.h"
 
 /* Reads an int setting; def when absent or unparsable (the config
  * module validated the value already). */
@@ -71,6 +72,12 @@ kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
     if (!admin->client) { /* it set kn_last_error */
         kn_free(admin);
         admin = NULL;
+    } else if (knt_new(admin->client, copy, "admin", knt_admin_source, admin->client, &admin->telemetry)) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        knw_client_destroy(admin->client);
+        kn_free(admin);
+        admin = NULL;
+        kn_set_last_error(KN_ERR__NOMEM);
     } else {
         kn_set_last_error(KN_OK);
     }
@@ -82,9 +89,11 @@ done:
 int kn_admin_forked(const kn_admin *admin) { return admin && kn_fork_changed(&admin->fork); }
 
 int kn_admin_close(kn_admin *admin, int timeout_ms) {
-    (void)timeout_ms;
-    if (admin && !kn_admin_forked(admin)) /* a fork child has no threads to stop */
+    if (admin && !kn_admin_forked(admin)) { /* a fork child has no threads to stop */
+        /* The terminating telemetry push, within the timeout. */
+        knt_close(admin->telemetry, kna_deadline(admin, timeout_ms));
         knw_client_stop(admin->client); /* idempotent */
+    }
     return KN_OK;
 }
 
@@ -93,7 +102,10 @@ void kn_admin_destroy(kn_admin *admin) {
         return;
     if (kn_admin_forked(admin))
         return; /* the threads are the parent's: leave the copy (leaked) */
+    /* Destroy without close: the terminating push is not waited for. */
+    knt_close(admin->telemetry, knw_now_ms());
     knw_client_destroy(admin->client);
+    knt_destroy(admin->telemetry);
     kn_free(admin);
 }
 

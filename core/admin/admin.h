@@ -50,11 +50,13 @@
 #include "kafka_native.h"
 #include "kafka_native_admin.h"
 #include "reader.h"
+#include "telemetry/telemetry.h"
 #include "wire/wire.h"
 
 struct kn_admin {
     kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *client;
+    knt *telemetry;         /* KIP-714 push; NULL with enable.metrics.push=false (the default) */
     int default_timeout_ms; /* default.api.timeout.ms */
     int retry_backoff_ms;   /* retry.backoff.ms */
     int retry_backoff_max_ms;

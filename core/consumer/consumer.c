@@ -21,6 +21,7 @@
 #include "consumer/group/host.h"
 #include "consumer/offsets.h"
 #include "consumer/tick.h"
+#include "telemetry/stats_source.h"
 #include "error.h"
 #include "kn_alloc.h"
 #include "log.h"
@@ -126,6 +127,15 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
     if (c->ticker_id < 0) {
         kn_errstr_set(errstr, errstr_size, "could not start the fetcher");
         err = KN_ERR__NOMEM;
+        knw_client_destroy(c->client);
+        pthread_cond_destroy(&c->cond);
+        pthread_mutex_destroy(&c->lock);
+        goto fail;
+    }
+    if (knt_new(c->client, copy, "consumer", knt_consumer_source, c, &c->telemetry)) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        err = KN_ERR__NOMEM;
+        knw_ticker_remove(c->client, c->ticker_id);
         knw_client_destroy(c->client);
         pthread_cond_destroy(&c->cond);
         pthread_mutex_destroy(&c->lock);
@@ -632,6 +642,9 @@ int kn_consumer_close(kn_consumer *c, int timeout_ms) {
      * Java's close waits for them); what is left fails with _CLOSED
      * below, so every commit callback runs exactly once. */
     knc_offsets_wait(c, c->close_deadline_ms);
+    /* The terminating telemetry push (KIP-714), while the connections
+     * are up, within what is left of the close timeout. */
+    knt_close(c->telemetry, c->close_deadline_ms);
     pthread_mutex_lock(&c->lock);
     c->closed = true;
     knc_signal(c);
@@ -668,6 +681,7 @@ void kn_consumer_destroy(kn_consumer *c) {
         return;
     }
     kn_consumer_close(c, -1);
+    knt_destroy(c->telemetry); /* after close destroyed the network client */
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
     for (size_t i = 0; i < c->node_count; i++)

@@ -27,6 +27,7 @@
 #include "kafka_native.h"
 #include "proto/record_batch.h"
 #include "reader.h"
+#include "telemetry/telemetry.h"
 #include "wire/wire.h"
 
 /* ---- the consumer handle (consumer.c; tick.c runs its network side) --- */
@@ -68,6 +69,8 @@ struct kn_consumer {
     kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *client;
     int ticker_id;
+    knt *telemetry; /* KIP-714 push; NULL with enable.metrics.push=false;
+                     * its own lock (never taken under c->lock) */
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;  /* signalled when data, positions or errors change */
     knc_part **parts;     /* the assignment, sorted by (topic, partition) */

@@ -17,6 +17,7 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
+#include "telemetry/stats_source.h"
 #include "proto/generated/kp_apis.h"
 
 #define KNP_ROUND_ROBIN_CLASS "org.apache.kafka.clients.producer.RoundRobinPartitioner"
@@ -245,13 +246,21 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
         kn_errstr_set(errstr, errstr_size, "cannot start the producer's sender");
         goto fail;
     }
+    if (knt_new(p->wire, p->conf, "producer", knt_producer_source, p, &p->telemetry)) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
     knw_wakeup(p->wire); /* fetch a producer id right away */
     kn_set_last_error(KN_OK);
     return p;
 fail:
     kn_set_last_error(err);
+    if (p->sender) /* (telemetry is the last step: nothing to undo there) */
+        knp_sender_stop(p->sender);
     if (p->wire)
         knw_client_destroy(p->wire);
+    if (p->sender)
+        knp_sender_destroy(p->sender);
     if (p->acc.buckets)
         knp_acc_destroy(&p->acc);
     if (p->efd >= 0)
@@ -729,7 +738,11 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
     }
     if (p->closed)
         return 0; /* idempotent */
+    /* The terminating telemetry push gets what the flush leaves of the
+     * timeout (request.timeout.ms when unbounded). */
+    int64_t deadline = knw_now_ms() + (timeout_ms >= 0 ? timeout_ms : kn_conf_get_int(p->conf, "request.timeout.ms"));
     int rc = kn_producer_flush(p, timeout_ms);
+    knt_close(p->telemetry, deadline);
     pthread_mutex_lock(&p->acc.lock);
     p->acc.closing = true;
     p->closed = true;
@@ -768,6 +781,7 @@ void kn_producer_destroy(kn_producer *p) {
     if (!p->closed)
         kn_producer_close(p, -1);
     knw_client_destroy(p->wire);
+    knt_destroy(p->telemetry);
     knp_sender_destroy(p->sender);
     knp_acc_destroy(&p->acc);
     if (p->efd >= 0)

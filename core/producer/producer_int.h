@@ -19,6 +19,7 @@
 #include "fork.h"
 #include "kafka_native.h"
 #include "producer/accumulator.h"
+#include "telemetry/telemetry.h"
 #include "wire/wire.h"
 
 typedef struct knp_sender knp_sender;
@@ -95,6 +96,7 @@ struct kn_producer {
     kn_conf *conf; /* finalised private copy */
     knp_acc acc;
     knp_sender *sender;
+    knt *telemetry; /* KIP-714 push; NULL with enable.metrics.push=false */
     kn_delivery_cb *dr;
     void *dr_opaque;
     int efd;                   /* readiness eventfd, -1 if none */

@@ -167,6 +167,11 @@ void kn_fake_api_versions(kn_arena *a, kp_ApiVersionsResponse *r) {
     int32_t n = 0;
     for (int16_t k = 0; keys && k <= KP_API_KEY_MAX; k++) {
         const kp_api *api = kp_api_get(k);
+        /* Without the telemetry APIs, as a real broker without a client
+         * telemetry plugin: clients then never send them (KIP-714), and
+         * the fakes see only the requests their tests script. */
+        if (k == KP_API_GET_TELEMETRY_SUBSCRIPTIONS || k == KP_API_PUSH_TELEMETRY)
+            continue;
         if (api && (api->listeners & KP_LISTENER_BROKER))
             keys[n++] = (kp_ApiVersionsResponse_ApiVersion){k, api->min_version, api->max_stable_version};
     }
