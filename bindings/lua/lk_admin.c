@@ -20,6 +20,7 @@
 
 #include "kafka_native_admin.h"
 #include "lk.h"
+#include "lk_metrics.h"
 #include "lk_admin.h"
 
 lk_admin *lk_admin_check(lua_State *L) {
@@ -656,12 +657,25 @@ static int lk_admin_wait_for_topics(lua_State *L) {
     return 1;
 }
 
+
+/* admin:kafka_metrics([group]) / :kafka_metric(group, name[, tags]):
+ * Kafka-named metrics (lk_metrics.c, docs/metrics.md). */
+static int lk_admin_walk(void *h, kn_metric_visit_fn fn, void *ctx) { return kn_admin_metrics(h, fn, ctx); }
+static int lk_admin_kafka_metrics(lua_State *L) {
+    return lk_metrics_push(L, lk_admin_walk, lk_admin_check(L)->admin, false);
+}
+static int lk_admin_kafka_metric(lua_State *L) {
+    return lk_metrics_push(L, lk_admin_walk, lk_admin_check(L)->admin, true);
+}
+
 static const luaL_Reg lk_admin_methods[] = {
     {"create_topics", lk_admin_create_topics},
     {"delete_topics", lk_admin_delete_topics},
     {"list_topics", lk_admin_list_topics},
     {"describe_topics", lk_admin_describe_topics},
     {"describe_cluster", lk_admin_describe_cluster},
+    {"kafka_metrics", lk_admin_kafka_metrics},
+    {"kafka_metric", lk_admin_kafka_metric},
     {"wait_for_topics", lk_admin_wait_for_topics},
     {"close", lk_admin_close},
     {NULL, NULL},

@@ -27,6 +27,7 @@
 #include "kafka_native.h"
 #include "kn_alloc.h"
 #include "lk.h"
+#include "lk_metrics.h"
 
 #define LK_PRODUCER_MT "kafka_native.producer"
 
@@ -819,6 +820,17 @@ static int lk_producer_metrics(lua_State *L) {
     return 1;
 }
 
+
+/* producer:kafka_metrics([group]) / :kafka_metric(group, name[, tags]):
+ * Kafka-named metrics (lk_metrics.c, docs/metrics.md). */
+static int lk_producer_walk(void *h, kn_metric_visit_fn fn, void *ctx) { return kn_producer_metrics(h, fn, ctx); }
+static int lk_producer_kafka_metrics(lua_State *L) {
+    return lk_metrics_push(L, lk_producer_walk, lk_producer_check(L)->p, false);
+}
+static int lk_producer_kafka_metric(lua_State *L) {
+    return lk_metrics_push(L, lk_producer_walk, lk_producer_check(L)->p, true);
+}
+
 static const luaL_Reg lk_producer_methods[] = {
     {"send", lk_producer_send},
     {"poll", lk_producer_poll},
@@ -828,6 +840,8 @@ static const luaL_Reg lk_producer_methods[] = {
     {"ready_listen", lk_producer_ready_listen},
     {"ready_accept", lk_producer_ready_accept},
     {"metrics", lk_producer_metrics},
+    {"kafka_metrics", lk_producer_kafka_metrics},
+    {"kafka_metric", lk_producer_kafka_metric},
     {"close", lk_producer_close},
     {NULL, NULL},
 };

@@ -95,6 +95,7 @@ struct kn_producer {
     kn_conf *conf; /* finalised private copy */
     knp_acc acc;
     knp_sender *sender;
+    struct knp_metrics *metrics; /* Kafka-named metrics (producer_metrics.h), owned */
     kn_delivery_cb *dr;
     void *dr_opaque;
     int efd;                   /* readiness eventfd, -1 if none */
