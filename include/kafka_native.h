@@ -277,4 +277,5 @@ KN_API uint64_t kn_log_queue_take_dropped(kn_log_queue *q);
 #include "kafka_native_consumer.h"
 #include "kafka_native_admin.h"
 #include "kafka_native_telemetry.h"
+#include "kafka_native_metrics.h"
 #endif

@@ -20,6 +20,7 @@
 
 #include "kafka_native_admin.h"
 #include "lk.h"
+#include "lk_metrics.h"
 #include "lk_admin.h"
 
 lk_admin *lk_admin_check(lua_State *L) {
@@ -668,6 +669,16 @@ static int lk_admin_unregister_metric(lua_State *L) {
     return lk_telemetry_register_metric(L, LK_CLIENT_ADMIN, lk_admin_check(L)->admin, 0);
 }
 
+/* admin:kafka_metrics([group]) / :kafka_metric(group, name[, tags]):
+ * Kafka-named metrics (lk_metrics.c, docs/metrics.md). */
+static int lk_admin_walk(void *h, kn_metric_visit_fn fn, void *ctx) { return kn_admin_metrics(h, fn, ctx); }
+static int lk_admin_kafka_metrics(lua_State *L) {
+    return lk_metrics_push(L, lk_admin_walk, lk_admin_check(L)->admin, false);
+}
+static int lk_admin_kafka_metric(lua_State *L) {
+    return lk_metrics_push(L, lk_admin_walk, lk_admin_check(L)->admin, true);
+}
+
 static const luaL_Reg lk_admin_methods[] = {
     {"client_instance_id", lk_admin_instance_id},
     {"register_metric_for_subscription", lk_admin_register_metric},
@@ -677,6 +688,8 @@ static const luaL_Reg lk_admin_methods[] = {
     {"list_topics", lk_admin_list_topics},
     {"describe_topics", lk_admin_describe_topics},
     {"describe_cluster", lk_admin_describe_cluster},
+    {"kafka_metrics", lk_admin_kafka_metrics},
+    {"kafka_metric", lk_admin_kafka_metric},
     {"wait_for_topics", lk_admin_wait_for_topics},
     {"close", lk_admin_close},
     {NULL, NULL},

@@ -31,6 +31,7 @@
 #include "kafka_native.h"
 #include "kn_alloc.h"
 #include "lk.h"
+#include "lk_metrics.h"
 
 #define LK_CONSUMER_MT "kafka_native.consumer"
 
@@ -925,6 +926,16 @@ static int lk_consumer_unregister_metric(lua_State *L) {
     return lk_telemetry_register_metric(L, LK_CLIENT_CONSUMER, lk_consumer_check(L)->c, 0);
 }
 
+/* consumer:kafka_metrics([group]) / :kafka_metric(group, name[, tags]):
+ * Kafka-named metrics (lk_metrics.c, docs/metrics.md). */
+static int lk_consumer_walk(void *h, kn_metric_visit_fn fn, void *ctx) { return kn_consumer_metrics(h, fn, ctx); }
+static int lk_consumer_kafka_metrics(lua_State *L) {
+    return lk_metrics_push(L, lk_consumer_walk, lk_consumer_check(L)->c, false);
+}
+static int lk_consumer_kafka_metric(lua_State *L) {
+    return lk_metrics_push(L, lk_consumer_walk, lk_consumer_check(L)->c, true);
+}
+
 static const luaL_Reg lk_consumer_methods[] = {
     {"client_instance_id", lk_consumer_instance_id},
     {"register_metric_for_subscription", lk_consumer_register_metric},
@@ -954,6 +965,8 @@ static const luaL_Reg lk_consumer_methods[] = {
     {"ready_listen", lk_consumer_ready_listen},
     {"ready_accept", lk_consumer_ready_accept},
     {"metrics", lk_consumer_metrics},
+    {"kafka_metrics", lk_consumer_kafka_metrics},
+    {"kafka_metric", lk_consumer_kafka_metric},
     {"close", lk_consumer_close},
     {NULL, NULL},
 };

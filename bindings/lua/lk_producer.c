@@ -27,6 +27,7 @@
 #include "kafka_native.h"
 #include "kn_alloc.h"
 #include "lk.h"
+#include "lk_metrics.h"
 
 #define LK_PRODUCER_MT "kafka_native.producer"
 
@@ -831,6 +832,16 @@ static int lk_producer_unregister_metric(lua_State *L) {
     return lk_telemetry_register_metric(L, LK_CLIENT_PRODUCER, lk_producer_check_open(L), 0);
 }
 
+/* producer:kafka_metrics([group]) / :kafka_metric(group, name[, tags]):
+ * Kafka-named metrics (lk_metrics.c, docs/metrics.md). */
+static int lk_producer_walk(void *h, kn_metric_visit_fn fn, void *ctx) { return kn_producer_metrics(h, fn, ctx); }
+static int lk_producer_kafka_metrics(lua_State *L) {
+    return lk_metrics_push(L, lk_producer_walk, lk_producer_check(L)->p, false);
+}
+static int lk_producer_kafka_metric(lua_State *L) {
+    return lk_metrics_push(L, lk_producer_walk, lk_producer_check(L)->p, true);
+}
+
 static const luaL_Reg lk_producer_methods[] = {
     {"client_instance_id", lk_producer_instance_id},
     {"register_metric_for_subscription", lk_producer_register_metric},
@@ -843,6 +854,8 @@ static const luaL_Reg lk_producer_methods[] = {
     {"ready_listen", lk_producer_ready_listen},
     {"ready_accept", lk_producer_ready_accept},
     {"metrics", lk_producer_metrics},
+    {"kafka_metrics", lk_producer_kafka_metrics},
+    {"kafka_metric", lk_producer_kafka_metric},
     {"close", lk_producer_close},
     {NULL, NULL},
 };

@@ -21,6 +21,7 @@
 #include "kafka_native_share.h"
 #include "kn_alloc.h"
 #include "lk.h"
+#include "lk_metrics.h"
 
 #define LK_SHARE_MT "kafka_native.share_consumer"
 
@@ -477,7 +478,20 @@ int lk_share_new(lua_State *L) {
     return 1;
 }
 
+
+/* share:kafka_metrics([group]) / :kafka_metric(group, name[, tags]):
+ * Kafka-named metrics (lk_metrics.c, docs/metrics.md). */
+static int lk_share_walk(void *h, kn_metric_visit_fn fn, void *ctx) { return kn_share_consumer_metrics(h, fn, ctx); }
+static int lk_share_kafka_metrics(lua_State *L) {
+    return lk_metrics_push(L, lk_share_walk, lk_share_check(L)->sc, false);
+}
+static int lk_share_kafka_metric(lua_State *L) {
+    return lk_metrics_push(L, lk_share_walk, lk_share_check(L)->sc, true);
+}
+
 static const luaL_Reg lk_share_methods[] = {
+    {"kafka_metrics", lk_share_kafka_metrics},
+    {"kafka_metric", lk_share_kafka_metric},
     {"subscribe", lk_share_subscribe},
     {"unsubscribe", lk_share_unsubscribe},
     {"poll", lk_share_poll},

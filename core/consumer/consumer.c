@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "config/config.h"
+#include "consumer/consumer_metrics.h"
 #include "consumer/assignment.h"
 #include "consumer/consumer_int.h"
 #include "consumer/group/host.h"
@@ -123,7 +124,11 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
         pthread_mutex_destroy(&c->lock);
         goto fail;
     }
-    c->ticker_id = knw_ticker_add(c->client, knc_fetcher_tick, c);
+    /* Before the fetcher starts: it records from its first answer. */
+    if (knc_metrics_init(c, knw_client_metrics(c->client)) != 0)
+        c->ticker_id = -1;
+    else
+        c->ticker_id = knw_ticker_add(c->client, knc_fetcher_tick, c);
     if (c->ticker_id < 0) {
         kn_errstr_set(errstr, errstr_size, "could not start the fetcher");
         err = KN_ERR__NOMEM;
@@ -350,6 +355,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     c->in_poll = false;
     kng_polled(c, knw_now_ms());
     c->stats.polls++;
+    knc_metrics_poll(c, rc == KN_OK ? out : NULL, knw_now_ms());
     c->stats.records += (int64_t)out->count;
     for (size_t i = 0; i < out->count; i++)
         c->stats.record_bytes += (out->recs[i].key_len > 0 ? out->recs[i].key_len : 0) +

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "consumer/metrics_state.h"
 #include "consumer/drain.h"
 #include "consumer/fetched.h"
 #include "consumer/position.h"
@@ -115,6 +116,7 @@ struct kn_consumer {
     int64_t commit_retry_at_ms;
     struct knc_commit *done_head, *done_tail; /* async commits whose callback is due */
     kn_consumer_stats stats; /* buffered_* are computed when read */
+    knc_metrics metrics;     /* Kafka-named metrics (consumer_metrics.h) */
     /* group membership (core/consumer/group/); NULL without group.id */
     struct kng_group *grp;
     knc_member member; /* what the group publishes for offsets.c */

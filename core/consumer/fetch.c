@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consumer/consumer_metrics.h"
 #include "consumer/fetch.h"
 #include "error.h"
 #include "kn_alloc.h"
@@ -206,6 +207,7 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     if (resp->latency_us > c->stats.fetch_latency_us_max)
         c->stats.fetch_latency_us_max = resp->latency_us;
     c->stats.fetch_response_bytes += (int64_t)resp->raw_len;
+    knc_metrics_fetch(c, resp->latency_us, resp->raw_len, r ? r->throttle_time_ms : -1, now);
     if (req->sent_epoch > 0)
         c->stats.fetch_incremental++;
     if (node) {
@@ -272,8 +274,12 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 }
                 switch (act) {
                 case KNC_ACT_OK:
-                    if (pd->records.len <= 0)
+                    if (pd->records.len <= 0) {
+                        knc_metrics_partition(c, (c->read_committed ? pd->last_stable_offset
+                                                                    : pd->high_watermark) - rp->offset,
+                                              rp->offset, pd->log_start_offset, now);
                         break;
+                    }
                     if (!buf) {
                         size_t size = resp->raw_len;
                         buf = knc_buf_from_resp(resp);
@@ -295,8 +301,14 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     }
                     knc_fetched *f = knc_fetched_new(buf, pd->records.ptr,
                                                      (size_t)pd->records.len, rp->offset, ab, nab);
-                    if (f)
+                    if (f) {
                         knc_bpo_add(&c->fetch_bpo, f->len, f->fetch_offset, f->end_offset);
+                        /* The lag once these records are consumed (Java
+                         * records it as they are returned). */
+                        knc_metrics_partition(c, (c->read_committed ? pd->last_stable_offset
+                                                                    : pd->high_watermark) - f->end_offset,
+                                              f->end_offset, pd->log_start_offset, now);
+                    }
                     if (p->fetched)
                         p->ahead = f;
                     else

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "consumer/consumer_metrics.h"
 #include "consumer/assignment.h"
 #include "consumer/consumer_int.h"
 #include "consumer/offsets.h"
@@ -373,6 +374,8 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     int64_t now = knw_now_ms();
     pthread_mutex_lock(&c->lock);
     c->commit_inflight = false;
+    if (!resp->err)
+        knc_metrics_commit(c, resp->latency_us, now);
     int err = resp->err;
     if (err && c->closed)
         err = KN_ERR__CLOSED; /* failed by the client's shutdown (close timed out) */

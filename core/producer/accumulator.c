@@ -157,6 +157,7 @@ knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create) {
         return NULL;
     }
     knp_sticky_init(&t->sticky);
+    knp_topic_metrics_init(acc->metrics, &t->metrics, t->name);
     uint32_t j = h % acc->nbuckets;
     t->hnext = acc->buckets[j];
     acc->buckets[j] = t;
@@ -469,6 +470,12 @@ void knp_acc_complete(knp_acc *acc, knp_batch *b, int err, int64_t base_offset,
     b->err = err;
     b->base_offset = err ? -1 : base_offset;
     b->log_append_time = log_append_time;
+    if (err) {
+        int64_t now = knm_now_ms();
+        knm_record(acc->metrics, acc->m_error, b->count, now);
+        if (b->pq && b->pq->topic)
+            knm_record(acc->metrics, b->pq->topic->metrics.error, b->count, now);
+    }
     if (err)
         snprintf(b->errstr, sizeof b->errstr, "%s",
                  errstr && *errstr ? errstr : kn_err_message(err));

@@ -26,6 +26,7 @@
 #include "kafka_native.h"
 #include "producer/bufpool.h"
 #include "producer/partitioner.h"
+#include "producer/topic_metrics.h"
 #include "proto/record_batch.h"
 #include "writer.h"
 
@@ -91,6 +92,7 @@ struct knp_topic {
     uint32_t rr_counter;
     int64_t metadata_error;  /* last topic-level metadata error, 0 */
     knp_partq *parked_pq;    /* partition -1 stand-in for failed parked records' reports, lazily */
+    knp_topic_metrics metrics; /* producer-topic-metrics sensors, made with the topic */
     knp_topic *hnext;
 };
 
@@ -157,6 +159,12 @@ typedef struct knp_acc {
     /* Called (lock held) when the done queue goes from empty to not. */
     void (*on_done)(void *opaque);
     void *hook_opaque;
+    /* Metrics (set once at creation; NULL in unit tests): the client's
+     * registry and record-error sensor, for the failures recorded here,
+     * and the producer's knp_metrics (producer_metrics.h) for the sender. */
+    kn_metrics *metrics;
+    knm_sensor *m_error;
+    struct knp_metrics *pm;
     /* counters */
     int64_t records_sent, records_failed, batches_sent, bytes_sent, retries;
 } knp_acc;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "producer/producer_int.h"
 #include "telemetry/stats_source.h"
+#include "producer/producer_metrics.h"
 #include "proto/generated/kp_apis.h"
 
 #define KNP_ROUND_ROBIN_CLASS "org.apache.kafka.clients.producer.RoundRobinPartitioner"
@@ -241,11 +242,17 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
         err = kn_last_error(); /* knw_client_new's reason */
         goto fail;
     }
+    /* Before the sender: its first tick may already record. */
+    if (!(p->metrics = knp_metrics_new(knw_client_metrics(p->wire), &p->acc))) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
     p->sender = knp_sender_new(p->wire, &p->acc, &sc);
     if (!p->sender) {
         kn_errstr_set(errstr, errstr_size, "cannot start the producer's sender");
         goto fail;
     }
+    knp_metrics_set_sender(p->metrics, p->sender);
     if (knt_new(p->wire, p->conf, "producer", knt_producer_source, p, &p->telemetry)) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
@@ -261,6 +268,7 @@ fail:
         knw_client_destroy(p->wire);
     if (p->sender)
         knp_sender_destroy(p->sender);
+    knp_metrics_free(p->metrics); /* after the wire client: no visit runs */
     if (p->acc.buckets)
         knp_acc_destroy(&p->acc);
     if (p->efd >= 0)
@@ -782,6 +790,7 @@ void kn_producer_destroy(kn_producer *p) {
         kn_producer_close(p, -1);
     knw_client_destroy(p->wire);
     knt_destroy(p->telemetry);
+    knp_metrics_free(p->metrics); /* after the registry's owner: no visit runs */
     knp_sender_destroy(p->sender);
     knp_acc_destroy(&p->acc);
     if (p->efd >= 0)
@@ -843,3 +852,11 @@ int64_t kn_delivery_timestamp(const kn_delivery *d) { return d->timestamp; }
 int kn_delivery_error(const kn_delivery *d) { return d->err; }
 const char *kn_delivery_errstr(const kn_delivery *d) { return d->errstr ? d->errstr : ""; }
 void *kn_delivery_opaque(const kn_delivery *d) { return d->opaque; }
+
+int kn_producer_metrics(kn_producer *p, kn_metric_visit_fn fn, void *ctx) {
+    if (!p || !fn)
+        return KN_ERR__INVALID_ARG;
+    if (kn_producer_forked(p))
+        return KN_ERR__FORKED;
+    return knm_visit(knw_client_metrics(p->wire), fn, ctx);
+}

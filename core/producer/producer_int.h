@@ -97,6 +97,7 @@ struct kn_producer {
     knp_acc acc;
     knp_sender *sender;
     knt *telemetry; /* KIP-714 push; NULL with enable.metrics.push=false */
+    struct knp_metrics *metrics; /* Kafka-named metrics (producer_metrics.h), owned */
     kn_delivery_cb *dr;
     void *dr_opaque;
     int efd;                   /* readiness eventfd, -1 if none */

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "producer/adaptive.h"
 #include "producer/idempotence.h"
+#include "producer/producer_metrics.h"
 #include "producer/sender_state.h"
 #include "producer/txn_add.h"
 #include "proto/generated/kp_apis.h"
@@ -127,8 +128,10 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         b->count > 1 && !acc->closing) {
         /* Java splits and retries; a single record too large fails alone. */
         char serr[200] = "";
-        if (knp_acc_split(acc, b, s->producer_id, s->epoch, serr, sizeof serr) == 0)
+        if (knp_acc_split(acc, b, s->producer_id, s->epoch, serr, sizeof serr) == 0) {
+            knp_metrics_split(acc->pm, now_ms);
             return;
+        }
     }
     if (knp_is_fatal_err(err) || (s->conf.txn && err == KN_ERR_INVALID_PRODUCER_EPOCH)) {
         /* Transactional: an old epoch means another producer with our
@@ -160,6 +163,7 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
         kn_log(knw_client_logger(s->wire), KN_LOG_WARN,
                "retrying a batch of %d record(s) (sequence %d, attempt %d): %s",
                (int)b->count, (int)b->base_seq, (int)b->attempts, buf);
+        knp_metrics_retry(acc->pm, b, now_ms);
         knp_acc_requeue(acc, b);
         return;
     }
@@ -194,6 +198,9 @@ static void on_produce(knw_client *c, knw_resp *resp, void *opaque) {
     if (nd)
         nd->inflight--;
     s->requests++;
+    if (resp->err == 0 && resp->body)
+        knp_metrics_response(acc->pm, resp->latency_us,
+                             ((const kp_ProduceResponse *)resp->body)->throttle_time_ms, now_ms);
     if (resp->err == 0) {
         s->lat_sum_us += resp->latency_us;
         s->lat_n++;
@@ -401,6 +408,7 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
     for (knp_batch *b = d->head, *next; b; b = next) {
         next = b->next;
         b->next = NULL;
+        size_t raw = b->built ? 0 : kn_rb_builder_size(&b->b);
         int rc = err ? err
                      : knp_batch_build(acc, b, s->conf.idempotent ? s->producer_id : -1,
                                        s->conf.idempotent ? s->epoch : -1, errstr,
@@ -412,6 +420,7 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
             continue;
         }
         r->batches[nb++] = b;
+        knp_metrics_batch_sent(acc->pm, b, raw, now_ms);
     }
     if (nb > 0) {
         qsort(r->batches, (size_t)nb, sizeof r->batches[0], cmp_batch_topic);
@@ -443,6 +452,10 @@ static void send_draft(knp_sender *s, knp_draft *d, int64_t now_ms) {
         }
         r->req.topic_data.items = tds;
         r->req.topic_data.count = nt;
+        int64_t records = 0;
+        for (int32_t i = 0; i < nb; i++)
+            records += r->batches[i]->count;
+        knp_metrics_request(acc->pm, records, now_ms);
     }
     pthread_mutex_lock(&acc->lock);
     for (knp_batch *b = failed, *next; b; b = next) {

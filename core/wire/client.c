@@ -712,6 +712,10 @@ knw_client *knw_client_new_settings(const knw_settings *s, char *errstr, size_t 
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
     }
+    if (knw_net_metrics_init(c)) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        goto fail;
+    }
     if (knw_loop_init(&c->loop, errstr, errstr_size)) {
         err = KN_ERR__FAIL;
         goto fail;
@@ -796,10 +800,13 @@ void knw_client_stop(knw_client *c) {
     pthread_mutex_lock(&c->lock);
     c->closed = true;
     pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
-    for (int i = 0; i < c->conn_count; i++)
-        knw_conn_free(c->conns[i], KN_ERR__CLOSED, "the client is closing");
+    /* Emptied under the lock: other threads (the connection-count
+     * gauge, version lookups) stop seeing the connections first. */
+    int n = c->conn_count;
     c->conn_count = 0;
+    pthread_mutex_unlock(&c->lock);
+    for (int i = 0; i < n; i++)
+        knw_conn_free(c->conns[i], KN_ERR__CLOSED, "the client is closing");
     c->stopped = true;
 }
 
@@ -825,6 +832,7 @@ void knw_client_destroy(knw_client *c) {
     knw_oauth_store_free(c->oauth);
     knw_oauth_store_free(c->oidc_store);
     knw_krb_free(c->krb); /* after the connections: their jobs are gone */
+    knm_destroy(c->metrics); /* after the thread: nothing records any more */
     kn_free(c);
     knw_body_cache_release();
 }

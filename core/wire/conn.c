@@ -234,6 +234,7 @@ static void send_handshake(knw_conn *conn, int64_t now_ms) {
 static void on_connected(knw_conn *conn, int64_t now_ms) {
     knw_client *c = conn->client;
     KNW_STAT_ADD(c, connects, 1);
+    knw_net_connection(c, true, now_ms);
     char nb[128], as[64];
     kn_log(&c->log, KN_LOG_DEBUG, "connected to %s at %s", knw_conn_name(conn, nb, sizeof nb),
            knw_addr_str(&conn->addrs.addrs[conn->addr_idx], as, sizeof as));
@@ -260,8 +261,10 @@ void knw_conn_close(knw_conn *conn, int first_err, int err, const char *why, int
     }
     /* Counted before the callbacks run, so a caller woken by one sees
      * the disconnect in the stats. */
-    if (was_up)
+    if (was_up) {
         KNW_STAT_ADD(c, disconnects, 1);
+        knw_net_connection(c, false, now_ms);
+    }
     teardown(conn);
     fail_inflight(conn, first_err, err, why);
     if (was_up) {

@@ -197,6 +197,7 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     r->sent_us = knw_now_us();
     atomic_store(&conn->inflight_n, conn->inflight.count);
     KNW_STAT_ADD(c, requests_sent, 1);
+    knw_net_sent(conn, len, now_ms);
     if (r->no_response) {
         knw_req_done(c, r, resp_take(r));
     }
@@ -249,6 +250,7 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
         return KN_ERR__PROTOCOL;
     }
     KNW_STAT_ADD(c, responses_received, 1);
+    knw_net_received(conn, len, resp->latency_us, knw_now_ms());
     /* Every answer passes here: its quota throttle first (KIP-219). */
     knw_throttle_note(c, conn, r, resp->body, knw_now_ms());
     knw_req_done(c, r, resp);

@@ -25,6 +25,8 @@ void knw_settings_defaults(knw_settings *s, const char *kind) {
     s->retry_backoff_ms = 100;
     s->retry_backoff_max_ms = 1000;
     s->metadata_max_age_ms = 300000;
+    s->metrics_window_ms = 30000;
+    s->metrics_num_samples = 2;
     s->rebootstrap = true;
     s->rebootstrap_trigger_ms = 300000;
     /* Java: producer max.in.flight.requests.per.connection (5), the
@@ -194,6 +196,8 @@ int knw_settings_from_conf(knw_settings *s, const kn_conf *conf, const char *kin
     s->rebootstrap = !mrs || !strcmp(mrs, "rebootstrap");
     s->rebootstrap_trigger_ms = kn_conf_get_int(conf, "metadata.recovery.rebootstrap.trigger.ms");
     s->connections_max_idle_ms = kn_conf_get_int(conf, "connections.max.idle.ms");
+    s->metrics_window_ms = kn_conf_get_int(conf, "metrics.sample.window.ms");
+    s->metrics_num_samples = clamp_int(kn_conf_get_int(conf, "metrics.num.samples"));
     s->send_buffer_bytes = (int)kn_conf_get_int(conf, "send.buffer.bytes");
     s->receive_buffer_bytes = (int)kn_conf_get_int(conf, "receive.buffer.bytes");
     if (type == KN_CLIENT_PRODUCER)

@@ -267,6 +267,11 @@ void knw_get_stats(knw_client *client, knw_stats *out);
  * the api_key responses so far, 0 if none (throttle.c). */
 void knw_throttle_stats(knw_client *client, int16_t api_key, int64_t *avg_ms, int64_t *max_ms);
 
+/* The client's metrics registry (metrics/metrics.h): the network
+ * metrics are recorded by this layer, the modules add theirs. Valid
+ * until knw_client_destroy; NULL for a NULL client. */
+struct kn_metrics *knw_client_metrics(knw_client *client);
+
 /* Any thread: the latest connection failure that waiting will not cure
  * (KN_ERR__SSL: certificate, protocol mismatch), while no broker is
  * ready; 0 otherwise. Lets a call that waits for metadata (a producer's

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "log.h"
+#include "metrics/metrics.h"
 #include "proto/generated/kp_api_versions.h"
 #include "proto/generated/kp_apis.h"
 #include "wire/backoff.h"
@@ -46,6 +47,8 @@ typedef struct knw_settings {
     int reconnect_backoff_ms, reconnect_backoff_max_ms;
     int retry_backoff_ms, retry_backoff_max_ms;
     int64_t metadata_max_age_ms;
+    int64_t metrics_window_ms; /* metrics.sample.window.ms (metrics/wstat.h) */
+    int metrics_num_samples;   /* metrics.num.samples */
     bool rebootstrap; /* metadata.recovery.strategy=rebootstrap */
     int64_t rebootstrap_trigger_ms;
     int max_in_flight;
@@ -143,6 +146,15 @@ int knw_req_handle_response(knw_client *c, knw_conn *conn, knw_req *r, uint8_t *
  * conn until now + throttle (network thread). */
 void knw_throttle_note(knw_client *c, knw_conn *conn, const knw_req *r, const void *body, int64_t now_ms);
 
+/* ---- network metrics (net_metrics.c) ---- */
+/* Creates c->metrics and the client-wide sensors: 0 or KN_ERR__NOMEM. */
+int knw_net_metrics_init(knw_client *c);
+/* Network thread: a request of len bytes queued on conn; a response of
+ * len bytes after latency_us; a connection made or closed. */
+void knw_net_sent(knw_conn *conn, size_t len, int64_t now_ms);
+void knw_net_received(knw_conn *conn, size_t len, int64_t latency_us, int64_t now_ms);
+void knw_net_connection(knw_client *c, bool created, int64_t now_ms);
+
 /* ---- connections (conn.c) ---- */
 typedef enum knw_conn_state {
     KNW_CS_DOWN = 0,    /* not connected, may connect at once */
@@ -187,6 +199,9 @@ struct knw_conn {
     _Atomic int inflight_n;            /* mirror of inflight.count for other threads */
     _Atomic bool ready;
     knw_sasl_session *sasl; /* owned; NULL until SASL first runs */
+    /* net_metrics.c: this broker's sensors (node-id tag), made on the
+     * network thread at first use; they live in the client's registry. */
+    knm_sensor *m_sent, *m_recv, *m_lat;
 };
 
 knw_conn *knw_conn_new(knw_client *c, int32_t node_id, bool bootstrap, const char *host, int port);
@@ -350,6 +365,10 @@ struct knw_client {
     knw_resolver resolver; /* names off the network thread (resolver.h) */
     knw_coord_table coord; /* group and transaction coordinators */
     knw_stats_atomic stats;
+    /* net_metrics.c: the registry (owned) and the client-wide network
+     * sensors in it. */
+    kn_metrics *metrics;
+    knm_sensor *m_sent, *m_recv, *m_created, *m_closed;
     knw_features features; /* under lock */
     char last_connect_err[200]; /* network thread: latest connect failure */
 

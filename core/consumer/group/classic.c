@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "consumer/consumer_metrics.h"
 #include "consumer/assignor/consumer_protocol.h"
 #include "consumer/group/group.h"
 #include "error.h"
@@ -334,6 +335,7 @@ static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     int64_t now = knw_now_ms();
     kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
+    knc_metrics_rebalance_failed(c, now);
     if (knc_coord_failed(c, -1, err)) {
         g->retry_at_ms = now + c->retry_backoff_ms;
     } else if (err == KN_ERR_UNKNOWN_MEMBER_ID) {
@@ -496,6 +498,7 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     int64_t now = knw_now_ms();
     pthread_mutex_lock(&c->lock);
     g->hb_inflight = false;
+    knc_metrics_heartbeat(c, resp->latency_us, !resp->err && hr && !hr->error_code, now);
     if (c->closed || r->generation != g->generation || g->state == KNG_IDLE || g->state == KNG_FATAL)
         goto out;
     int err = resp->err ? resp->err : !hr ? KN_ERR__PROTOCOL : hr->error_code;

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "consumer/consumer_metrics.h"
 #include "consumer/group/group.h"
 #include "error.h"
 #include "kn_alloc.h"
@@ -301,6 +302,8 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
     int64_t now = knw_now_ms();
     pthread_mutex_lock(&c->lock);
     g->inflight = false;
+    if (!h->leaving)
+        knc_metrics_heartbeat(c, resp->latency_us, !resp->err && r && !r->error_code, now);
     if (c->closed || h->leaving || g->state == KNG_IDLE || g->state == KNG_FATAL)
         goto out;
     int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
@@ -317,6 +320,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         kn_topic_partition_list_destroy(g->pending);
         g->pending = NULL;
         c->stats.rebalances_failed++;
+        knc_metrics_rebalance_failed(c, now);
         snprintf(g->reason, sizeof g->reason, "heartbeat: %s", kn_err_name(err));
         kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
         g->next_hb_ms = 0;

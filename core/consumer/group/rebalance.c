@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "config/config.h"
+#include "consumer/consumer_metrics.h"
 #include "consumer/assignment.h"
 #include "consumer/group/group.h"
 #include "error.h"
@@ -528,6 +529,7 @@ static int kng_step_assign(kn_consumer *c) {
     if (g->state == KNG_ASSIGNING && !g->pending && !set) {
         int64_t now = knw_now_ms();
         c->stats.rebalances++;
+        knc_metrics_rebalance(c, g->join_started_ms ? now - g->join_started_ms : -1, now);
         if (g->join_started_ms) {
             c->stats.join_latency_ms_last = now - g->join_started_ms;
             c->stats.join_latency_ms_total += now - g->join_started_ms;
