@@ -13,7 +13,7 @@
 #include "admin/admin.h"
 #include "error.h"
 #include "kn_alloc.h"
-#include "telemetry/stats_source.h"
+#include "telemetry/registry_source.h"
 
 /* Reads an int setting; def when absent or unparsable (the config
  * module validated the value already). */
@@ -72,7 +72,7 @@ kn_admin *kn_admin_new(const kn_conf *conf, char *errstr, size_t errstr_size) {
     if (!admin->client) { /* it set kn_last_error */
         kn_free(admin);
         admin = NULL;
-    } else if (knt_new(admin->client, copy, "admin", knt_admin_source, admin->client, &admin->telemetry)) {
+    } else if (knt_new(admin->client, copy, "admin", knt_registry_source, admin->client, &admin->telemetry)) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         knw_client_destroy(admin->client);
         kn_free(admin);

@@ -22,7 +22,7 @@
 #include "consumer/group/host.h"
 #include "consumer/offsets.h"
 #include "consumer/tick.h"
-#include "telemetry/stats_source.h"
+#include "telemetry/registry_source.h"
 #include "error.h"
 #include "kn_alloc.h"
 #include "log.h"
@@ -137,7 +137,7 @@ kn_consumer *kn_consumer_new(const kn_conf *conf, char *errstr, size_t errstr_si
         pthread_mutex_destroy(&c->lock);
         goto fail;
     }
-    if (knt_new(c->client, copy, "consumer", knt_consumer_source, c, &c->telemetry)) {
+    if (knt_new(c->client, copy, "consumer", knt_registry_source, c->client, &c->telemetry)) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         err = KN_ERR__NOMEM;
         knw_ticker_remove(c->client, c->ticker_id);

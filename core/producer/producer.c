@@ -17,7 +17,7 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
-#include "telemetry/stats_source.h"
+#include "telemetry/registry_source.h"
 #include "producer/producer_metrics.h"
 #include "proto/generated/kp_apis.h"
 
@@ -253,7 +253,7 @@ kn_producer *kn_producer_new_with_hooks(const kn_conf *conf, kn_delivery_cb *dr,
         goto fail;
     }
     knp_metrics_set_sender(p->metrics, p->sender);
-    if (knt_new(p->wire, p->conf, "producer", knt_producer_source, p, &p->telemetry)) {
+    if (knt_new(p->wire, p->conf, "producer", knt_registry_source, p->wire, &p->telemetry)) {
         kn_errstr_set(errstr, errstr_size, "out of memory");
         goto fail;
     }
