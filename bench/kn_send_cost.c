@@ -7,18 +7,23 @@
  *
  *   kn_send_cost --bootstrap-server B --topic T --records N
  *                [--record-size BYTES] [--warmup N] [--callback]
- *                [--producer-props k=v ...]
+ *                [--rate RECORDS_PER_S] [--producer-props k=v ...]
  *
  * The warm-up records are sent and flushed first (metadata, connection,
  * producer id), so what two runs with different --records differ by is
  * only the per-record work. Exits 1 when a record failed or fewer reports
- * came than records sent (with --callback).
+ * came than records sent (with --callback). --rate paces the sends
+ * (a sleep between records, as request arrivals space them; the sleeps'
+ * own system calls are clock_nanosleep). The last line has the process's
+ * CPU seconds and context switches (getrusage).
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "kafka_native.h"
 
@@ -37,9 +42,15 @@ static void on_delivery(kn_producer *p, const kn_delivery *d, void *opaque) {
     }
 }
 
+static long gap_ns; /* --rate: pause between records */
+
 static int send_n(kn_producer *p, const char *topic, const char *value, size_t len, int64_t n) {
     char es[512];
     for (int64_t i = 0; i < n; i++) {
+        if (gap_ns > 0) {
+            struct timespec ts = {gap_ns / 1000000000L, gap_ns % 1000000000L};
+            nanosleep(&ts, NULL);
+        }
         kn_record_out rec = KN_RECORD_OUT_INIT;
         rec.topic = topic;
         rec.value = value;
@@ -74,6 +85,8 @@ int main(int argc, char **argv) {
             warmup = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--record-size") && i + 1 < argc)
             size = (size_t)atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--rate") && i + 1 < argc)
+            gap_ns = (long)(1e9 / atof(argv[++i]));
         else if (!strcmp(argv[i], "--callback"))
             callback = true;
         else if (!strcmp(argv[i], "--producer-props")) {
@@ -124,8 +137,13 @@ int main(int argc, char **argv) {
     free(value);
     if (st.records_failed > 0 || (callback && c.ok != warmup + records))
         rc = 1;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
     printf("records %lld failed %lld batches %lld requests %lld reports %lld\n",
            (long long)st.records_sent, (long long)st.records_failed, (long long)st.batches_sent,
            (long long)st.requests_sent, (long long)c.ok);
+    printf("cpu %.3f user %.3f sys voluntary_switches %ld involuntary_switches %ld\n",
+           (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+           ru.ru_nvcsw, ru.ru_nivcsw);
     return rc;
 }
