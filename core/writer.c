@@ -13,6 +13,7 @@ void kn_wr_init(kn_wr *w, size_t initial, size_t max) {
     w->cap = 0;
     w->max = max ? max : KN_WR_DEFAULT_MAX;
     w->err = 0;
+    w->splices = NULL;
     if (initial)
         kn_wr_grow(w, initial);
 }
@@ -32,7 +33,7 @@ uint8_t *kn_wr_detach(kn_wr *w, size_t *len) {
     return b;
 }
 
-bool kn_wr_grow(kn_wr *w, size_t n) {
+bool kn_wr_grow_slow(kn_wr *w, size_t n) {
     if (w->err)
         return false;
     if (n > w->max - w->len) {
@@ -53,4 +54,22 @@ bool kn_wr_grow(kn_wr *w, size_t n) {
     w->buf = nb;
     w->cap = cap;
     return true;
+}
+
+void kn_wr_splice_add(kn_wr *w, const void *p, size_t n) {
+    kn_wr_splices *sp = w->splices;
+    if (w->err)
+        return;
+    if (sp->count == sp->cap) {
+        int32_t cap = sp->cap ? sp->cap * 2 : 8;
+        kn_wr_splice *items = kn_realloc(sp->items, (size_t)cap * sizeof *items);
+        if (!items) {
+            w->err = KN_ERR__NOMEM;
+            return;
+        }
+        sp->items = items;
+        sp->cap = cap;
+    }
+    sp->items[sp->count++] = (kn_wr_splice){w->len, (const uint8_t *)p, n};
+    sp->bytes += n;
 }

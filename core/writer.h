@@ -15,12 +15,30 @@
 
 #include "reader.h"
 
+/* Bytes an encoder refers to instead of copying them (a Produce
+ * request's record batches): they belong in the output right before the
+ * writer's byte `at`, and whoever sends the output (a writev) must keep
+ * them alive until it is written. */
+typedef struct kn_wr_splice {
+    size_t at;
+    const uint8_t *ptr;
+    size_t len;
+} kn_wr_splice;
+
+typedef struct kn_wr_splices {
+    kn_wr_splice *items; /* owned by whoever set it up (kn_free) */
+    int32_t count, cap;
+    size_t bytes; /* sum of the lengths */
+    size_t min;   /* kp_wr_bytes splices byte strings at least this long */
+} kn_wr_splices;
+
 typedef struct kn_wr {
     uint8_t *buf;
     size_t len;
     size_t cap;
     size_t max; /* hard cap on len */
     int err;    /* 0, KN_ERR__NOMEM or KN_ERR__INVALID_ARG (over the cap) */
+    kn_wr_splices *splices; /* NULL (kn_wr_init): everything is copied */
 } kn_wr;
 
 /* Starts empty; max is the cap on the total size (0: 1 GiB). */
@@ -29,10 +47,22 @@ void kn_wr_init(kn_wr *w, size_t initial, size_t max);
 void kn_wr_free(kn_wr *w);
 /* Hands the buffer to the caller (kn_free), leaves the writer empty. */
 uint8_t *kn_wr_detach(kn_wr *w, size_t *len);
-/* Grows so n more bytes fit; false (and err set) on failure. */
-bool kn_wr_grow(kn_wr *w, size_t n);
+/* The slow half of kn_wr_grow: the cap, the sticky error, realloc. */
+bool kn_wr_grow_slow(kn_wr *w, size_t n);
+/* Grows so n more bytes fit; false (and err set) on failure. Inline for
+ * the common case (room already there): every field an encoder writes
+ * passes here, a call per byte written was measurable per record. */
+static inline bool kn_wr_grow(kn_wr *w, size_t n) {
+    if (!w->err && n <= w->cap - w->len && n <= w->max - w->len)
+        return true;
+    return kn_wr_grow_slow(w, n);
+}
 
 static inline bool kn_wr_ok(const kn_wr *w) { return w->err == 0; }
+
+/* Records n bytes at p as a splice at the current position instead of
+ * copying them (w->splices must be set); sets err on failure. */
+void kn_wr_splice_add(kn_wr *w, const void *p, size_t n);
 
 /* Reserves n bytes, returns their offset (for later patching), or
  * (size_t)-1 on failure. The bytes are zeroed. */

@@ -665,7 +665,8 @@ static int lk_producer_send(lua_State *L) {
         rec.dr = lk_producer_dr;
         rec.opaque = r;
     }
-    char errstr[512] = "";
+    char errstr[512];
+    errstr[0] = '\0'; /* not "" (that zeroes all 512 bytes, per record) */
     int err = kn_producer_send(lp->p, &rec, errstr, sizeof(errstr));
     int part_err = in_part ? lk_partitioner_leave(L, &lp->part) : 0;
     if (err) {

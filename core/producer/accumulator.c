@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codec/codec.h"
 #include "crc32c.h"
 #include "error.h"
 #include "kn_alloc.h"
@@ -17,8 +18,10 @@
 #define KNP_PRODUCER_EPOCH_OFFSET 51
 #define KNP_BASE_SEQUENCE_OFFSET 53
 
-/* A pooled buffer holds a full batch's records and, built, its wire form
- * (the header, plus what a codec may add to incompressible records). */
+/* A pooled buffer holds a full batch's records and the header's room
+ * kept in front of them (uncompressed batches are finished in place),
+ * or, built, a compressed batch's wire form (the header, plus what a
+ * codec may add to incompressible records). */
 #define KNP_POOL_SLACK 64
 
 /* Memory charged per batch on top of its records. */
@@ -123,10 +126,14 @@ static uint32_t topic_hash(const char *s) {
 }
 
 knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create) {
+    /* Most producers send to one topic again and again: one strcmp
+     * instead of hashing the name per record. */
+    if (acc->last_topic && strcmp(acc->last_topic->name, name) == 0)
+        return acc->last_topic;
     uint32_t h = topic_hash(name);
     for (knp_topic *t = acc->buckets[h % acc->nbuckets]; t; t = t->hnext)
         if (strcmp(t->name, name) == 0)
-            return t;
+            return acc->last_topic = t;
     if (!create)
         return NULL;
     if ((uint32_t)acc->ntopics >= acc->nbuckets * 2) {
@@ -162,6 +169,7 @@ knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create) {
     t->hnext = acc->buckets[j];
     acc->buckets[j] = t;
     acc->ntopics++;
+    acc->last_topic = t;
     return t;
 }
 
@@ -228,6 +236,11 @@ static knp_batch *batch_new(knp_acc *acc, knp_partq *pq, int64_t now_ms) {
      * to max.request.size. */
     kn_rb_builder_init(&b->b, &bc, (size_t)acc->conf.max_request_size);
     knp_bufpool_wr_init(&acc->pool, kn_rb_builder_buffer(&b->b), 0, (size_t)acc->conf.max_request_size);
+    /* Uncompressed: the buffer becomes the batch itself (its header
+     * written in front at build time), no copy of the records. Failing,
+     * the writer's sticky error fails the first append. */
+    if (bc.codec == KN_CODEC_NONE)
+        (void)kn_rb_builder_keep_header(&b->b);
     b->pq = pq;
     b->created_ms = now_ms;
     b->deadline_ms = now_ms + acc->conf.delivery_timeout_ms;
@@ -439,6 +452,15 @@ int knp_batch_build(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epo
         b->b.conf.producer_id = producer_id;
         b->b.conf.producer_epoch = epoch;
         b->b.conf.base_sequence = b->base_seq;
+        if (b->b.hdr_room) {
+            /* Built where it was appended: the record buffer (pooled)
+             * becomes the wire form. */
+            int rc = kn_rb_builder_finish_in_place(&b->b, &b->wire, errstr, errsize);
+            if (rc)
+                return rc;
+            b->built = true;
+            return 0;
+        }
         knp_bufpool_wr_init(&acc->pool, &b->wire, kn_rb_builder_size(&b->b) + KNP_POOL_SLACK, 0);
         int rc = kn_rb_builder_finish(&b->b, &b->wire, errstr, errsize);
         if (rc) {

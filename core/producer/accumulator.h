@@ -140,6 +140,7 @@ typedef struct knp_acc {
     int64_t mem_used;
     int32_t mem_waiters;
     knp_topic **buckets;
+    knp_topic *last_topic; /* the one knp_acc_topic found last (topics are never freed before the accumulator) */
     uint32_t nbuckets;
     int32_t ntopics;
     knp_partq **pqs; /* every partition queue, for the sender's scan */

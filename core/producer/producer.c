@@ -35,7 +35,7 @@ static void producer_wake(void *opaque) {
 /* acc.lock held: reports became available. */
 static void producer_on_done(void *opaque) {
     kn_producer *p = opaque;
-    if (p->efd >= 0) {
+    if (p->efd >= 0 && p->efd_used) {
         uint64_t one = 1;
         ssize_t n = write(p->efd, &one, sizeof one);
         (void)n; /* EAGAIN means already readable: fine */
@@ -599,7 +599,7 @@ static int64_t serve(kn_producer *p, knp_batch *b) {
 /* Takes the done list (lock held) and resets the eventfd. */
 static knp_batch *take_done_locked(kn_producer *p) {
     knp_batch *b = knp_acc_take_done(&p->acc);
-    if (b && p->efd >= 0) {
+    if (b && p->efd >= 0 && p->efd_used) {
         uint64_t v;
         ssize_t n = read(p->efd, &v, sizeof v);
         (void)n;
@@ -623,7 +623,8 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
         return KN_ERR__CLOSED;
     /* Even poll(0) runs a due OAUTHBEARER token refresh. */
     knw_client_app_service(p->wire);
-    int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
+    /* poll(0) after every send (a request handler) reads no clock. */
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : timeout_ms == 0 ? 0 : knw_now_ms() + timeout_ms;
     pthread_mutex_lock(&p->acc.lock);
     while (!p->acc.done_head && timeout_ms != 0) {
         int64_t now = knw_now_ms();
@@ -714,7 +715,26 @@ int64_t kn_producer_outstanding(kn_producer *p) {
     return n;
 }
 
-int kn_producer_fd(kn_producer *p) { return p ? p->efd : -1; }
+int kn_producer_fd(kn_producer *p) {
+    if (!p || p->efd < 0)
+        return -1;
+    if (kn_producer_forked(p))
+        return p->efd; /* the parent's locks may be held: as it was */
+    /* The eventfd is signalled only once someone asked for it: otherwise
+     * every batch of reports cost a write and a read of it. Reports
+     * queued before this call make it readable now. */
+    pthread_mutex_lock(&p->acc.lock);
+    if (!p->efd_used) {
+        p->efd_used = true;
+        if (p->acc.done_head) {
+            uint64_t one = 1;
+            ssize_t n = write(p->efd, &one, sizeof one);
+            (void)n;
+        }
+    }
+    pthread_mutex_unlock(&p->acc.lock);
+    return p->efd;
+}
 
 void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque) {
     if (!p || kn_producer_forked(p))

@@ -101,6 +101,7 @@ struct kn_producer {
     kn_delivery_cb *dr;
     void *dr_opaque;
     int efd;                   /* readiness eventfd, -1 if none */
+    bool efd_used;             /* kn_producer_fd was called: signal efd (acc.lock) */
     kn_producer_ready_cb *ready_cb; /* readiness hook (acc.lock), NULL: none */
     void *ready_opaque;
     int64_t max_block_ms;

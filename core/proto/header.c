@@ -67,7 +67,9 @@ int kp_request_frame_end(kn_wr *w, size_t size_off) {
         return w->err;
     if (size_off > w->len || w->len - size_off < 4)
         return KN_ERR__INVALID_ARG;
-    size_t n = w->len - size_off - 4;
+    /* Spliced bytes (a Produce request's batches) are part of the frame
+     * though not in w's buffer. */
+    size_t n = w->len - size_off - 4 + (w->splices ? w->splices->bytes : 0);
     if (n > INT32_MAX)
         return KN_ERR__INVALID_ARG;
     kn_wr_put_u32_at(w->buf + size_off, (uint32_t)n);

@@ -164,7 +164,10 @@ static inline int kp_wr_bytes(kn_wr *w, kn_bytes b, bool compact, bool nullable)
         kn_wr_uvarint(w, (uint32_t)b.len + 1);
     else
         kn_wr_i32(w, b.len);
-    kn_wr_raw(w, b.ptr, (size_t)b.len);
+    if (w->splices && (size_t)b.len >= w->splices->min)
+        kn_wr_splice_add(w, b.ptr, (size_t)b.len); /* written by writev from where it is */
+    else
+        kn_wr_raw(w, b.ptr, (size_t)b.len);
     return 0;
 }
 

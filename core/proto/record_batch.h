@@ -90,7 +90,10 @@ typedef struct kn_rb_builder_conf {
 
 typedef struct kn_rb_builder {
     kn_rb_builder_conf conf;
-    kn_wr records; /* uncompressed record section (owned) */
+    kn_wr records; /* uncompressed record section (owned), after
+                    * hdr_room bytes kept for the header */
+    size_t hdr_room; /* KN_RB_HEADER_SIZE once kn_rb_builder_keep_header
+                      * reserved them at the buffer's start, else 0 */
     int32_t count;
     int32_t last_offset_delta;
     int64_t base_timestamp;
@@ -112,6 +115,13 @@ void kn_rb_builder_free(kn_rb_builder *b);
  * taken back (the builder is then empty, as after kn_rb_builder_free). */
 static inline kn_wr *kn_rb_builder_buffer(kn_rb_builder *b) { return &b->records; }
 
+/* For a batch without compression, before the first append: keeps the
+ * header's 61 bytes at the start of the record buffer, so
+ * kn_rb_builder_finish_in_place can write the header there and hand the
+ * buffer over as the finished batch, instead of copying every record
+ * after a header in another buffer. Returns 0 or the writer's error. */
+int kn_rb_builder_keep_header(kn_rb_builder *b);
+
 /* Appends one record. offset_delta must exceed the previous one (first:
  * >= 0). timestamp is absolute (ms); the first record's becomes the base
  * timestamp. key/value with len < 0 are null (distinct from empty);
@@ -127,7 +137,7 @@ size_t kn_rb_record_size(int32_t offset_delta, int64_t timestamp_delta, kn_bytes
 /* Uncompressed bytes so far (header + records): what a producer compares
  * with batch.size. */
 static inline size_t kn_rb_builder_size(const kn_rb_builder *b) {
-    return KN_RB_HEADER_SIZE + b->records.len;
+    return KN_RB_HEADER_SIZE + b->records.len - b->hdr_room;
 }
 
 /* Appends the finished batch to out (compressing the records, filling
@@ -135,6 +145,13 @@ static inline size_t kn_rb_builder_size(const kn_rb_builder *b) {
  * called again, e.g. after changing base_offset). Returns 0 or an error
  * with errstr filled. */
 int kn_rb_builder_finish(kn_rb_builder *b, kn_wr *out, char *errstr, size_t errsize);
+/* For a builder that kept the header's room (codec none): writes the
+ * header in place and moves the record buffer, now the whole batch, into
+ * *out (which must be empty; the caller owns it). The same bytes as
+ * kn_rb_builder_finish into an empty writer; the builder is empty
+ * afterwards (as after kn_rb_builder_free). Returns 0 or an error with
+ * errstr filled (the builder then keeps its records). */
+int kn_rb_builder_finish_in_place(kn_rb_builder *b, kn_wr *out, char *errstr, size_t errsize);
 
 /* ---- decoder ---------------------------------------------------------- */
 

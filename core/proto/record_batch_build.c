@@ -4,7 +4,10 @@
  * buffer as they are appended (each record's size is computed first so
  * its length prefix is written once, without moving bytes); finish
  * writes the 61-byte header, the (compressed) records, then patches
- * batchLength and the CRC-32C over attributes..end.
+ * batchLength and the CRC-32C over attributes..end. An uncompressed
+ * batch can instead keep the header's room at the start of its buffer
+ * and be finished in place: the producer's batches then reach the wire
+ * with no copy of their records (docs/benchmarks.md, "Per-record cost").
  */
 #include "proto/record_batch.h"
 
@@ -30,13 +33,26 @@ void kn_rb_builder_init(kn_rb_builder *b, const kn_rb_builder_conf *conf,
                         size_t max_records_bytes) {
     b->conf = *conf;
     kn_wr_init(&b->records, 0, max_records_bytes);
+    b->hdr_room = 0;
     b->count = 0;
     b->last_offset_delta = -1;
     b->base_timestamp = KN_RB_NO_TIMESTAMP;
     b->max_timestamp = KN_RB_NO_TIMESTAMP;
 }
 
-void kn_rb_builder_free(kn_rb_builder *b) { kn_wr_free(&b->records); }
+void kn_rb_builder_free(kn_rb_builder *b) {
+    kn_wr_free(&b->records);
+    b->hdr_room = 0;
+}
+
+int kn_rb_builder_keep_header(kn_rb_builder *b) {
+    if (b->count || b->records.len || b->hdr_room || b->conf.codec != 0)
+        return KN_ERR__INVALID_ARG;
+    if (kn_wr_reserve(&b->records, KN_RB_HEADER_SIZE) == (size_t)-1)
+        return b->records.err;
+    b->hdr_room = KN_RB_HEADER_SIZE;
+    return 0;
+}
 
 static size_t rb_bytes_size(kn_bytes v) {
     if (v.len < 0)
@@ -117,6 +133,47 @@ int kn_rb_builder_append(kn_rb_builder *b, int32_t offset_delta, int64_t timesta
     return 0;
 }
 
+/* Writes the 61-byte header (batchLength and CRC zero, patched by
+ * rb_seal) to out. */
+static void rb_put_header(const kn_rb_builder *b, kn_wr *out) {
+    const kn_rb_builder_conf *c = &b->conf;
+    int16_t attrs = (int16_t)(c->codec & KN_RB_ATTR_CODEC_MASK);
+    if (c->log_append_time)
+        attrs |= KN_RB_ATTR_LOG_APPEND_TIME;
+    if (c->transactional)
+        attrs |= KN_RB_ATTR_TRANSACTIONAL;
+    if (c->control)
+        attrs |= KN_RB_ATTR_CONTROL;
+    int64_t max_ts = c->log_append_time ? c->log_append_time_ms : b->max_timestamp;
+    kn_wr_i64(out, c->base_offset);
+    kn_wr_i32(out, 0); /* batchLength, patched by rb_seal */
+    kn_wr_i32(out, c->partition_leader_epoch);
+    kn_wr_i8(out, 2);
+    kn_wr_u32(out, 0); /* crc, patched by rb_seal */
+    kn_wr_i16(out, attrs);
+    /* Java writes lastOffsetDelta 0 for an empty batch too. */
+    kn_wr_i32(out, b->count ? b->last_offset_delta : 0);
+    kn_wr_i64(out, b->base_timestamp);
+    kn_wr_i64(out, max_ts);
+    kn_wr_i64(out, c->producer_id);
+    kn_wr_i16(out, c->producer_epoch);
+    kn_wr_i32(out, c->base_sequence);
+    kn_wr_i32(out, b->count);
+}
+
+/* Fills batchLength and the CRC of the total bytes at p (header
+ * included). */
+static int rb_seal(uint8_t *p, size_t total, char *errstr, size_t errsize) {
+    if (total - KN_RB_LOG_OVERHEAD > INT32_MAX) {
+        kn_errstr_set(errstr, errsize, "record batch: %zu bytes is too large", total);
+        return KN_ERR__INVALID_ARG;
+    }
+    kn_wr_put_u32_at(p + 8, (uint32_t)(total - KN_RB_LOG_OVERHEAD));
+    kn_wr_put_u32_at(p + KN_RB_CRC_OFFSET,
+                     kn_crc32c(0, p + KN_RB_ATTRIBUTES_OFFSET, total - KN_RB_ATTRIBUTES_OFFSET));
+    return 0;
+}
+
 int kn_rb_builder_finish(kn_rb_builder *b, kn_wr *out, char *errstr, size_t errsize) {
     const kn_rb_builder_conf *c = &b->conf;
     const kn_codec *codec = kn_codec_get(c->codec);
@@ -130,48 +187,47 @@ int kn_rb_builder_finish(kn_rb_builder *b, kn_wr *out, char *errstr, size_t errs
                       level);
         return KN_ERR__INVALID_ARG;
     }
-    int16_t attrs = (int16_t)(c->codec & KN_RB_ATTR_CODEC_MASK);
-    if (c->log_append_time)
-        attrs |= KN_RB_ATTR_LOG_APPEND_TIME;
-    if (c->transactional)
-        attrs |= KN_RB_ATTR_TRANSACTIONAL;
-    if (c->control)
-        attrs |= KN_RB_ATTR_CONTROL;
-    int64_t max_ts = c->log_append_time ? c->log_append_time_ms : b->max_timestamp;
-
     size_t start = out->len;
-    kn_wr_i64(out, c->base_offset);
-    kn_wr_i32(out, 0); /* batchLength, patched below */
-    kn_wr_i32(out, c->partition_leader_epoch);
-    kn_wr_i8(out, 2);
-    kn_wr_u32(out, 0); /* crc, patched below */
-    kn_wr_i16(out, attrs);
-    /* Java writes lastOffsetDelta 0 for an empty batch too. */
-    kn_wr_i32(out, b->count ? b->last_offset_delta : 0);
-    kn_wr_i64(out, b->base_timestamp);
-    kn_wr_i64(out, max_ts);
-    kn_wr_i64(out, c->producer_id);
-    kn_wr_i16(out, c->producer_epoch);
-    kn_wr_i32(out, c->base_sequence);
-    kn_wr_i32(out, b->count);
+    rb_put_header(b, out);
     if (!kn_wr_ok(out)) {
         kn_errstr_set(errstr, errsize, "record batch: output buffer full");
         return out->err;
     }
-    int err = codec->compress(b->records.buf, b->records.len, level, out, errstr, errsize);
-    if (err) {
+    int err = codec->compress(b->records.buf + b->hdr_room, b->records.len - b->hdr_room, level, out,
+                              errstr, errsize);
+    if (!err)
+        err = rb_seal(out->buf + start, out->len - start, errstr, errsize);
+    if (err)
         out->len = start;
-        return err;
-    }
-    size_t total = out->len - start;
-    if (total - KN_RB_LOG_OVERHEAD > INT32_MAX) {
-        out->len = start;
-        kn_errstr_set(errstr, errsize, "record batch: %zu bytes is too large", total);
+    return err;
+}
+
+int kn_rb_builder_finish_in_place(kn_rb_builder *b, kn_wr *out, char *errstr, size_t errsize) {
+    if (b->hdr_room != KN_RB_HEADER_SIZE || b->conf.codec != 0 || out->buf) {
+        kn_errstr_set(errstr, errsize, "record batch: finish in place needs an uncompressed batch "
+                                       "that kept its header's room and an empty output");
         return KN_ERR__INVALID_ARG;
     }
-    uint8_t *p = out->buf + start;
-    kn_wr_put_u32_at(p + 8, (uint32_t)(total - KN_RB_LOG_OVERHEAD));
-    kn_wr_put_u32_at(p + KN_RB_CRC_OFFSET,
-                     kn_crc32c(0, p + KN_RB_ATTRIBUTES_OFFSET, total - KN_RB_ATTRIBUTES_OFFSET));
+    if (b->records.err) {
+        kn_errstr_set(errstr, errsize, "record batch: %s", kn_err_message(b->records.err));
+        return b->records.err;
+    }
+    /* A writer over the reserved bytes: exactly the header's size, so it
+     * never grows. */
+    kn_wr hdr;
+    kn_wr_init(&hdr, 0, KN_RB_HEADER_SIZE);
+    hdr.buf = b->records.buf;
+    hdr.cap = KN_RB_HEADER_SIZE;
+    rb_put_header(b, &hdr);
+    if (!kn_wr_ok(&hdr) || hdr.len != KN_RB_HEADER_SIZE) {
+        kn_errstr_set(errstr, errsize, "record batch: internal: header is %zu bytes", hdr.len);
+        return KN_ERR__FAIL;
+    }
+    int err = rb_seal(b->records.buf, b->records.len, errstr, errsize);
+    if (err)
+        return err;
+    *out = b->records;
+    kn_wr_init(&b->records, 0, out->max);
+    b->hdr_room = 0;
     return 0;
 }

@@ -424,7 +424,12 @@ void knw_ticker_remove(knw_client *c, int id) {
 
 void knw_wakeup(knw_client *c) {
     atomic_store(&c->woken, true);
-    knw_loop_wake(&c->loop);
+    /* On the network thread the flag is enough: net_main polls with a
+     * zero timeout while it is set, so the eventfd write (and the read
+     * that drains it) would be two system calls for nothing, made for
+     * every Produce answer. */
+    if (!knw_on_network_thread(c))
+        knw_loop_wake(&c->loop);
 }
 
 /* ---- fatal errors ---- */

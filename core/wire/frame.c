@@ -157,29 +157,68 @@ void knw_txq_init(knw_txq *q) { memset(q, 0, sizeof *q); }
 
 void knw_txq_destroy(knw_txq *q) {
     for (uint32_t i = 0; i < q->count; i++)
-        kn_free(q->ring[(q->head + i) % q->cap].buf);
+        kn_free(q->ring[(q->head + i) % q->cap].owned);
     kn_free(q->ring);
     memset(q, 0, sizeof *q);
 }
 
-int knw_txq_push(knw_txq *q, uint8_t *buf, size_t len) {
-    if (q->count == q->cap) {
-        uint32_t ncap = q->cap ? q->cap * 2 : 16;
-        knw_txbuf *nr = kn_malloc((size_t)ncap * sizeof *nr);
-        if (!nr) {
-            kn_free(buf);
-            return KN_ERR__NOMEM;
-        }
-        for (uint32_t i = 0; i < q->count; i++)
-            nr[i] = q->ring[(q->head + i) % q->cap];
-        kn_free(q->ring);
-        q->ring = nr;
-        q->cap = ncap;
-        q->head = 0;
-    }
-    q->ring[(q->head + q->count) % q->cap] = (knw_txbuf){buf, len};
+/* Makes room for n more entries. */
+static int txq_room(knw_txq *q, uint32_t n) {
+    if (q->cap - q->count >= n)
+        return 0;
+    uint32_t ncap = q->cap ? q->cap * 2 : 16;
+    while (ncap - q->count < n)
+        ncap *= 2;
+    knw_txbuf *nr = kn_malloc((size_t)ncap * sizeof *nr);
+    if (!nr)
+        return KN_ERR__NOMEM;
+    for (uint32_t i = 0; i < q->count; i++)
+        nr[i] = q->ring[(q->head + i) % q->cap];
+    kn_free(q->ring);
+    q->ring = nr;
+    q->cap = ncap;
+    q->head = 0;
+    return 0;
+}
+
+static void txq_add(knw_txq *q, const uint8_t *buf, size_t len, uint8_t *owned) {
+    q->ring[(q->head + q->count) % q->cap] = (knw_txbuf){buf, len, owned};
     q->count++;
     q->bytes += len;
+}
+
+int knw_txq_push(knw_txq *q, uint8_t *buf, size_t len) {
+    if (txq_room(q, 1)) {
+        kn_free(buf);
+        return KN_ERR__NOMEM;
+    }
+    txq_add(q, buf, len, buf);
+    return 0;
+}
+
+int knw_txq_push_spliced(knw_txq *q, uint8_t *buf, size_t len, const kn_wr_splice *sp, int32_t n) {
+    if (n == 0)
+        return knw_txq_push(q, buf, len);
+    if (n < 0 || txq_room(q, 2 * (uint32_t)n + 1)) {
+        kn_free(buf);
+        return KN_ERR__NOMEM;
+    }
+    /* Own segments and splices alternate; the buffer goes with the last
+     * segment of it (entries are written and freed in order). The frame
+     * header is the buffer's first bytes, so there is always one. */
+    size_t at = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (sp[i].at > at)
+            txq_add(q, buf + at, sp[i].at - at, NULL);
+        txq_add(q, sp[i].ptr, sp[i].len, NULL);
+        at = sp[i].at;
+    }
+    if (len > at) {
+        txq_add(q, buf + at, len - at, buf);
+    } else {
+        /* Ends with a splice: free the buffer with that last entry. */
+        q->ring[(q->head + q->count - 1) % q->cap].owned = buf;
+    }
     return 0;
 }
 
@@ -191,7 +230,7 @@ int knw_txq_flush(knw_txq *q, knw_writev_fn *wr, void *wr_ctx, size_t *nwritten,
         for (uint32_t i = 0; i < q->count && n < 64; i++, n++) {
             knw_txbuf *b = &q->ring[(q->head + i) % q->cap];
             size_t skip = i == 0 ? q->head_off : 0;
-            iov[n].iov_base = b->buf + skip;
+            iov[n].iov_base = (void *)(b->buf + skip);
             iov[n].iov_len = b->len - skip;
         }
         ssize_t w = wr(wr_ctx, iov, n);
@@ -214,7 +253,8 @@ int knw_txq_flush(knw_txq *q, knw_writev_fn *wr, void *wr_ctx, size_t *nwritten,
                 break;
             }
             left -= rem;
-            kn_free(b->buf);
+            kn_free(b->owned);
+            b->owned = NULL;
             b->buf = NULL;
             q->head = (q->head + 1) % q->cap;
             q->count--;

@@ -10,9 +10,14 @@
  * responses); the tail of a large frame is read straight into its
  * buffer.
  *
- * Send side (knw_txq): a FIFO of owned, fully encoded frames written
- * with one writev per flush (many requests per syscall); a frame is
- * freed once fully written.
+ * Send side (knw_txq): a FIFO of fully encoded frames written with one
+ * writev per flush (many requests per syscall); a frame is freed once
+ * fully written. A frame may also be queued as segments of its own
+ * buffer around borrowed bytes (a Produce request's record batches,
+ * spliced by the encoder instead of copied: knw_txq_push_spliced); the
+ * borrowed bytes are never freed here, and their owner keeps them alive
+ * until they are written or the queue is destroyed (request.c says why
+ * that holds for Produce).
  */
 #ifndef KNW_FRAME_H
 #define KNW_FRAME_H
@@ -21,6 +26,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+#include "writer.h"
 
 /* Reads up to len bytes; POSIX semantics (see transport.h). */
 typedef ssize_t knw_read_fn(void *ctx, void *buf, size_t len);
@@ -58,8 +65,9 @@ int knw_rx_pump(knw_rx *rx, knw_read_fn *rd, void *rd_ctx, knw_frame_fn *on_fram
 static inline int knw_rx_busy(const knw_rx *rx) { return rx->hdr_got > 0 || rx->stage_len > rx->stage_off; }
 
 typedef struct knw_txbuf {
-    uint8_t *buf;
+    const uint8_t *buf; /* the bytes to write */
     size_t len;
+    uint8_t *owned;     /* freed once written (or with the queue), NULL: borrowed */
 } knw_txbuf;
 
 typedef struct knw_txq {
@@ -76,6 +84,10 @@ void knw_txq_destroy(knw_txq *q);
 /* Queues a frame; takes ownership of buf (freed even on failure).
  * Returns 0 or KN_ERR__NOMEM. */
 int knw_txq_push(knw_txq *q, uint8_t *buf, size_t len);
+/* Queues one frame made of buf (len bytes, owned: freed even on failure)
+ * with the n splices (offsets into buf, in order) written in between,
+ * borrowed. Returns 0 or KN_ERR__NOMEM (nothing queued then). */
+int knw_txq_push_spliced(knw_txq *q, uint8_t *buf, size_t len, const kn_wr_splice *sp, int32_t n);
 /* Writes until empty or the writer would block. Returns 0, or
  * KN_ERR__TRANSPORT with errstr. *nwritten (optional) is incremented. */
 int knw_txq_flush(knw_txq *q, knw_writev_fn *wr, void *wr_ctx, size_t *nwritten, char *errstr,

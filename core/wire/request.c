@@ -16,6 +16,10 @@
 #include "wire/bodybuf.h"
 #include "wire/wire_int.h"
 
+/* Byte strings at least this long are spliced into a Produce request
+ * rather than copied (smaller ones cost less to copy than an iovec). */
+#define KNW_SPLICE_MIN 256
+
 void knw_reqq_push(knw_reqq *q, knw_req *r) {
     r->next = NULL;
     r->prev = q->tail;
@@ -164,6 +168,16 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     int32_t corr = conn->inflight.next_corr;
     kn_wr w;
     kn_wr_init(&w, 256, 0);
+    /* A Produce request's record batches are written from where they
+     * are (writev) instead of being copied into the request: the batches
+     * live until the request's callback, which runs only after the
+     * answer (so after every byte was written) or after the connection
+     * was torn down, its queue with it (knw_conn_close, knw_conn_free,
+     * the client's shutdown: no write happens after the callback). Not
+     * under acks=0: that request completes as soon as it is queued. */
+    kn_wr_splices splices = {.items = NULL, .count = 0, .cap = 0, .bytes = 0, .min = KNW_SPLICE_MIN};
+    if (r->api_key == KP_API_PRODUCE && !r->no_response)
+        w.splices = &splices;
     size_t size_off = 0;
     int rc = kp_request_frame_begin(&w, r->api_key, r->version, corr, kn_str_c(c->set.client_id), &size_off);
     if (!rc)
@@ -174,6 +188,7 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
         rc = w.err;
     if (rc) {
         kn_wr_free(&w);
+        kn_free(splices.items);
         knw_req_fail(c, r, rc == KN_ERR__NOMEM ? rc : KN_ERR__INVALID_ARG,
                      "%s v%d request could not be encoded: %s", r->api->name, r->version, kn_err_name(rc));
         return 0;
@@ -183,10 +198,12 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     if (!r->no_response && knw_iftab_push(&conn->inflight, r) < 0) {
         /* Callers check for a slot first; never lose a request anyway. */
         kn_free(buf);
+        kn_free(splices.items);
         knw_req_fail(c, r, KN_ERR__QUEUE_FULL, "%s: no in-flight slot", r->api->name);
         return 0;
     }
-    rc = knw_txq_push(&conn->tx, buf, len);
+    rc = knw_txq_push_spliced(&conn->tx, buf, len, splices.items, splices.count);
+    kn_free(splices.items);
     if (rc) {
         /* Leave it in flight: the connection is closed below and the
          * request fails with the others. */
@@ -311,7 +328,10 @@ void knw_send(knw_client *c, int32_t node_id, int16_t api_key, int16_t min_versi
     }
     knw_reqq_push(&c->submit, r);
     pthread_mutex_unlock(&c->lock);
-    knw_loop_wake(&c->loop);
+    /* From the network thread (tickers, callbacks) the loop takes the
+     * submit queue before it sleeps again: no eventfd write needed. */
+    if (!knw_on_network_thread(c))
+        knw_loop_wake(&c->loop);
 }
 
 typedef struct call_wait {

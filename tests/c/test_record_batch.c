@@ -125,6 +125,37 @@ static void test_hand_built(void **state) {
     assert_memory_equal(out.buf, buf, n);
     kn_wr_free(&out);
     kn_rb_builder_free(&bld);
+
+    /* Built in place (the producer's uncompressed batches): the same
+     * bytes, batch.size accounting unchanged, the buffer handed over. */
+    kn_rb_builder_init(&bld, &c, 0);
+    assert_int_equal(kn_rb_builder_keep_header(&bld), 0);
+    assert_int_equal(kn_rb_builder_size(&bld), KN_RB_HEADER_SIZE);
+    assert_int_equal(kn_rb_builder_append(&bld, 0, 1000, B("k"), B("vv"), &h, 1), 0);
+    assert_int_equal(kn_rb_builder_size(&bld), n);
+    kn_wr_init(&out, 0, 0);
+    assert_int_equal(kn_rb_builder_finish(&bld, &out, es, sizeof es), 0); /* the copying finish agrees */
+    assert_memory_equal(out.buf, buf, n);
+    assert_int_not_equal(kn_rb_builder_finish_in_place(&bld, &out, es, sizeof es), 0); /* out not empty */
+    kn_wr_free(&out);
+    kn_wr_init(&out, 0, 0);
+    assert_int_equal(kn_rb_builder_finish_in_place(&bld, &out, es, sizeof es), 0);
+    assert_int_equal(out.len, n);
+    assert_memory_equal(out.buf, buf, n);
+    assert_null(kn_rb_builder_buffer(&bld)->buf);
+    kn_wr_free(&out);
+    kn_rb_builder_free(&bld);
+    /* Only before the first record, only uncompressed. */
+    kn_rb_builder_init(&bld, &c, 0);
+    assert_int_equal(kn_rb_builder_append(&bld, 0, 1000, B("k"), B("vv"), &h, 1), 0);
+    assert_int_not_equal(kn_rb_builder_keep_header(&bld), 0);
+    kn_wr_init(&out, 0, 0);
+    assert_int_not_equal(kn_rb_builder_finish_in_place(&bld, &out, es, sizeof es), 0);
+    kn_rb_builder_free(&bld);
+    c.codec = 1;
+    kn_rb_builder_init(&bld, &c, 0);
+    assert_int_not_equal(kn_rb_builder_keep_header(&bld), 0);
+    kn_rb_builder_free(&bld);
 }
 
 /* Builds a varied batch: null/empty keys and values, headers, negative
