@@ -342,7 +342,7 @@ static void test_buffer_full(void **s) {
     assert_int_equal(kn_producer_flush(p, 30000), 0);
     assert_int_equal(ctx.ok, 1);
 
-    assert_int_equal(kill(bp, SIGSTOP), 0);
+    assert_int_equal(kn_test_sigstop(bp), 0);
     int accepted = 0, rc = 0;
     int64_t blocked_ms = 0;
     for (int i = 0; i < 1000; i++) {
@@ -524,7 +524,7 @@ static void test_epoch_bump_after_loss(void **s) {
     assert_int_equal(kn_producer_flush(p, 30000), 0);
     assert_int_equal(ctx.ok, 2);
 
-    assert_int_equal(kill(bp, SIGSTOP), 0);
+    assert_int_equal(kn_test_sigstop(bp), 0);
     r.partition = 0;
     r.value = "lost?";
     r.value_len = 5;

@@ -5,6 +5,9 @@
 
 #include "kafka_native.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +119,47 @@ void kn_test_create_topic(const char *topic, int partitions) {
     kn_test_run("%s topics --bootstrap-server %s --create --topic %s --partitions %d "
                 ">/dev/null 2>&1",
                 kn_test_java_tool(), kn_test_bootstrap(), topic, partitions);
+}
+
+/* Every thread of pid in state T (stopped) or t (traced): /proc/PID/task/TID/stat's
+ * third field, after the parenthesised command name. */
+static int all_threads_stopped(int pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int stopped = 1;
+    struct dirent *e;
+    while (stopped && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char stat_path[320], buf[512];
+        snprintf(stat_path, sizeof stat_path, "%s/%s/stat", path, e->d_name);
+        FILE *f = fopen(stat_path, "r");
+        if (!f)
+            continue; /* the thread ended */
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *close_paren = strrchr(buf, ')');
+        if (!close_paren || close_paren[1] != ' ' || (close_paren[2] != 'T' && close_paren[2] != 't'))
+            stopped = 0;
+    }
+    closedir(d);
+    return stopped;
+}
+
+int kn_test_sigstop(int pid) {
+    if (kill((pid_t)pid, SIGSTOP) != 0)
+        return -1;
+    int64_t deadline = kn_test_now_ms() + 5000;
+    while (!all_threads_stopped(pid)) {
+        if (kn_test_now_ms() >= deadline) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        usleep(1000);
+    }
+    return 0;
 }

@@ -57,4 +57,11 @@ void kn_test_create_topic(const char *topic, int partitions);
 /* Monotonic milliseconds. */
 int64_t kn_test_now_ms(void);
 
+/* kill(pid, SIGSTOP) and wait (at most 5 s) until every thread of pid
+ * shows as stopped in /proc: the signal only queues the stop, and a JVM
+ * thread already running can still answer a request (seen under load:
+ * records acknowledged "while the broker was paused"). 0, or -1 with
+ * errno when the kill failed or the threads did not all stop in time. */
+int kn_test_sigstop(int pid);
+
 #endif
