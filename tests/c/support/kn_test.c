@@ -134,8 +134,10 @@ static int all_threads_stopped(int pid) {
     while (stopped && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        char stat_path[320], buf[512];
-        snprintf(stat_path, sizeof stat_path, "%s/%s/stat", path, e->d_name);
+        char stat_path[128], buf[512];
+        if (snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%.32s/stat", pid, e->d_name) >=
+            (int)sizeof stat_path)
+            continue;
         FILE *f = fopen(stat_path, "r");
         if (!f)
             continue; /* the thread ended */
