@@ -203,6 +203,7 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
         return 0;
     }
     rc = knw_txq_push_spliced(&conn->tx, buf, len, splices.items, splices.count);
+    size_t wire_len = len + splices.bytes; /* the spliced batches go out too */
     kn_free(splices.items);
     if (rc) {
         /* Leave it in flight: the connection is closed below and the
@@ -214,7 +215,7 @@ int knw_req_send(knw_client *c, knw_conn *conn, knw_req *r, int64_t now_ms) {
     r->sent_us = knw_now_us();
     atomic_store(&conn->inflight_n, conn->inflight.count);
     KNW_STAT_ADD(c, requests_sent, 1);
-    knw_net_sent(conn, len, now_ms);
+    knw_net_sent(conn, wire_len, now_ms);
     if (r->no_response) {
         knw_req_done(c, r, resp_take(r));
     }
