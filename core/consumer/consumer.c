@@ -355,7 +355,8 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     c->in_poll = false;
     kng_polled(c, knw_now_ms());
     c->stats.polls++;
-    knc_metrics_poll(c, rc == KN_OK ? out : NULL, knw_now_ms());
+    if (!c->closed) /* close destroyed the network client and its metrics registry */
+        knc_metrics_poll(c, rc == KN_OK ? out : NULL, knw_now_ms());
     c->stats.records += (int64_t)out->count;
     for (size_t i = 0; i < out->count; i++)
         c->stats.record_bytes += (out->recs[i].key_len > 0 ? out->recs[i].key_len : 0) +
