@@ -11,8 +11,9 @@
  * maximum or minimum with nothing recorded in that time is NaN, as in
  * Java. Totals (kind KN_METRIC_SUM) count since the client was created.
  *
- * The view types are the same as the library's internal ones (same
- * include guard: core/metrics/metric_view.h).
+ * The library's own code uses these view types too (through
+ * core/metrics/metric_view.h): the registry produces them and the
+ * telemetry pusher consumes them.
  */
 #ifndef KAFKA_NATIVE_METRICS_H
 #define KAFKA_NATIVE_METRICS_H
@@ -24,9 +25,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#ifndef KN_METRIC_VIEW_H
-#define KN_METRIC_VIEW_H
 
 typedef enum kn_metric_kind {
   KN_METRIC_GAUGE = 0, /* a current value (rates, averages, maxima, counts now) */
@@ -51,7 +49,6 @@ typedef struct kn_metric_view {
 /* Called once per metric; the view and its strings live only for the call. */
 typedef void (*kn_metric_visit_fn)(void *ctx, const kn_metric_view *m);
 
-#endif /* KN_METRIC_VIEW_H */
 
 typedef struct kn_producer kn_producer;
 typedef struct kn_consumer kn_consumer;
