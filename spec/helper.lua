@@ -84,10 +84,10 @@ function helper.need_secure(have, what, pending_what)
   return false
 end
 
--- Creates a one-partition topic with admin and waits until it is known.
-function helper.create_topic(admin, topic)
+-- Creates a topic (one partition unless told) with admin and waits until it is known.
+function helper.create_topic(admin, topic, partitions)
   local assert = require("luassert")
-  local res = assert(admin:create_topics({ { name = topic, partitions = 1 } }, { timeout_ms = 30000 }))
+  local res = assert(admin:create_topics({ { name = topic, partitions = partitions or 1 } }, { timeout_ms = 30000 }))
   assert.is_nil(res[topic].error, res[topic].message)
   assert(admin:wait_for_topics({ topic }, 30000))
 end
