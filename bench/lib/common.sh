@@ -127,7 +127,7 @@ bench_parse() {
     kind == "e2e-tool" && /^[0-9]+\t[0-9.]+$/ { cnt = $1 + 1; if ($2 + 0 > mx + 0 || mx == "-") mx = $2 + 0 }
     # bench/resty/run.lua: records on the topic, rate, MiB/s, wrk p50/p99/max,
     # and the CPU and peak RSS of the nginx worker (not of the driver).
-    kind == "resty" && /^resty: [0-9]+ records on the topic/ {
+    kind == "resty" && /^resty: [0-9]+ records (on the topic|accepted)/ {
       n = split($0, f, ", "); sub(/^resty: /, "", f[1]); cnt = num(f[1]); rs = num(f[2]); mb = num(f[3])
       for (i = 4; i <= 6; i++) sub(/^(p[0-9]+|max) /, "", f[i])
       p50 = num(f[4]); p99 = num(f[5]); mx = num(f[6]); cpu = num(f[7]); rss = num(f[8])

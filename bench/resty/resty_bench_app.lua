@@ -6,6 +6,7 @@
 --   kn           kafka_native.resty (ours)
 --   resty-kafka  lua-resty-kafka's async producer (a checkout the user
 --                points bench/run at; not part of this repository)
+--   none         no producer: the send does nothing (the load's ceiling)
 -- Both handlers do the same thing when the producer's buffer is full:
 -- sleep 1 ms (the content phase may yield) and try again, for at most
 -- 5 s, then answer 503. Nothing counts deliveries here: the driver
@@ -74,10 +75,21 @@ local function init_resty_kafka()
   return true
 end
 
+-- The load's ceiling: the same handler, a send that does nothing (no
+-- producer). What neither client can exceed on this machine and load:
+-- nginx's own request handling, wrk and the loopback.
+local function init_none()
+  send = function() return true end
+  M.outstanding = function() return 0 end
+  return true
+end
+
 function M.init_worker()
   value = string.rep("x", cfg.size)
   local ok, err
-  if cfg.client == "kn" then ok, err = init_kn() else ok, err = init_resty_kafka() end
+  if cfg.client == "kn" then ok, err = init_kn()
+  elseif cfg.client == "none" then ok, err = init_none()
+  else ok, err = init_resty_kafka() end
   if not ok then
     last_error = "init_worker: " .. tostring(err)
     ngx.log(ngx.ERR, "resty_bench_app: ", last_error)

@@ -3,7 +3,7 @@
 -- by the broker, through one producer (resty_bench_app.lua), under wrk.
 --
 --   luajit bench/resty/run.lua --jit-dir DIR --bootstrap HOST:PORT
---       --client kn|resty-kafka [--rk-lib DIR --rk-module resty.kafka]
+--       --client kn|resty-kafka|none [--rk-lib DIR --rk-module resty.kafka]
 --       [--seconds 20] [--connections 16] [--per-request 1] [--size 100]
 --       [--partitions 4] [--linger-ms 5] [--batch-size 16384] [--acks -1]
 --       [--nginx nginx] [--keep]
@@ -27,6 +27,9 @@
 --   lost     records a handler accepted that never reached the topic
 --            (a producer that drops records under load still has a
 --            figure, and the page shows what it dropped).
+-- With --client none the handler sends nothing (no producer, no topic):
+-- the load's ceiling, nginx and wrk alone. Its records are what the
+-- handlers accepted over wrk's run ("records accepted, no producer").
 -- Prints one line "resty: ..." (bench/lib/common.sh parses it) and exits
 -- 1 when the run did not work (nginx did not start, the warm-up records
 -- did not arrive, nothing reached the topic).
@@ -48,7 +51,8 @@ for _, k in ipairs({ "seconds", "connections", "per-request", "size", "partition
   opts[k] = assert(tonumber(opts[k]), "--" .. k .. " wants a number")
 end
 assert(opts["jit-dir"] and opts.bootstrap and opts.client, "--jit-dir, --bootstrap and --client are required")
-assert(opts.client == "kn" or opts.client == "resty-kafka", "--client is kn or resty-kafka")
+assert(opts.client == "kn" or opts.client == "resty-kafka" or opts.client == "none",
+  "--client is kn, resty-kafka or none")
 assert(opts.client == "kn" or opts["rk-lib"], "--client resty-kafka needs --rk-lib")
 
 package.cpath = opts["jit-dir"] .. "/?.so;" .. package.cpath
@@ -149,13 +153,16 @@ local function settle(tps, from_total, from_t, want, quiet, bound)
 end
 
 local function run()
-  admin = assert(kafka.admin({ ["bootstrap.servers"] = opts.bootstrap }))
-  local res = assert(admin:create_topics({ { name = topic, partitions = opts.partitions } }, { timeout_ms = 30000 }))
-  assert(not res[topic].error, res[topic].message)
-  assert(admin:wait_for_topics({ topic }, 30000))
-  reader = assert(kafka.consumer({ ["bootstrap.servers"] = opts.bootstrap }))
+  local alone = opts.client == "none"
   local tps = {}
-  for p = 0, opts.partitions - 1 do tps[#tps + 1] = { topic = topic, partition = p } end
+  if not alone then
+    admin = assert(kafka.admin({ ["bootstrap.servers"] = opts.bootstrap }))
+    local res = assert(admin:create_topics({ { name = topic, partitions = opts.partitions } }, { timeout_ms = 30000 }))
+    assert(not res[topic].error, res[topic].message)
+    assert(admin:wait_for_topics({ topic }, 30000))
+    reader = assert(kafka.consumer({ ["bootstrap.servers"] = opts.bootstrap }))
+    for p = 0, opts.partitions - 1 do tps[#tps + 1] = { topic = topic, partition = p } end
+  end
 
   port = free_port()
   local lua_path = root .. "/bindings/lua/?.lua;" .. here .. "/?.lua;"
@@ -186,7 +193,7 @@ local function run()
     local code, body = http_get(port, "/produce?n=1")
     assert(code == 200, "warm-up request answered " .. tostring(code) .. ": " .. tostring(body))
   end
-  local base = settle(tps, 0, socket.gettime(), 50, 1, 90)
+  local base = alone and 50 or settle(tps, 0, socket.gettime(), 50, 1, 90)
   assert(base >= 50, "the warm-up records did not reach the topic (" .. base .. " of 50): "
     .. tostring(status(port).last_error) .. "\n" .. (read_file(prefix .. "/error.log") or ""))
   local acc0 = status(port).accepted or 0
@@ -200,12 +207,17 @@ local function run()
   local total, t_last = base, t0
   while not read_file(prefix .. "/wrk.done") and socket.gettime() - t0 < opts.seconds + 60 do
     socket.sleep(0.25)
-    local n = end_total(tps)
+    local n = not alone and end_total(tps)
     if n and n > total then total, t_last = n, socket.gettime() end
   end
   assert(read_file(prefix .. "/wrk.done"), "wrk did not finish")
   local t_wrk = socket.gettime() - t0
-  total, t_last = settle(tps, total, t_last, base + (status(port).accepted or 0) - acc0, 3, 120)
+  if alone then
+    -- nothing to wait for: what the handlers accepted, over wrk's run
+    total, t_last = base + (status(port).accepted or 0) - acc0, t0 + t_wrk
+  else
+    total, t_last = settle(tps, total, t_last, base + (status(port).accepted or 0) - acc0, 3, 120)
+  end
   local cpu1 = cpu_ticks(pid)
   local rss = hwm_mib(pid)
   st = status(port)
@@ -225,7 +237,7 @@ local function run()
   local requests = tonumber(wrk_out:match("(%d+) requests in")) or 0
   local non2xx = tonumber(wrk_out:match("Non%-2xx or 3xx responses: (%d+)")) or 0
   local sockerr = wrk_out:match("Socket errors: ([^\n]+)")
-  print(string.format("resty: %d records on the topic in %.2f s, %.1f records/s, %.3f MiB/s, p50 %s ms, p99 %s ms, max %s ms, "
+  print(string.format("resty: %d records " .. (alone and "accepted (no producer)" or "on the topic") .. " in %.2f s, %.1f records/s, %.3f MiB/s, p50 %s ms, p99 %s ms, max %s ms, "
     .. "worker CPU %.2f s, worker RSS %.1f MiB, requests %d, non-2xx %d, accepted %d, wrk %.1f s, refused %d, "
     .. "send errors %d, lost %d", records, span, span > 0 and records / span or 0,
     span > 0 and records * opts.size / span / 1048576 or 0, p50, p99, mx,
