@@ -53,7 +53,7 @@ end
 assert(opts["jit-dir"] and opts.bootstrap and opts.client, "--jit-dir, --bootstrap and --client are required")
 assert(opts.client == "kn" or opts.client == "resty-kafka" or opts.client == "none",
   "--client is kn, resty-kafka or none")
-assert(opts.client == "kn" or opts["rk-lib"], "--client resty-kafka needs --rk-lib")
+assert(opts.client ~= "resty-kafka" or opts["rk-lib"], "--client resty-kafka needs --rk-lib")
 
 package.cpath = opts["jit-dir"] .. "/?.so;" .. package.cpath
 local kafka = require("kafka_native")
