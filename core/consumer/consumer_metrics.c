@@ -178,32 +178,19 @@ void knc_metrics_poll(kn_consumer *c, const kn_records *out, int64_t now_ms) {
     km->last_poll_ms = now_ms;
     if (!out || out->count == 0)
         return;
-    /* Records and bytes per topic index: on the stack for the usual
-     * handful of topics (this runs in every poll that returns records). */
-    int64_t stack[32] = {0};
-    int64_t *per = out->topic_count * 2 <= 32 ? stack : kn_calloc(out->topic_count * 2, sizeof *per);
-    int64_t bytes = 0;
-    for (size_t i = 0; i < out->count; i++) {
-        const knc_rec *r = &out->recs[i];
-        int64_t b = (r->key_len > 0 ? r->key_len : 0) + (r->value_len > 0 ? r->value_len : 0);
-        bytes += b;
-        if (per && r->topic_idx < out->topic_count) {
-            per[2 * r->topic_idx]++;
-            per[2 * r->topic_idx + 1] += b;
-        }
-    }
+    /* Records and bytes in all and per topic were counted as the records
+     * were added (records.c): no second pass over them here. */
     knm_record(km->m, km->records, (double)out->count, now_ms);
-    knm_record(km->m, km->bytes, (double)bytes, now_ms);
-    for (size_t t = 0; per && t < out->topic_count; t++) {
-        if (!per[2 * t])
+    knm_record(km->m, km->bytes, (double)out->bytes, now_ms);
+    for (size_t t = 0; t < out->topic_count; t++) {
+        const int64_t *tc = out->topic_counts + 2 * t;
+        if (!tc[0])
             continue;
         knm_record(km->m, knm_sensor_get(km->m, &def_topic_records, out->topics[t], NULL),
-                   (double)per[2 * t], now_ms);
+                   (double)tc[0], now_ms);
         knm_record(km->m, knm_sensor_get(km->m, &def_topic_bytes, out->topics[t], NULL),
-                   (double)per[2 * t + 1], now_ms);
+                   (double)tc[1], now_ms);
     }
-    if (per != stack)
-        kn_free(per);
 }
 
 void knc_metrics_commit(kn_consumer *c, int64_t latency_us, int64_t now_ms) {

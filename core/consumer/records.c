@@ -80,6 +80,14 @@ static int knc_records_topic(kn_records *recs, const char *topic) {
         if (i >= 0xffff || !knc_grow((void **)&recs->topics, &recs->topic_cap, i + 1,
                                      sizeof(char *)))
             return -1;
+        if (recs->counts_cap < recs->topic_cap) {
+            int64_t *tc = kn_realloc(recs->topic_counts, recs->topic_cap * 2 * sizeof *tc);
+            if (!tc)
+                return -1;
+            memset(tc + recs->counts_cap * 2, 0, (recs->topic_cap - recs->counts_cap) * 2 * sizeof *tc);
+            recs->topic_counts = tc;
+            recs->counts_cap = recs->topic_cap;
+        }
         if (!(recs->topics[i] = kn_strdup(topic)))
             return -1;
         recs->topic_count++;
@@ -117,6 +125,10 @@ int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int3
     r->topic_idx = (uint16_t)t;
     r->ts_type = (uint8_t)ts_type;
     r->delivery_count = 0;
+    int64_t b = (rec->key.len > 0 ? rec->key.len : 0) + (rec->value.len > 0 ? rec->value.len : 0);
+    recs->bytes += b;
+    recs->topic_counts[2 * t]++;
+    recs->topic_counts[2 * t + 1] += b;
     return 0;
 }
 
@@ -129,6 +141,7 @@ void kn_records_free(kn_records *recs) {
         kn_free(recs->topics[i]);
     kn_free(recs->bufs);
     kn_free(recs->topics);
+    kn_free(recs->topic_counts);
     kn_free(recs->recs);
     kn_free(recs);
 }

@@ -71,6 +71,12 @@ struct kn_records {
     uint16_t last_topic_idx;    /* ... and its index */
     knc_buf **bufs;             /* one reference each */
     size_t buf_count, buf_cap;
+    /* Counted as records are added, for the poll's metrics (so they need
+     * no second pass over the records): key + value bytes (null ones 0),
+     * in all and per topic index (2 per topic: records, bytes). */
+    int64_t bytes;
+    int64_t *topic_counts; /* counts_cap * 2 */
+    size_t counts_cap;
 };
 
 /* A new empty set with room for cap records. Owned by the caller

@@ -158,6 +158,15 @@ static void test_hand_built(void **state) {
     kn_rb_builder_free(&bld);
 }
 
+/* Record i's timestamp in the varied batch: every seventh one 2^40 ms
+ * later, a varint too long for kn_rb_next's fast path (the checked
+ * reader decodes it, between records the fast path reads). */
+static int64_t varied_ts(int i) {
+    if (i % 7 == 6)
+        return 1700000000000LL + (1LL << 40) + i;
+    return 1700000000000LL + (i % 3 == 2 ? -5000 : i * 1000);
+}
+
 /* Builds a varied batch: null/empty keys and values, headers, negative
  * and large timestamp deltas, gaps in offsets. */
 static void build_varied(kn_wr *out, int codec, int64_t base_offset, int nrec) {
@@ -174,7 +183,7 @@ static void build_varied(kn_wr *out, int codec, int64_t base_offset, int nrec) {
         kn_bytes k = i % 4 == 0 ? NULLB : i % 4 == 1 ? (kn_bytes){(const uint8_t *)"", 0} : B(key);
         kn_bytes v = i % 5 == 0 ? NULLB : i % 5 == 1 ? (kn_bytes){(const uint8_t *)"", 0} : B(val);
         kn_rb_kv hs[2] = {{kn_str_c("trace"), B(key)}, {kn_str_c(""), NULLB}};
-        int64_t ts = 1700000000000LL + (i % 3 == 2 ? -5000 : i * 1000);
+        int64_t ts = varied_ts(i);
         assert_int_equal(kn_rb_builder_append(&b, i * 2, ts, k, v, hs, (size_t)(i % 3)), 0);
     }
     char es[256];
@@ -202,7 +211,7 @@ static void check_varied(const uint8_t *buf, size_t len, int codec, int64_t base
         if (rc != 1)
             fail_msg("record %d: %d %s", i, rc, es);
         assert_true(r.offset == base_offset + i * 2);
-        int64_t ts = 1700000000000LL + (i % 3 == 2 ? -5000 : i * 1000);
+        int64_t ts = varied_ts(i);
         assert_true(r.timestamp == ts);
         if (ts > max_ts)
             max_ts = ts;
