@@ -209,16 +209,21 @@ static bool rb_next_fast(kn_rb *b, kn_record *rec) {
     return true;
 }
 
+/* The fields a record takes from its batch header, once its own are
+ * read (both paths of kn_rb_next); returns 1. */
+static inline int rb_record_done(kn_rb *b, kn_record *rec) {
+    rec->offset = (int64_t)((uint64_t)b->h.base_offset + (uint64_t)(int64_t)rec->offset_delta);
+    if (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME)
+        rec->timestamp = b->h.max_timestamp;
+    else
+        rec->timestamp = (int64_t)((uint64_t)b->h.base_timestamp + (uint64_t)rec->timestamp_delta);
+    b->index++;
+    return 1;
+}
+
 int kn_rb_next(kn_rb *b, kn_record *rec, char *errstr, size_t errsize) {
-    if (b->index < b->h.record_count && rb_next_fast(b, rec)) {
-        rec->offset = (int64_t)((uint64_t)b->h.base_offset + (uint64_t)(int64_t)rec->offset_delta);
-        if (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME)
-            rec->timestamp = b->h.max_timestamp;
-        else
-            rec->timestamp = (int64_t)((uint64_t)b->h.base_timestamp + (uint64_t)rec->timestamp_delta);
-        b->index++;
-        return 1;
-    }
+    if (b->index < b->h.record_count && rb_next_fast(b, rec))
+        return rb_record_done(b, rec);
     if (b->index >= b->h.record_count) {
         if (kn_rd_remaining(&b->rd) != 0 || !kn_rd_ok(&b->rd))
             return rb_bad(b, errstr, errsize, "%zu bytes of records left after the %d declared",
@@ -264,13 +269,7 @@ int kn_rb_next(kn_rb *b, kn_record *rec, char *errstr, size_t errsize) {
                       b->index, kn_rd_remaining(&body));
     rec->headers.ptr = body.buf + hstart;
     rec->headers.len = (int32_t)(body.off - hstart);
-    rec->offset = (int64_t)((uint64_t)b->h.base_offset + (uint64_t)(int64_t)rec->offset_delta);
-    if (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME)
-        rec->timestamp = b->h.max_timestamp;
-    else
-        rec->timestamp = (int64_t)((uint64_t)b->h.base_timestamp + (uint64_t)rec->timestamp_delta);
-    b->index++;
-    return 1;
+    return rb_record_done(b, rec);
 }
 
 int kn_record_control_type(const kn_record *rec) {
