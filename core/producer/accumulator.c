@@ -323,6 +323,10 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
             return KN_ERR_MESSAGE_TOO_LARGE;
         }
         if (acc->mem_used + charge > c->buffer_memory) {
+            if (!now_ms)
+                now_ms = acc_now_ms();
+            if (!block_deadline_ms)
+                block_deadline_ms = now_ms + c->max_block_ms;
             if (acc_now_ms() >= block_deadline_ms) {
                 kn_errstr_set(errstr, errsize,
                               "buffer.memory (%lld bytes) stayed full until max.block.ms: "
@@ -344,6 +348,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
         }
         bool fresh = false;
         if (!b) {
+            if (!now_ms)
+                now_ms = acc_now_ms();
             b = batch_new(acc, pq, now_ms);
             if (!b)
                 return KN_ERR__NOMEM;

@@ -121,6 +121,7 @@ typedef struct knp_acc_conf {
     int64_t buffer_memory;
     int32_t max_request_size;
     int64_t delivery_timeout_ms;
+    int64_t max_block_ms; /* how long an append may wait for buffer memory */
     int codec;
     int level;
     bool ignore_keys;
@@ -201,7 +202,10 @@ typedef struct knp_rec {
 /* Lock held. Picks the partition when partition < 0 (t must have a
  * partition count), waits for buffer memory until block_deadline_ms
  * (monotonic ms; the lock is released while waiting) and appends the
- * record. On success *out_partition is the partition used. Errors:
+ * record. now_ms 0 and block_deadline_ms 0 mean "not read yet": the
+ * clock is then read only when a batch is made or the buffer is full
+ * (the deadline: max.block.ms from that read), so the usual append to an
+ * open batch reads no clock. On success *out_partition is the partition used. Errors:
  * KN_ERR_MESSAGE_TOO_LARGE, KN_ERR__QUEUE_FULL (waited until the
  * deadline), KN_ERR__INVALID_ARG, KN_ERR__NOMEM, KN_ERR__CLOSED; errstr
  * says why. */

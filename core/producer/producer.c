@@ -70,6 +70,7 @@ static int read_conf(kn_producer *p, knp_acc_conf *ac, knp_sender_conf *sc, char
     ac->buffer_memory = kn_conf_get_int(c, "buffer.memory");
     ac->max_request_size = (int32_t)kn_conf_get_int(c, "max.request.size");
     ac->delivery_timeout_ms = kn_conf_get_int(c, "delivery.timeout.ms");
+    ac->max_block_ms = kn_conf_get_int(c, "max.block.ms");
     const char *ct = kn_conf_get_str(c, "compression.type");
     const kn_codec *codec = kn_codec_by_name(ct ? ct : "none");
     if (!codec) {
@@ -433,8 +434,10 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
     }
     r.dr = rec->dr;
     r.opaque = rec->opaque;
-    int64_t now = knw_now_ms();
-    int64_t deadline = now + p->max_block_ms;
+    /* The clock is read only where needed (a new topic below; a new
+     * batch or a full buffer in knp_acc_append): most sends append to an
+     * open batch, and a clock read was a tenth of their cost. */
+    int64_t now = 0, deadline = 0;
 
     pthread_mutex_lock(&p->acc.lock);
     if (p->acc.fatal_err) {
@@ -446,6 +449,8 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
     knp_topic *t = knp_acc_topic(&p->acc, rec->topic, true);
     if (t && t->partition_count <= 0) {
         pthread_mutex_unlock(&p->acc.lock);
+        now = knw_now_ms();
+        deadline = now + p->max_block_ms;
         rc = await_topic(p, rec->topic, deadline, errstr, errstr_size);
         if (rc == KN_ERR__TIMED_OUT && p->max_block_ms == 0 && !p->transactional &&
             !(p->partitioner && rec->partition == KN_PARTITION_ANY)) {
