@@ -207,10 +207,24 @@ static void kns_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
         goto out;
     }
     g->epoch = r->member_epoch;
-    g->joined = true;
     if (r->heartbeat_interval_ms > 0)
         g->heartbeat_interval_ms = r->heartbeat_interval_ms;
+    if (!g->joined)
+        g->early_until_ms = now + g->heartbeat_interval_ms;
+    g->joined = true;
     g->next_hb_ms = now + g->heartbeat_interval_ms;
+    /* A new member's partitions come in a later heartbeat than its join
+     * (the coordinator first initializes their share state): asking
+     * again after a tenth of the interval, only within the first one,
+     * starts a member seconds sooner for a few small requests more. */
+    bool got_parts = false;
+    for (int i = 0; r->assignment && i < r->assignment->topic_partitions.count; i++)
+        got_parts |= r->assignment->topic_partitions.items[i].partitions.count > 0;
+    if (got_parts)
+        g->early_until_ms = 0;
+    else if (now < g->early_until_ms)
+        g->next_hb_ms = now + (g->heartbeat_interval_ms / 10 > sc->retry_backoff_ms ? g->heartbeat_interval_ms / 10
+                                                                                     : sc->retry_backoff_ms);
     if (r->assignment && kns_target_copy(g, r->assignment) == 0) {
         knw_metadata *md = knw_metadata_get(client);
         if (!kns_target_apply(sc, md))

@@ -114,6 +114,10 @@ typedef struct kns_group {
     bool leaving;
     int64_t next_hb_ms;
     int heartbeat_interval_ms;
+    /* Until then (the first heartbeat interval after joining), a
+     * heartbeat that brought no partitions is followed by the next one
+     * after a tenth of the interval (share_group.c, kns_hb_done). */
+    int64_t early_until_ms;
     char **topics; /* subscription (owned) */
     int32_t topic_cnt;
     bool subscribed;
