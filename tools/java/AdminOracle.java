@@ -55,6 +55,30 @@ public class AdminOracle {
         return String.join(",", out);
     }
 
+    static String kvs(Map<String, String> m) {
+        List<String> l = new ArrayList<>();
+        for (Map.Entry<String, String> e : m.entrySet())
+            l.add(e.getKey() + "=" + e.getValue());
+        Collections.sort(l);
+        return String.join(",", l);
+    }
+
+    static String taskOffsets(List<StreamsGroupMemberDescription.TaskOffset> l) {
+        List<String> out = new ArrayList<>();
+        for (StreamsGroupMemberDescription.TaskOffset t : l)
+            out.add(t.subtopologyId() + "-" + t.partition() + "=" + t.offset());
+        Collections.sort(out);
+        return String.join(",", out);
+    }
+
+    static void topicInfos(List<String> out, String g, String sub, String kind,
+                           Map<String, StreamsGroupSubtopologyDescription.TopicInfo> m) {
+        for (Map.Entry<String, StreamsGroupSubtopologyDescription.TopicInfo> e : m.entrySet())
+            out.add("sttopic " + g + " " + sub + " " + kind + " " + e.getKey() + " partitions="
+                + e.getValue().partitions() + " rf=" + e.getValue().replicationFactor()
+                + " configs=" + kvs(e.getValue().topicConfigs()));
+    }
+
     static void share(Admin admin, List<String> groups) throws Exception {
         for (String g : groups) {
             try {
@@ -105,6 +129,14 @@ public class AdminOracle {
                     + d.coordinator().id() + " members=" + d.members().size() + " epoch=" + d.groupEpoch()
                     + " assignment_epoch=" + d.targetAssignmentEpoch() + " topology_epoch=" + d.topologyEpoch()
                     + " subtopologies=" + String.join(";", subs));
+                List<String> infos = new ArrayList<>();
+                for (StreamsGroupSubtopologyDescription s : d.subtopologies()) {
+                    topicInfos(infos, g, s.subtopologyId(), "changelog", s.stateChangelogTopics());
+                    topicInfos(infos, g, s.subtopologyId(), "repartition", s.repartitionSourceTopics());
+                }
+                Collections.sort(infos);
+                for (String l : infos)
+                    System.out.println(l);
                 List<StreamsGroupMemberDescription> ms = new ArrayList<>(d.members());
                 ms.sort(Comparator.comparing(StreamsGroupMemberDescription::memberId));
                 for (StreamsGroupMemberDescription m : ms)
@@ -114,7 +146,12 @@ public class AdminOracle {
                         + " active=" + tasks(m.assignment().activeTasks())
                         + " standby=" + tasks(m.assignment().standbyTasks())
                         + " warmup=" + tasks(m.assignment().warmupTasks())
-                        + " target_active=" + tasks(m.targetAssignment().activeTasks()));
+                        + " target_active=" + tasks(m.targetAssignment().activeTasks())
+                        + " rack=" + m.rackId().orElse("-") + " topology_epoch=" + m.topologyEpoch()
+                        + " classic=" + m.isClassic()
+                        + " endpoint=" + m.userEndpoint().map(e -> e.host() + ":" + e.port()).orElse("-")
+                        + " tags=" + kvs(m.clientTags()) + " offsets=" + taskOffsets(m.taskOffsets())
+                        + " end_offsets=" + taskOffsets(m.taskEndOffsets()));
             } catch (ExecutionException e) {
                 System.out.println("streams " + g + " error=" + Errors.forException(e.getCause()).name());
             }
