@@ -578,6 +578,46 @@ KN_API const char *kn_group_descriptions_member_process_id(const kn_group_descri
 KN_API const kn_topic_partition_list *kn_group_descriptions_member_tasks(const kn_group_descriptions *desc,
                                                                          size_t i, size_t m, int kind);
 
+/* An internal topic t of kind KN_SUBTOPOLOGY_STATE_CHANGELOG or
+ * KN_SUBTOPOLOGY_REPARTITION_SOURCE (Java's TopicInfo): its partition
+ * count and replication factor as the application declared them (0: not
+ * enforced / the broker's default; -1 for another kind or out of range)
+ * and its topic configs, key c of config_count with its value in *value.
+ * Strings owned by desc. */
+KN_API int32_t kn_group_descriptions_subtopology_topic_partitions(const kn_group_descriptions *desc, size_t i,
+                                                                  size_t s, int kind, size_t t);
+KN_API int32_t kn_group_descriptions_subtopology_topic_replication_factor(const kn_group_descriptions *desc,
+                                                                          size_t i, size_t s, int kind, size_t t);
+KN_API size_t kn_group_descriptions_subtopology_topic_config_count(const kn_group_descriptions *desc, size_t i,
+                                                                   size_t s, int kind, size_t t);
+KN_API const char *kn_group_descriptions_subtopology_topic_config(const kn_group_descriptions *desc, size_t i,
+                                                                  size_t s, int kind, size_t t, size_t c,
+                                                                  const char **value);
+
+/* A streams member's rack id (NULL: none), the topology epoch it runs,
+ * whether it is a classic member not yet upgraded (0/1), its user
+ * endpoint for interactive queries (host, NULL when it has none; *port
+ * set when not NULL) and its client tags (key k of tag_count, value in
+ * *value). -1 / NULL / 0 for members of other group types. */
+KN_API const char *kn_group_descriptions_member_rack(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API int32_t kn_group_descriptions_member_topology_epoch(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API int kn_group_descriptions_member_is_classic(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API const char *kn_group_descriptions_member_user_endpoint(const kn_group_descriptions *desc, size_t i,
+                                                             size_t m, int *port);
+KN_API size_t kn_group_descriptions_member_client_tag_count(const kn_group_descriptions *desc, size_t i, size_t m);
+KN_API const char *kn_group_descriptions_member_client_tag(const kn_group_descriptions *desc, size_t i, size_t m,
+                                                          size_t k, const char **value);
+
+/* A streams member's cumulative changelog offsets per task (Java's
+ * taskOffsets / taskEndOffsets): entries whose "topic" is the
+ * subtopology id, partition the task's, offset the offset; owned by
+ * desc, NULL for members of other group types or a bad kind. Kafka 4.3's
+ * coordinator keeps none and sends both empty. */
+#define KN_TASK_OFFSETS 0
+#define KN_TASK_END_OFFSETS 1
+KN_API const kn_topic_partition_list *kn_group_descriptions_member_task_offsets(const kn_group_descriptions *desc,
+                                                                                size_t i, size_t m, int kind);
+
 /* Java's listStreamsGroupOffsets, alterStreamsGroupOffsets,
  * deleteStreamsGroupOffsets and deleteStreamsGroups: the consumer-group
  * calls (same arguments, same results). */

@@ -4,10 +4,12 @@
 -- listed (with lag), refused while it has a member, set once it is empty
 -- (a negative one failing alone) and honoured by a new member; a topic's
 -- state deleted (an unknown topic failing alone); the group deleted. For
--- streams groups (which need Kafka Streams, or it_admin_streams.c's own
--- heartbeats, to exist) the describe of an unknown group and the offset
--- calls' shapes; the voter calls answered as the static test quorum
--- answers them.
+-- streams groups (which need Kafka Streams, or a member speaking
+-- StreamsGroupHeartbeat itself: tests/c/support/member/kn_streams_member)
+-- a live group described with every field (topology with the changelog's
+-- declared configs, the member's rack, endpoint, tags, task offsets and
+-- tasks), the describe of an unknown group and the offset calls' shapes;
+-- the voter calls answered as the static test quorum answers them.
 local helper = require("spec.helper")
 local kafka = require("kafka_native")
 
@@ -123,6 +125,57 @@ describe("kafka_native.admin share and streams groups", function()
     assert.are.same({}, gone[group])
     assert.are.equal("GROUP_ID_NOT_FOUND", gone[none].error)
     assert.are.equal("GROUP_ID_NOT_FOUND", assert(admin:describe_share_groups({ group }))[group].error)
+  end)
+
+  it("describes a live streams group with every field", function()
+    local build = helper.cpath:match("^(.*)/lua/[^/]+/%?%.so$")
+    local exe = build and (build .. "/tests/c/kn_streams_member")
+    local f = exe and io.open(exe)
+    assert(f, "kn_streams_member not built next to the Lua module (" .. tostring(exe) .. ")")
+    f:close()
+    local topic = helper.topic("admin-streams-live")
+    local changelog = topic .. "-store-changelog"
+    helper.create_topic(admin, topic, 2)
+    helper.create_topic(admin, changelog, 2)
+    local group = topic .. "-g"
+    local p = assert(io.popen(string.format("%s %s %s %s 120 2>&1", exe, bootstrap, topic, group)))
+    local pid
+    for line in p:lines() do
+      pid = line:match("^stable (%d+)$")
+      if pid then break end
+    end
+    assert(pid, "the streams member never became stable")
+    local ok, err = pcall(function()
+      local d = assert(admin:describe_streams_groups({ group }))[group]
+      assert.is_nil(d.error, d.message)
+      assert.are.equal("streams", d.type)
+      assert.are.equal("Stable", d.state)
+      assert.are.equal(0, d.topology_epoch)
+      local sub = d.subtopologies[1]
+      assert.are.equal("0", sub.id)
+      assert.are.same({ topic }, sub.source_topics)
+      assert.are.same({ changelog }, sub.state_changelog_topics)
+      local info = sub.topic_info[changelog]
+      assert.are.equal(1, info.replication_factor)
+      assert.are.same({ ["cleanup.policy"] = "compact", ["min.compaction.lag.ms"] = "1000" }, info.configs)
+      assert.are.equal(1, #d.members)
+      local m = d.members[1]
+      assert.are.equal("kn-process-1", m.process_id)
+      assert.are.equal("kn-rack-a", m.rack_id)
+      assert.are.equal(0, m.topology_epoch)
+      assert.is_false(m.is_classic)
+      assert.are.same({ host = "iq.kn.example", port = 8080 }, m.user_endpoint)
+      assert.are.same({ zone = "z1", tier = "gold" }, m.client_tags)
+      -- Kafka 4.3's coordinator keeps no task offsets (Java shows none).
+      assert.are.same({}, m.task_offsets)
+      assert.are.same({}, m.task_end_offsets)
+      local active = m.tasks.active["0"]
+      table.sort(active)
+      assert.are.same({ 0, 1 }, active)
+    end)
+    os.execute("kill " .. pid)
+    p:close()
+    assert(ok, err)
   end)
 
   it("describes an unknown streams group and runs the streams offset calls", function()

@@ -5,10 +5,14 @@
  * A streams group (describe_streams_groups) also has topology_epoch and
  * subtopologies = { { id =, source_topics = {...},
  * repartition_sink_topics = {...}, state_changelog_topics = {...},
- * repartition_source_topics = {...} }, ... }; each member process_id
- * and tasks = { active =, standby =, warmup =, target_active =,
- * target_standby =, target_warmup = }, each { [subtopology id] = {
- * partition, ... } }.
+ * repartition_source_topics = {...}, topic_info = { [internal topic] =
+ * { partitions =, replication_factor =, configs = { [key] = value } } }
+ * }, ... }; each member process_id, topology_epoch, is_classic,
+ * rack_id, user_endpoint = { host =, port = } (nil when none),
+ * client_tags = { [key] = value }, tasks = { active =, standby =,
+ * warmup =, target_active =, target_standby =, target_warmup = }, each
+ * { [subtopology id] = { partition, ... } }, and task_offsets /
+ * task_end_offsets = { [subtopology id] = { [partition] = offset } }.
  *
  * add_raft_voter(voter_id, directory_id, { {name=, host=, port=}, ... }
  * [, {cluster_id=, timeout_ms=}]) and remove_raft_voter(voter_id,
@@ -18,6 +22,39 @@
 #include <string.h>
 
 #include "lk_admin.h"
+
+/* topic_info = { [name] = { partitions =, replication_factor =, configs
+ * = { [key] = value } } } of a subtopology's internal topics. */
+static void lk_push_topic_info(lua_State *L, const kn_group_descriptions *d, size_t i, size_t s) {
+    lua_newtable(L);
+    for (int k = KN_SUBTOPOLOGY_STATE_CHANGELOG; k <= KN_SUBTOPOLOGY_REPARTITION_SOURCE; k++)
+        for (size_t t = 0; t < kn_group_descriptions_subtopology_topic_count(d, i, s, k); t++) {
+            lua_createtable(L, 0, 3);
+            lk_set_int(L, "partitions", kn_group_descriptions_subtopology_topic_partitions(d, i, s, k, t));
+            lk_set_int(L, "replication_factor",
+                       kn_group_descriptions_subtopology_topic_replication_factor(d, i, s, k, t));
+            lua_newtable(L);
+            for (size_t c = 0; c < kn_group_descriptions_subtopology_topic_config_count(d, i, s, k, t); c++) {
+                const char *value = NULL;
+                const char *key = kn_group_descriptions_subtopology_topic_config(d, i, s, k, t, c, &value);
+                lk_set_str(L, key, value);
+            }
+            lua_setfield(L, -2, "configs");
+            lua_setfield(L, -2, kn_group_descriptions_subtopology_topic(d, i, s, k, t));
+        }
+    lua_setfield(L, -2, "topic_info");
+}
+
+/* { [subtopology id] = { [partition] = offset } } */
+static void lk_push_task_offsets(lua_State *L, const kn_topic_partition_list *l) {
+    lua_newtable(L);
+    for (size_t k = 0; k < kn_topic_partition_list_count(l); k++) {
+        lk_push_topic_table(L, kn_topic_partition_list_topic(l, k));
+        lua_pushinteger(L, (lua_Integer)kn_topic_partition_list_offset(l, k));
+        lua_rawseti(L, -2, (int)kn_topic_partition_list_partition(l, k));
+        lua_pop(L, 1);
+    }
+}
 
 void lk_push_streams_group_fields(lua_State *L, const kn_group_descriptions *d, size_t i) {
     static const char *const kinds[4] = {"source_topics", "repartition_sink_topics", "state_changelog_topics",
@@ -38,6 +75,7 @@ void lk_push_streams_group_fields(lua_State *L, const kn_group_descriptions *d, 
             }
             lua_setfield(L, -2, kinds[k]);
         }
+        lk_push_topic_info(L, d, i, s);
         lua_rawseti(L, -2, (int)(s + 1));
     }
     lua_setfield(L, -2, "subtopologies");
@@ -53,6 +91,29 @@ void lk_push_streams_member_fields(lua_State *L, const kn_group_descriptions *d,
         lua_setfield(L, -2, kinds[k]);
     }
     lua_setfield(L, -2, "tasks");
+    lk_set_int(L, "topology_epoch", kn_group_descriptions_member_topology_epoch(d, i, m));
+    lua_pushboolean(L, kn_group_descriptions_member_is_classic(d, i, m));
+    lua_setfield(L, -2, "is_classic");
+    lk_set_str(L, "rack_id", kn_group_descriptions_member_rack(d, i, m));
+    int port = 0;
+    const char *host = kn_group_descriptions_member_user_endpoint(d, i, m, &port);
+    if (host) {
+        lua_createtable(L, 0, 2);
+        lk_set_str(L, "host", host);
+        lk_set_int(L, "port", port);
+        lua_setfield(L, -2, "user_endpoint");
+    }
+    lua_newtable(L);
+    for (size_t k = 0; k < kn_group_descriptions_member_client_tag_count(d, i, m); k++) {
+        const char *value = NULL;
+        const char *key = kn_group_descriptions_member_client_tag(d, i, m, k, &value);
+        lk_set_str(L, key, value);
+    }
+    lua_setfield(L, -2, "client_tags");
+    lk_push_task_offsets(L, kn_group_descriptions_member_task_offsets(d, i, m, KN_TASK_OFFSETS));
+    lua_setfield(L, -2, "task_offsets");
+    lk_push_task_offsets(L, kn_group_descriptions_member_task_offsets(d, i, m, KN_TASK_END_OFFSETS));
+    lua_setfield(L, -2, "task_end_offsets");
 }
 
 /* ---- KRaft voters ---------------------------------------------------- */

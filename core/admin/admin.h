@@ -474,15 +474,58 @@ typedef struct kna_group_member {
     kn_topic_partition_list *target;     /* KIP-848 only (streams: active tasks) */
     char *process_id;                    /* streams only */
     kn_topic_partition_list *tasks[6];   /* streams only, by KN_TASKS_* */
+    struct kna_streams_member *streams;  /* streams only (admin_streams_results.c) */
 } kna_group_member;
 
+/* A key/value pair of a streams topic's configs or a member's tags. */
+typedef struct kna_kv {
+    char *key, *value;
+} kna_kv;
+
+/* Java's StreamsGroupSubtopologyDescription.TopicInfo: an internal
+ * topic's partition count, replication factor (0: not enforced / the
+ * broker's default) and configs. */
+typedef struct kna_topic_info {
+    int32_t partitions;
+    int16_t replication_factor;
+    kna_kv *configs;
+    size_t config_count;
+} kna_topic_info;
+
 /* A streams group's subtopology: its id and four topic-name lists
- * (KN_SUBTOPOLOGY_*). */
+ * (KN_SUBTOPOLOGY_*); the two internal kinds (state changelog,
+ * repartition source) also have a kna_topic_info per name, in
+ * infos[kind - KN_SUBTOPOLOGY_STATE_CHANGELOG]. */
 typedef struct kna_subtopology {
     char *id;
     char **topics[4];
     size_t topic_count[4];
+    kna_topic_info *infos[2];
 } kna_subtopology;
+
+/* What StreamsGroupDescribe says of a member beyond the common fields
+ * and tasks (Java's StreamsGroupMemberDescription). */
+typedef struct kna_streams_member {
+    char *rack;                               /* NULL: none */
+    int32_t topology_epoch;
+    char *endpoint_host;                      /* NULL: no user endpoint */
+    int endpoint_port;
+    kna_kv *tags;                             /* client tags, the broker's order */
+    size_t tag_count;
+    kn_topic_partition_list *task_offsets[2]; /* by KN_TASK_OFFSETS / _END_OFFSETS */
+    bool is_classic;
+} kna_streams_member;
+
+/* Frees what the streams parts of a member and a subtopology own
+ * (admin_streams_results.c); NULL-safe, leaves the structs themselves. */
+void kna_streams_member_free(kna_streams_member *sm);
+void kna_topic_infos_free(kna_topic_info *infos, size_t count);
+/* Copies n key/value pairs (kn_str key, value at the given offsets of
+ * each element of stride bytes): 0 or KN_ERR__NOMEM, *out freed by the
+ * caller either way with kna_kvs_free. */
+int kna_kvs_copy(kna_kv **out, size_t *count, const void *items, int32_t n, size_t stride, size_t key_off,
+                 size_t value_off);
+void kna_kvs_free(kna_kv *kv, size_t count);
 
 typedef struct kna_group_desc {
     char *group_id;

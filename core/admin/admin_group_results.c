@@ -312,11 +312,14 @@ void kn_group_descriptions_destroy(kn_group_descriptions *d) {
             kn_free(mb->process_id);
             for (size_t k = 0; k < 6; k++)
                 kn_topic_partition_list_destroy(mb->tasks[k]);
+            kna_streams_member_free(mb->streams);
         }
         kn_free(x->members);
         for (size_t s = 0; s < x->subtopology_count; s++) {
             kna_subtopology *st = &x->subtopologies[s];
             kn_free(st->id);
+            for (size_t k = 0; k < 2; k++)
+                kna_topic_infos_free(st->infos[k], st->topic_count[KN_SUBTOPOLOGY_STATE_CHANGELOG + k]);
             for (size_t k = 0; k < 4; k++) {
                 for (size_t t = 0; t < st->topic_count[k]; t++)
                     kn_free(st->topics[k][t]);

@@ -7,6 +7,7 @@
  * so do these. The describe steps every group type shares are
  * admin_group_describe.c's.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "admin/admin.h"
@@ -34,7 +35,53 @@ static kn_topic_partition_list *kna_tasks(const kp_StreamsGroupDescribeResponse_
     return l;
 }
 
-static int kna_streams_member(kna_group_member *mb, const kp_StreamsGroupDescribeResponse_Member *gm) {
+/* Task offsets as a list whose "topic" is the subtopology id. */
+static kn_topic_partition_list *kna_task_offsets(const kp_StreamsGroupDescribeResponse_TaskOffset_array *a) {
+    kn_topic_partition_list *l = kn_topic_partition_list_new();
+    for (int32_t t = 0; l && t < a->count; t++) {
+        const kp_StreamsGroupDescribeResponse_TaskOffset *to = &a->items[t];
+        char *id = NULL;
+        int at = KN_ERR__NOMEM;
+        if (kna_set_str(&id, to->subtopology_id.len < 0 ? kna_cstr("") : to->subtopology_id))
+            at = kn_topic_partition_list_add(l, id, to->partition);
+        kn_free(id);
+        if (at == KN_ERR__NOMEM) {
+            kn_topic_partition_list_destroy(l);
+            return NULL;
+        }
+        /* An entry the list refuses (empty id, negative partition), as
+         * kna_tasks does, is left out. */
+        if (at >= 0)
+            kn_topic_partition_list_set_offset(l, (size_t)at, to->offset);
+    }
+    return l;
+}
+
+/* The member fields only StreamsGroupDescribe has (kna_streams_member). */
+static int kna_streams_extra(kna_group_member *mb, const kp_StreamsGroupDescribeResponse_Member *gm) {
+    kna_streams_member *sm = kn_calloc(1, sizeof(*sm));
+    if (!(mb->streams = sm))
+        return KN_ERR__NOMEM;
+    sm->topology_epoch = gm->topology_epoch;
+    sm->is_classic = gm->is_classic;
+    if (!kna_set_str(&sm->rack, gm->rack_id))
+        return KN_ERR__NOMEM;
+    if (gm->user_endpoint) {
+        if (!kna_set_str(&sm->endpoint_host,
+                         gm->user_endpoint->host.len < 0 ? kna_cstr("") : gm->user_endpoint->host))
+            return KN_ERR__NOMEM;
+        sm->endpoint_port = gm->user_endpoint->port;
+    }
+    if (kna_kvs_copy(&sm->tags, &sm->tag_count, gm->client_tags.items, gm->client_tags.count,
+                     sizeof(*gm->client_tags.items), offsetof(kp_StreamsGroupDescribeResponse_KeyValue, key),
+                     offsetof(kp_StreamsGroupDescribeResponse_KeyValue, value)) ||
+        !(sm->task_offsets[KN_TASK_OFFSETS] = kna_task_offsets(&gm->task_offsets)) ||
+        !(sm->task_offsets[KN_TASK_END_OFFSETS] = kna_task_offsets(&gm->task_end_offsets)))
+        return KN_ERR__NOMEM;
+    return 0;
+}
+
+static int kna_streams_member_copy(kna_group_member *mb, const kp_StreamsGroupDescribeResponse_Member *gm) {
     if (kna_member_copy(mb, gm->member_id, gm->instance_id, gm->client_id, gm->client_host, gm->member_epoch) ||
         !kna_set_str(&mb->process_id, gm->process_id))
         return KN_ERR__NOMEM;
@@ -45,6 +92,8 @@ static int kna_streams_member(kna_group_member *mb, const kp_StreamsGroupDescrib
     for (int k = 0; k < 6; k++)
         if (!(mb->tasks[k] = kna_tasks(kinds[k])))
             return KN_ERR__NOMEM;
+    if (kna_streams_extra(mb, gm))
+        return KN_ERR__NOMEM;
     /* The generic accessors show the active tasks. */
     if (!(mb->assignment = kn_topic_partition_list_copy(mb->tasks[KN_TASKS_ACTIVE])) ||
         !(mb->target = kn_topic_partition_list_copy(mb->tasks[KN_TASKS_TARGET_ACTIVE])))
@@ -66,15 +115,25 @@ static int kna_names_copy(char ***out, size_t *count, const kn_str *names, int32
     return 0;
 }
 
-static int kna_topic_infos_copy(char ***out, size_t *count, const kp_StreamsGroupDescribeResponse_TopicInfo_array *a) {
+/* The names of an internal-topic list, and beside them (infos) what was
+ * declared for each: partitions, replication factor, configs. */
+static int kna_topic_infos_copy(char ***out, kna_topic_info **infos, size_t *count,
+                                const kp_StreamsGroupDescribeResponse_TopicInfo_array *a) {
     if (a->count <= 0)
         return 0;
-    if (!(*out = kn_calloc((size_t)a->count, sizeof(**out))))
+    if (!(*out = kn_calloc((size_t)a->count, sizeof(**out))) || !(*infos = kn_calloc((size_t)a->count, sizeof(**infos))))
         return KN_ERR__NOMEM;
     for (int32_t k = 0; k < a->count; k++) {
+        const kp_StreamsGroupDescribeResponse_TopicInfo *ti = &a->items[k];
         bool ok = true;
-        (*out)[(*count)++] = kna_strdup_str(a->items[k].name.len < 0 ? kna_cstr("") : a->items[k].name, &ok);
-        if (!ok)
+        kna_topic_info *x = &(*infos)[*count];
+        (*out)[(*count)++] = kna_strdup_str(ti->name.len < 0 ? kna_cstr("") : ti->name, &ok);
+        x->partitions = ti->partitions;
+        x->replication_factor = ti->replication_factor;
+        if (!ok || kna_kvs_copy(&x->configs, &x->config_count, ti->topic_configs.items, ti->topic_configs.count,
+                                sizeof(*ti->topic_configs.items),
+                                offsetof(kp_StreamsGroupDescribeResponse_KeyValue, key),
+                                offsetof(kp_StreamsGroupDescribeResponse_KeyValue, value)))
             return KN_ERR__NOMEM;
     }
     return 0;
@@ -98,9 +157,9 @@ static int kna_topology(kna_group_desc *d, const kp_StreamsGroupDescribeResponse
             kna_names_copy(&x->topics[KN_SUBTOPOLOGY_REPARTITION_SINK],
                            &x->topic_count[KN_SUBTOPOLOGY_REPARTITION_SINK], st->repartition_sink_topics.items,
                            st->repartition_sink_topics.count) ||
-            kna_topic_infos_copy(&x->topics[KN_SUBTOPOLOGY_STATE_CHANGELOG],
+            kna_topic_infos_copy(&x->topics[KN_SUBTOPOLOGY_STATE_CHANGELOG], &x->infos[0],
                                  &x->topic_count[KN_SUBTOPOLOGY_STATE_CHANGELOG], &st->state_changelog_topics) ||
-            kna_topic_infos_copy(&x->topics[KN_SUBTOPOLOGY_REPARTITION_SOURCE],
+            kna_topic_infos_copy(&x->topics[KN_SUBTOPOLOGY_REPARTITION_SOURCE], &x->infos[1],
                                  &x->topic_count[KN_SUBTOPOLOGY_REPARTITION_SOURCE], &st->repartition_source_topics))
             return KN_ERR__NOMEM;
     }
@@ -125,7 +184,7 @@ static int kna_sgdesc_absorb(kna_group_call *call, const bool *sel, const knw_re
         if (kna_topology(d, g->topology))
             return KN_ERR__NOMEM;
         for (int32_t m = 0; m < g->members.count; m++)
-            if (kna_streams_member(&d->members[d->member_count++], &g->members.items[m]))
+            if (kna_streams_member_copy(&d->members[d->member_count++], &g->members.items[m]))
                 return KN_ERR__NOMEM;
     }
     return 0;

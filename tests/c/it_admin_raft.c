@@ -8,8 +8,8 @@
  * (KN_BROKER_DYNAMIC_QUORUM=1 tools/kafka/broker start, kraft.version 1)
  * the controller itself checks them: DUPLICATE_VOTER, VOTER_NOT_FOUND.
  * Arguments Java refuses before sending (no endpoint, a directory id
- * that is no uuid) are refused here unsent. Not tested: a voter really
- * added or removed (that needs a second controller process).
+ * that is no uuid) are refused here unsent. A voter really added and
+ * removed: it_admin_raft_voter.c.
  */
 #include "kn_test.h"
 

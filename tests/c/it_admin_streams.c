@@ -4,17 +4,22 @@
  * (tools/java/admin-oracle streams). A streams group exists without
  * Kafka Streams: this test is its one member, speaking
  * StreamsGroupHeartbeat itself (a topology of one subtopology reading a
- * 2-partition topic). While it is a member the group is listed by type
- * and described (state, epochs, topology, the member's process id and
- * active tasks) line by line as Java describes it, with an unknown group
- * and a consumer group both GROUP_ID_NOT_FOUND; once it left, offsets
- * set by the admin are what Java lists, one partition's offset deleted
- * is gone for both, and the deleted group (an unknown one failing alone)
- * is GROUP_ID_NOT_FOUND for both. Standby and warmup tasks, internal
- * topics and several members are not exercised (one member, no state).
+ * 2-partition topic, with a state store's changelog declared with two
+ * configs; a rack, a user endpoint, two client tags and task offsets).
+ * While it is a member the group is listed by type and described
+ * (state, epochs, topology with the changelog's declared partitions,
+ * replication factor and configs, the member's process id, rack,
+ * topology epoch, endpoint, tags, task offsets and tasks) line by line
+ * as Java describes it, with an unknown group and a consumer group both
+ * GROUP_ID_NOT_FOUND; once it left, offsets set by the admin are what
+ * Java lists, one partition's offset deleted is gone for both, and the
+ * deleted group (an unknown one failing alone) is GROUP_ID_NOT_FOUND
+ * for both. Standby and warmup tasks, repartition topics and several
+ * members are not exercised (one member).
  */
 #include "kn_test.h"
 #include "oracle_lines.h"
+#include "streams_member.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,77 +28,57 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "admin/admin.h"
 #include "kafka_native.h"
 #include "kafka_native_admin.h"
-#include "proto/generated/kp_apis.h"
-#include "proto/generated/kp_streams_group_heartbeat.h"
-#include "wire/coordinator.h"
-#include "wire/wire.h"
 
 #define TIMEOUT_MS 30000
-
-/* One StreamsGroupHeartbeat of our member: joins (epoch 0, with the
- * topology), acknowledges (epoch > 0, reporting `owned` tasks) or leaves
- * (epoch -1). Returns the new epoch; *tasks gets the assigned active
- * partitions of subtopology "0" (when the answer has them). */
-static int32_t heartbeat(kn_admin *a, const char *group, const char *member, int32_t epoch, const char *topic,
-                         const int32_t *owned, int owned_n, int32_t *tasks, int *task_n) {
-    char why[256] = "";
-    int32_t node = -1;
-    assert_int_equal(knw_coord_wait(a->client, 0, group, knw_now_ms() + TIMEOUT_MS, &node, why, sizeof why), 0);
-    kp_StreamsGroupHeartbeatRequest req;
-    kp_StreamsGroupHeartbeatRequest_init(&req);
-    req.group_id = (kn_str){group, (int32_t)strlen(group)};
-    req.member_id = (kn_str){member, (int32_t)strlen(member)};
-    req.member_epoch = epoch;
-    req.rebalance_timeout_ms = 30000;
-    kn_str src = {topic, (int32_t)strlen(topic)};
-    kp_StreamsGroupHeartbeatRequest_Subtopology sub;
-    kp_StreamsGroupHeartbeatRequest_Subtopology_init(&sub);
-    sub.subtopology_id = (kn_str){"0", 1};
-    sub.source_topics = (kp_str_array){&src, 1};
-    kp_StreamsGroupHeartbeatRequest_Topology topo = {0, {&sub, 1}};
-    kp_StreamsGroupHeartbeatRequest_TaskIds mine = {{"0", 1}, {(int32_t *)owned, owned_n}};
-    if (epoch == 0) {
-        req.topology = &topo;
-        req.process_id = (kn_str){"kn-process-1", 12};
-        req.client_tags = (kp_StreamsGroupHeartbeatRequest_KeyValue_array){NULL, 0};
-    }
-    if (epoch >= 0) {
-        req.active_tasks = (kp_StreamsGroupHeartbeatRequest_TaskIds_array){owned_n ? &mine : NULL, owned_n ? 1 : 0};
-        req.standby_tasks = (kp_StreamsGroupHeartbeatRequest_TaskIds_array){NULL, 0};
-        req.warmup_tasks = (kp_StreamsGroupHeartbeatRequest_TaskIds_array){NULL, 0};
-    }
-    knw_resp *resp = knw_call(a->client, node, KP_API_STREAMS_GROUP_HEARTBEAT, -1, -1, &req, TIMEOUT_MS);
-    assert_non_null(resp);
-    if (resp->err)
-        fail_msg("StreamsGroupHeartbeat: %s", kn_err_name(resp->err));
-    const kp_StreamsGroupHeartbeatResponse *body = resp->body;
-    if (body->error_code)
-        fail_msg("StreamsGroupHeartbeat: %s: %.*s", kn_err_name(body->error_code), (int)body->error_message.len,
-                 body->error_message.ptr ? body->error_message.ptr : "");
-    static int last_status = -1; /* each status once, not every heartbeat */
-    for (int32_t s = 0; s < body->status.count; s++)
-        if (body->status.items[s].status_code != last_status) {
-            last_status = body->status.items[s].status_code;
-            print_message("streams status %d: %.*s\n", last_status, (int)body->status.items[s].status_detail.len,
-                          body->status.items[s].status_detail.ptr);
-        }
-    if (tasks && body->active_tasks.count >= 0) {
-        *task_n = 0;
-        for (int32_t t = 0; t < body->active_tasks.count; t++)
-            for (int32_t p = 0; p < body->active_tasks.items[t].partitions.count && *task_n < 8; p++)
-                tasks[(*task_n)++] = body->active_tasks.items[t].partitions.items[p];
-    }
-    int32_t out = body->member_epoch;
-    knw_resp_free(resp);
-    return out;
-}
 
 /* "0-0,0-1" style tasks of kind for member m, sorted. */
 static void tasks_str(const kn_group_descriptions *d, size_t i, size_t m, int kind, char *out, size_t size) {
     oracle_tps(kn_group_descriptions_member_tasks(d, i, m, kind), out, size);
+}
+
+/* Sorted lines joined with "," into out. Empties l. */
+static void join_sorted(lines *l, char *out, size_t size) {
+    sort_lines(l);
+    out[0] = '\0';
+    for (size_t k = 0; k < l->n; k++) {
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", k ? "," : "", l->v[k]);
+    }
+    free_lines(l);
+}
+
+/* "sub-p=offset,..." sorted. */
+static void task_offsets_str(const kn_topic_partition_list *o, char *out, size_t size) {
+    lines l = {0};
+    for (size_t k = 0; k < kn_topic_partition_list_count(o); k++)
+        add_line(&l, "%s-%d=%lld", kn_topic_partition_list_topic(o, k), (int)kn_topic_partition_list_partition(o, k),
+                 (long long)kn_topic_partition_list_offset(o, k));
+    join_sorted(&l, out, size);
+}
+
+/* One "sttopic" line per internal topic of subtopology s: its kind,
+ * declared partitions and replication factor, and configs. */
+static void internal_topic_lines(const kn_group_descriptions *d, size_t i, size_t s, const char *group,
+                                 lines *out) {
+    static const char *const names[2] = {"changelog", "repartition"};
+    for (int k = KN_SUBTOPOLOGY_STATE_CHANGELOG; k <= KN_SUBTOPOLOGY_REPARTITION_SOURCE; k++)
+        for (size_t t = 0; t < kn_group_descriptions_subtopology_topic_count(d, i, s, k); t++) {
+            lines cl = {0};
+            for (size_t c = 0; c < kn_group_descriptions_subtopology_topic_config_count(d, i, s, k, t); c++) {
+                const char *v = NULL;
+                const char *key = kn_group_descriptions_subtopology_topic_config(d, i, s, k, t, c, &v);
+                add_line(&cl, "%s=%s", key, v);
+            }
+            char cfg[1024];
+            join_sorted(&cl, cfg, sizeof cfg);
+            add_line(out, "sttopic %s %s %s %s partitions=%d rf=%d configs=%s", group,
+                     kn_group_descriptions_subtopology_id(d, i, s), names[k - KN_SUBTOPOLOGY_STATE_CHANGELOG],
+                     kn_group_descriptions_subtopology_topic(d, i, s, k, t),
+                     (int)kn_group_descriptions_subtopology_topic_partitions(d, i, s, k, t),
+                     (int)kn_group_descriptions_subtopology_topic_replication_factor(d, i, s, k, t), cfg);
+        }
 }
 
 static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *out) {
@@ -128,6 +113,9 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                 free_lines(&src);
             }
             sort_lines(&subs);
+            lines infos = {0};
+            for (size_t s = 0; s < kn_group_descriptions_subtopology_count(d, i); s++)
+                internal_topic_lines(d, i, s, groups[i], &infos);
             char all[2048] = "";
             for (size_t s = 0; s < subs.n; s++) {
                 size_t len = strlen(all);
@@ -141,6 +129,7 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                      kn_group_descriptions_member_count(d, i), (int)kn_group_descriptions_group_epoch(d, i),
                      (int)kn_group_descriptions_assignment_epoch(d, i),
                      (int)kn_group_descriptions_topology_epoch(d, i), all);
+            move_sorted_lines(out, &infos);
             lines ms = {0};
             for (size_t m = 0; m < kn_group_descriptions_member_count(d, i); m++) {
                 char act[512], sb[512], wu[512], ta[512];
@@ -149,13 +138,33 @@ static void our_lines(kn_admin *a, const char *const *groups, size_t n, lines *o
                 tasks_str(d, i, m, KN_TASKS_WARMUP, wu, sizeof wu);
                 tasks_str(d, i, m, KN_TASKS_TARGET_ACTIVE, ta, sizeof ta);
                 const char *inst = kn_group_descriptions_member_instance_id(d, i, m);
+                const char *rack = kn_group_descriptions_member_rack(d, i, m);
+                int port = 0;
+                const char *ep_host = kn_group_descriptions_member_user_endpoint(d, i, m, &port);
+                char ep[300] = "-", tags[512] = "", offs[512], ends[512];
+                if (ep_host)
+                    snprintf(ep, sizeof ep, "%s:%d", ep_host, port);
+                lines tl = {0};
+                for (size_t k = 0; k < kn_group_descriptions_member_client_tag_count(d, i, m); k++) {
+                    const char *v = NULL;
+                    const char *key = kn_group_descriptions_member_client_tag(d, i, m, k, &v);
+                    add_line(&tl, "%s=%s", key, v);
+                }
+                join_sorted(&tl, tags, sizeof tags);
+                task_offsets_str(kn_group_descriptions_member_task_offsets(d, i, m, KN_TASK_OFFSETS), offs,
+                                 sizeof offs);
+                task_offsets_str(kn_group_descriptions_member_task_offsets(d, i, m, KN_TASK_END_OFFSETS), ends,
+                                 sizeof ends);
                 add_line(&ms,
                          "stmember %s id=%s instance=%s client=%s host=%s epoch=%d process=%s active=%s "
-                         "standby=%s warmup=%s target_active=%s",
+                         "standby=%s warmup=%s target_active=%s rack=%s topology_epoch=%d classic=%s endpoint=%s "
+                         "tags=%s offsets=%s end_offsets=%s",
                          groups[i], kn_group_descriptions_member_id(d, i, m), inst ? inst : "null",
                          kn_group_descriptions_member_client_id(d, i, m), kn_group_descriptions_member_host(d, i, m),
                          (int)kn_group_descriptions_member_epoch(d, i, m),
-                         kn_group_descriptions_member_process_id(d, i, m), act, sb, wu, ta);
+                         kn_group_descriptions_member_process_id(d, i, m), act, sb, wu, ta, rack ? rack : "-",
+                         (int)kn_group_descriptions_member_topology_epoch(d, i, m),
+                         kn_group_descriptions_member_is_classic(d, i, m) ? "true" : "false", ep, tags, offs, ends);
             }
             move_sorted_lines(out, &ms);
         }
@@ -188,6 +197,9 @@ static void test_streams_admin(void **state) {
     snprintf(cgroup, sizeof cgroup, "%s-cg", topic);
     snprintf(member, sizeof member, "kn-streams-member-%d", (int)getpid());
     kn_test_create_topic(topic, 2);
+    char changelog[256];
+    snprintf(changelog, sizeof changelog, "%s-store-changelog", topic);
+    kn_test_create_topic(changelog, 2);
     kn_admin *a = oracle_admin_new();
 
     kn_topic_partition_list *l = kn_topic_partition_list_new();
@@ -201,12 +213,12 @@ static void test_streams_admin(void **state) {
     /* Join, then acknowledge what was assigned until the group is stable. */
     int32_t tasks[8];
     int task_n = 0;
-    int32_t epoch = heartbeat(a, group, member, 0, topic, NULL, 0, tasks, &task_n);
+    int32_t epoch = streams_heartbeat(a, group, member, 0, topic, NULL, 0, tasks, &task_n);
     const char *groups[3] = {group, unknown, cgroup};
     lines ours = {0};
     int64_t until = kn_test_now_ms() + TIMEOUT_MS;
     for (;;) {
-        epoch = heartbeat(a, group, member, epoch, topic, tasks, task_n, tasks, &task_n);
+        epoch = streams_heartbeat(a, group, member, epoch, topic, tasks, task_n, tasks, &task_n);
         our_lines(a, groups, 1, &ours);
         snprintf(want, sizeof want, "active=0-0,0-1 ");
         bool done = has_line(&ours, want) && has_line(&ours, "target_active=0-0,0-1") &&
@@ -234,6 +246,11 @@ static void test_streams_admin(void **state) {
     snprintf(want, sizeof want, "subtopologies=0:%s", topic);
     assert_true(has_line(&ours, want));
     assert_true(has_line(&ours, "process=kn-process-1 "));
+    assert_true(has_line(&ours, " rack=kn-rack-a topology_epoch=0 classic=false endpoint=iq.kn.example:8080 "
+                                "tags=tier=gold,zone=z1 "));
+    snprintf(want, sizeof want, "sttopic %s 0 changelog %s partitions=", group, changelog);
+    assert_true(has_line(&ours, want));
+    assert_true(has_line(&ours, " rf=1 configs=cleanup.policy=compact,min.compaction.lag.ms=1000"));
     snprintf(want, sizeof want, "streams %s error=GROUP_ID_NOT_FOUND", unknown);
     assert_true(has_line(&ours, want));
     snprintf(want, sizeof want, "streams %s error=GROUP_ID_NOT_FOUND", cgroup);
@@ -241,7 +258,7 @@ static void test_streams_admin(void **state) {
     free_lines(&ours);
 
     /* Leave; then the admin sets offsets of the empty group. */
-    heartbeat(a, group, member, -1, topic, NULL, 0, NULL, NULL);
+    streams_heartbeat(a, group, member, -1, topic, NULL, 0, NULL, NULL);
     l = kn_topic_partition_list_new();
     kn_topic_partition_list_add(l, topic, 0);
     kn_topic_partition_list_set_offset(l, 0, 4);

@@ -8,9 +8,13 @@
  * failing alone), abort_transaction with those values (the partition's
  * transaction is gone), and fence_producers: the epoch is bumped, the
  * coordinator ends the transaction, and our producer's commit then
- * fails as fenced.
+ * fails as fenced. While the transaction is open, describe_transactions
+ * (with the unknown id), list_transactions (by id pattern) and
+ * describe_producers are compared line by line with the Java Admin
+ * client's answers (tools/java/admin-oracle txn).
  */
 #include "kn_test.h"
+#include "oracle_lines.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,6 +70,61 @@ static kn_producer_states *producers(kn_admin *admin, const char *topic, int64_t
         if (kn_producer_states_producer_id(s, 0, k) == pid)
             *kp = (ptrdiff_t)k;
     return s;
+}
+
+static void opt_i64(int64_t v, char *out, size_t size) {
+    if (v < 0)
+        snprintf(out, size, "-");
+    else
+        snprintf(out, size, "%lld", (long long)v);
+}
+
+/* args: id, unknown id, topic (the oracle's order). */
+static void txn_lines(kn_admin *a, const char *const *args, size_t n, lines *out) {
+    assert_int_equal(n, 3);
+    char es[512] = "", start[24];
+    kn_txn_descriptions *d = NULL;
+    must(kn_admin_describe_transactions(a, args, 2, TIMEOUT_MS, &d, es, sizeof es), "describe_transactions", es);
+    for (size_t i = 0; i < kn_txn_descriptions_count(d); i++) {
+        if (kn_txn_descriptions_error(d, i)) {
+            add_line(out, "txn %s error=%s", kn_txn_descriptions_id(d, i), kn_err_name(kn_txn_descriptions_error(d, i)));
+            continue;
+        }
+        char parts[1024];
+        oracle_tps(kn_txn_descriptions_partitions(d, i), parts, sizeof parts);
+        opt_i64(kn_txn_descriptions_start_time_ms(d, i), start, sizeof start);
+        add_line(out, "txn %s state=%s coordinator=%d producer=%lld epoch=%d timeout=%d start=%s partitions=%s",
+                 kn_txn_descriptions_id(d, i), kn_txn_descriptions_state(d, i),
+                 (int)kn_txn_descriptions_coordinator(d, i), (long long)kn_txn_descriptions_producer_id(d, i),
+                 (int)kn_txn_descriptions_producer_epoch(d, i), (int)kn_txn_descriptions_timeout_ms(d, i), start,
+                 parts);
+    }
+    kn_txn_descriptions_destroy(d);
+    kn_txn_list_filter bypat = {.id_pattern = args[0]};
+    kn_txn_list *l = list_txns(a, &bypat);
+    lines ll = {0};
+    for (size_t i = 0; i < kn_txn_list_count(l); i++)
+        add_line(&ll, "listed %s producer=%lld state=%s", kn_txn_list_id(l, i), (long long)kn_txn_list_producer_id(l, i),
+                 kn_txn_list_state(l, i));
+    move_sorted_lines(out, &ll);
+    kn_txn_list_destroy(l);
+    kn_topic_partition_list *p0 = kn_topic_partition_list_new();
+    kn_topic_partition_list_add(p0, args[2], 0);
+    kn_producer_states *s = NULL;
+    must(kn_admin_describe_producers(a, p0, TIMEOUT_MS, &s, es, sizeof es), "describe_producers", es);
+    kn_topic_partition_list_destroy(p0);
+    lines pl = {0};
+    for (size_t k = 0; k < kn_producer_states_producer_count(s, 0); k++) {
+        char ce[24], ts0[24];
+        opt_i64(kn_producer_states_coordinator_epoch(s, 0, k), ce, sizeof ce);
+        opt_i64(kn_producer_states_txn_start_offset(s, 0, k), ts0, sizeof ts0);
+        add_line(&pl, "producer %s-0 id=%lld epoch=%d last_seq=%d last_ts=%lld coordinator_epoch=%s txn_start=%s",
+                 args[2], (long long)kn_producer_states_producer_id(s, 0, k),
+                 (int)kn_producer_states_producer_epoch(s, 0, k), (int)kn_producer_states_last_sequence(s, 0, k),
+                 (long long)kn_producer_states_last_timestamp(s, 0, k), ce, ts0);
+    }
+    move_sorted_lines(out, &pl);
+    kn_producer_states_destroy(s);
 }
 
 static void test_txn_admin(void **state) {
@@ -149,6 +208,20 @@ static void test_txn_admin(void **state) {
     assert_int_equal(kn_txn_list_count(l), 1);
     assert_string_equal(kn_txn_list_id(l, 0), tid);
     kn_txn_list_destroy(l);
+
+    /* The same, as Java sees it. */
+    const char *oargs[3] = {tid, none, topic};
+    lines ours = {0};
+    oracle_same_as_java(admin, "txn", oargs, 3, txn_lines, &ours);
+    char want[512];
+    snprintf(want, sizeof want, "txn %s state=Ongoing ", tid);
+    assert_true(has_line(&ours, want));
+    snprintf(want, sizeof want, "txn %s error=TRANSACTIONAL_ID_NOT_FOUND", none);
+    assert_true(has_line(&ours, want));
+    snprintf(want, sizeof want, "listed %s producer=%lld state=Ongoing", tid, (long long)pid);
+    assert_true(has_line(&ours, want));
+    assert_true(has_line(&ours, " txn_start=0"));
+    free_lines(&ours);
 
     /* describe_producers: the open transaction on topic-0. */
     ptrdiff_t k;

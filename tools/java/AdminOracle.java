@@ -6,6 +6,9 @@
 //   AdminOracle share BOOTSTRAP GROUP...
 //   AdminOracle streams BOOTSTRAP GROUP...
 //   AdminOracle raft BOOTSTRAP VOTER_ID DIRECTORY_ID HOST PORT
+//   AdminOracle reads BOOTSTRAP TOPIC GROUP USER TIMESTAMP
+//   AdminOracle quorum BOOTSTRAP
+//   AdminOracle txn BOOTSTRAP ID UNKNOWN_ID TOPIC
 //
 // Prints describeConfigs (with synonyms and documentation) of the topic
 // and of the broker, one line per config sorted by name, then
@@ -20,7 +23,11 @@
 // listStreamsGroupOffsets of each group (it_admin_share.c,
 // it_admin_streams.c compare them with ours); "raft": removeRaftVoter
 // and addRaftVoter (listener CONTROLLER at HOST:PORT) of that voter, each
-// printed as its error name or NONE (it_admin_raft.c).
+// printed as its error name or NONE (it_admin_raft.c); "reads": the
+// read-only calls of it_admin_oracle_reads.c (see reads() below);
+// "quorum": describeMetadataQuorum's leader, voters and observers;
+// "txn": describeTransactions, listTransactions and describeProducers
+// around an open transaction (it_admin_txn.c).
 import java.util.*;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.*;
@@ -53,6 +60,30 @@ public class AdminOracle {
                 out.add(t.subtopologyId() + "-" + p);
         Collections.sort(out);
         return String.join(",", out);
+    }
+
+    static String kvs(Map<String, String> m) {
+        List<String> l = new ArrayList<>();
+        for (Map.Entry<String, String> e : m.entrySet())
+            l.add(e.getKey() + "=" + e.getValue());
+        Collections.sort(l);
+        return String.join(",", l);
+    }
+
+    static String taskOffsets(List<StreamsGroupMemberDescription.TaskOffset> l) {
+        List<String> out = new ArrayList<>();
+        for (StreamsGroupMemberDescription.TaskOffset t : l)
+            out.add(t.subtopologyId() + "-" + t.partition() + "=" + t.offset());
+        Collections.sort(out);
+        return String.join(",", out);
+    }
+
+    static void topicInfos(List<String> out, String g, String sub, String kind,
+                           Map<String, StreamsGroupSubtopologyDescription.TopicInfo> m) {
+        for (Map.Entry<String, StreamsGroupSubtopologyDescription.TopicInfo> e : m.entrySet())
+            out.add("sttopic " + g + " " + sub + " " + kind + " " + e.getKey() + " partitions="
+                + e.getValue().partitions() + " rf=" + e.getValue().replicationFactor()
+                + " configs=" + kvs(e.getValue().topicConfigs()));
     }
 
     static void share(Admin admin, List<String> groups) throws Exception {
@@ -105,6 +136,14 @@ public class AdminOracle {
                     + d.coordinator().id() + " members=" + d.members().size() + " epoch=" + d.groupEpoch()
                     + " assignment_epoch=" + d.targetAssignmentEpoch() + " topology_epoch=" + d.topologyEpoch()
                     + " subtopologies=" + String.join(";", subs));
+                List<String> infos = new ArrayList<>();
+                for (StreamsGroupSubtopologyDescription s : d.subtopologies()) {
+                    topicInfos(infos, g, s.subtopologyId(), "changelog", s.stateChangelogTopics());
+                    topicInfos(infos, g, s.subtopologyId(), "repartition", s.repartitionSourceTopics());
+                }
+                Collections.sort(infos);
+                for (String l : infos)
+                    System.out.println(l);
                 List<StreamsGroupMemberDescription> ms = new ArrayList<>(d.members());
                 ms.sort(Comparator.comparing(StreamsGroupMemberDescription::memberId));
                 for (StreamsGroupMemberDescription m : ms)
@@ -114,7 +153,12 @@ public class AdminOracle {
                         + " active=" + tasks(m.assignment().activeTasks())
                         + " standby=" + tasks(m.assignment().standbyTasks())
                         + " warmup=" + tasks(m.assignment().warmupTasks())
-                        + " target_active=" + tasks(m.targetAssignment().activeTasks()));
+                        + " target_active=" + tasks(m.targetAssignment().activeTasks())
+                        + " rack=" + m.rackId().orElse("-") + " topology_epoch=" + m.topologyEpoch()
+                        + " classic=" + m.isClassic()
+                        + " endpoint=" + m.userEndpoint().map(e -> e.host() + ":" + e.port()).orElse("-")
+                        + " tags=" + kvs(m.clientTags()) + " offsets=" + taskOffsets(m.taskOffsets())
+                        + " end_offsets=" + taskOffsets(m.taskEndOffsets()));
             } catch (ExecutionException e) {
                 System.out.println("streams " + g + " error=" + Errors.forException(e.getCause()).name());
             }
@@ -136,6 +180,197 @@ public class AdminOracle {
         }
     }
 
+    static String ids(Collection<QuorumInfo.ReplicaState> l) {
+        List<Integer> out = new ArrayList<>();
+        for (QuorumInfo.ReplicaState r : l)
+            out.add(r.replicaId());
+        Collections.sort(out);
+        return out.toString().replace(" ", "").replace("[", "").replace("]", "");
+    }
+
+    static String intList(List<Integer> l) {
+        return l.toString().replace(" ", "").replace("[", "").replace("]", "");
+    }
+
+    static String nodeIds(List<org.apache.kafka.common.Node> l) {
+        List<Integer> out = new ArrayList<>();
+        for (org.apache.kafka.common.Node n : l)
+            out.add(n.id());
+        return intList(out);
+    }
+
+    static String errorName(Throwable t) {
+        return Errors.forException(t instanceof ExecutionException ? t.getCause() : t).name();
+    }
+
+    // The read-only answers of one scenario (it_admin_oracle_reads.c): the
+    // cluster, features and quorum; the topic, its offsets, log dirs,
+    // replica dirs, producers and reassignments; the simple group's
+    // offsets, listing and classic description; the user's quotas and
+    // SCRAM credentials (and a user without any).
+    static void reads(Admin admin, String topic, String group, String user, long ts) throws Exception {
+        DescribeClusterResult c = admin.describeCluster();
+        List<org.apache.kafka.common.Node> nodes = new ArrayList<>(c.nodes().get());
+        nodes.sort(Comparator.comparingInt(org.apache.kafka.common.Node::id));
+        System.out.println("cluster id=" + c.clusterId().get() + " nodes=" + nodes.size());
+        for (org.apache.kafka.common.Node n : nodes)
+            System.out.println("node " + n.id() + " " + n.host() + ":" + n.port() + " rack=" + n.rack());
+        FeatureMetadata f = admin.describeFeatures().featureMetadata().get();
+        // The finalized epoch is the metadata log's offset: it moves.
+        for (Map.Entry<String, FinalizedVersionRange> e : new TreeMap<>(f.finalizedFeatures()).entrySet())
+            System.out.println("finalized " + e.getKey() + " " + e.getValue().minVersionLevel() + ".."
+                + e.getValue().maxVersionLevel());
+        for (Map.Entry<String, SupportedVersionRange> e : new TreeMap<>(f.supportedFeatures()).entrySet())
+            System.out.println("supported " + e.getKey() + " " + e.getValue().minVersion() + ".."
+                + e.getValue().maxVersion());
+        QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get();
+        System.out.println("quorum leader=" + q.leaderId() + " voters=" + ids(q.voters()) + " observers="
+            + ids(q.observers()));
+
+        for (TopicListing tl : admin.listTopics().listings().get())
+            if (tl.name().equals(topic))
+                System.out.println("listed_topic " + tl.name() + " id=" + tl.topicId() + " internal=" + tl.isInternal());
+        TopicDescription td = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+        System.out.println("topic " + topic + " id=" + td.topicId() + " internal=" + td.isInternal()
+            + " partitions=" + td.partitions().size());
+        for (org.apache.kafka.common.TopicPartitionInfo pi : td.partitions()) {
+            System.out.println("tpart " + topic + "-" + pi.partition() + " leader=" + pi.leader().id()
+                + " replicas=" + nodeIds(pi.replicas()) + " isr=" + nodeIds(pi.isr()));
+        }
+        String[] names = {"earliest", "latest", "max_timestamp", "timestamp"};
+        for (int k = 0; k < names.length; k++) {
+            OffsetSpec spec = k == 0 ? OffsetSpec.earliest() : k == 1 ? OffsetSpec.latest()
+                : k == 2 ? OffsetSpec.maxTimestamp() : OffsetSpec.forTimestamp(ts);
+            List<String> lines = new ArrayList<>();
+            for (org.apache.kafka.common.TopicPartitionInfo pi : td.partitions()) {
+                org.apache.kafka.common.TopicPartition tp = new org.apache.kafka.common.TopicPartition(topic, pi.partition());
+                ListOffsetsResult.ListOffsetsResultInfo i = admin.listOffsets(Map.of(tp, spec)).partitionResult(tp).get();
+                lines.add("offset " + topic + "-" + pi.partition() + " " + names[k] + " offset=" + i.offset()
+                    + " ts=" + i.timestamp() + " epoch=" + opt(i.leaderEpoch()));
+            }
+            Collections.sort(lines);
+            for (String l : lines)
+                System.out.println(l);
+        }
+        int leader = td.partitions().get(0).leader().id();
+        Map<String, LogDirDescription> dirs = admin.describeLogDirs(List.of(leader)).descriptions().get(leader).get();
+        List<String> lines = new ArrayList<>();
+        for (Map.Entry<String, LogDirDescription> d : dirs.entrySet())
+            for (Map.Entry<org.apache.kafka.common.TopicPartition, ReplicaInfo> r : d.getValue().replicaInfos().entrySet())
+                if (r.getKey().topic().equals(topic))
+                    lines.add("logdir " + leader + " " + d.getKey() + " " + topic + "-" + r.getKey().partition()
+                        + " size=" + r.getValue().size() + " lag=" + r.getValue().offsetLag() + " future="
+                        + r.getValue().isFuture());
+        Collections.sort(lines);
+        for (String l : lines)
+            System.out.println(l);
+        for (org.apache.kafka.common.TopicPartitionInfo pi : td.partitions()) {
+            org.apache.kafka.common.TopicPartitionReplica r =
+                new org.apache.kafka.common.TopicPartitionReplica(topic, pi.partition(), leader);
+            DescribeReplicaLogDirsResult.ReplicaLogDirInfo i = admin.describeReplicaLogDirs(List.of(r)).all().get().get(r);
+            System.out.println("replicadir " + topic + "-" + pi.partition() + "-" + leader + " dir="
+                + i.getCurrentReplicaLogDir() + " lag=" + i.getCurrentReplicaOffsetLag() + " future="
+                + i.getFutureReplicaLogDir() + " future_lag=" + i.getFutureReplicaOffsetLag());
+        }
+        org.apache.kafka.common.TopicPartition p0 = new org.apache.kafka.common.TopicPartition(topic, 0);
+        for (ProducerState st : admin.describeProducers(List.of(p0)).partitionResult(p0).get().activeProducers())
+            System.out.println("producer " + topic + "-0 id=" + st.producerId() + " epoch=" + st.producerEpoch()
+                + " last_seq=" + st.lastSequence() + " last_ts=" + st.lastTimestamp() + " coordinator_epoch="
+                + (st.coordinatorEpoch().isPresent() ? String.valueOf(st.coordinatorEpoch().getAsInt()) : "-")
+                + " txn_start=" + (st.currentTransactionStartOffset().isPresent()
+                    ? String.valueOf(st.currentTransactionStartOffset().getAsLong()) : "-"));
+        System.out.println("reassignments " + admin.listPartitionReassignments(Set.of(p0)).reassignments().get().size());
+
+        lines = new ArrayList<>();
+        for (Map.Entry<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> e
+             : admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().entrySet())
+            lines.add("goffset " + group + " " + e.getKey().topic() + "-" + e.getKey().partition() + " offset="
+                + e.getValue().offset() + " epoch=" + opt(e.getValue().leaderEpoch()) + " metadata="
+                + e.getValue().metadata());
+        Collections.sort(lines);
+        for (String l : lines)
+            System.out.println(l);
+        for (GroupListing g : admin.listGroups(new ListGroupsOptions().withTypes(
+                 Set.of(org.apache.kafka.common.GroupType.CLASSIC))).all().get())
+            if (g.groupId().equals(group))
+                System.out.println("listed " + g.groupId() + " type=" + g.type().map(Object::toString).orElse("-")
+                    + " protocol=" + g.protocol() + " state=" + g.groupState().map(Object::toString).orElse("-"));
+        ClassicGroupDescription cg = admin.describeClassicGroups(List.of(group)).all().get().get(group);
+        System.out.println("classic " + group + " state=" + cg.state() + " simple=" + cg.isSimpleConsumerGroup()
+            + " protocol=" + cg.protocol() + " members=" + cg.members().size() + " coordinator="
+            + cg.coordinator().id());
+
+        org.apache.kafka.common.quota.ClientQuotaFilter qf = org.apache.kafka.common.quota.ClientQuotaFilter.contains(
+            List.of(org.apache.kafka.common.quota.ClientQuotaFilterComponent.ofEntity("user", user)));
+        lines = new ArrayList<>();
+        for (Map.Entry<org.apache.kafka.common.quota.ClientQuotaEntity, Map<String, Double>> e
+             : admin.describeClientQuotas(qf).entities().get().entrySet()) {
+            List<String> parts = new ArrayList<>();
+            for (Map.Entry<String, String> pe : e.getKey().entries().entrySet())
+                parts.add(pe.getKey() + "=" + pe.getValue());
+            Collections.sort(parts);
+            for (Map.Entry<String, Double> v : e.getValue().entrySet())
+                lines.add("quota " + String.join(",", parts) + " " + v.getKey() + "=" + v.getValue());
+        }
+        Collections.sort(lines);
+        for (String l : lines)
+            System.out.println(l);
+        DescribeUserScramCredentialsResult sr = admin.describeUserScramCredentials(List.of(user, user + "-none"));
+        for (String u : List.of(user, user + "-none")) {
+            try {
+                lines = new ArrayList<>();
+                for (ScramCredentialInfo i : sr.description(u).get().credentialInfos())
+                    lines.add("scram " + u + " " + i.mechanism() + " iterations=" + i.iterations());
+                Collections.sort(lines);
+                for (String l : lines)
+                    System.out.println(l);
+            } catch (ExecutionException e) {
+                System.out.println("scram " + u + " error=" + errorName(e));
+            }
+        }
+    }
+
+    // describeTransactions of ID and of NONE (unknown), listTransactions
+    // filtered on ID as a pattern, describeProducers of TOPIC-0
+    // (it_admin_txn.c, around a transaction left open).
+    static void txn(Admin admin, String id, String none, String topic) throws Exception {
+        DescribeTransactionsResult dr = admin.describeTransactions(List.of(id, none));
+        for (String t : List.of(id, none)) {
+            try {
+                TransactionDescription d = dr.description(t).get();
+                List<String> parts = new ArrayList<>();
+                for (org.apache.kafka.common.TopicPartition tp : d.topicPartitions())
+                    parts.add(tp.topic() + "-" + tp.partition());
+                Collections.sort(parts);
+                System.out.println("txn " + t + " state=" + d.state() + " coordinator=" + d.coordinatorId()
+                    + " producer=" + d.producerId() + " epoch=" + d.producerEpoch() + " timeout="
+                    + d.transactionTimeoutMs() + " start=" + (d.transactionStartTimeMs().isPresent()
+                        ? String.valueOf(d.transactionStartTimeMs().getAsLong()) : "-")
+                    + " partitions=" + String.join(",", parts));
+            } catch (ExecutionException e) {
+                System.out.println("txn " + t + " error=" + errorName(e));
+            }
+        }
+        List<String> lines = new ArrayList<>();
+        for (TransactionListing l : admin.listTransactions(new ListTransactionsOptions()
+                 .filterOnTransactionalIdPattern(id)).all().get())
+            lines.add("listed " + l.transactionalId() + " producer=" + l.producerId() + " state=" + l.state());
+        Collections.sort(lines);
+        for (String l : lines)
+            System.out.println(l);
+        org.apache.kafka.common.TopicPartition p0 = new org.apache.kafka.common.TopicPartition(topic, 0);
+        lines = new ArrayList<>();
+        for (ProducerState st : admin.describeProducers(List.of(p0)).partitionResult(p0).get().activeProducers())
+            lines.add("producer " + topic + "-0 id=" + st.producerId() + " epoch=" + st.producerEpoch()
+                + " last_seq=" + st.lastSequence() + " last_ts=" + st.lastTimestamp() + " coordinator_epoch="
+                + (st.coordinatorEpoch().isPresent() ? String.valueOf(st.coordinatorEpoch().getAsInt()) : "-")
+                + " txn_start=" + (st.currentTransactionStartOffset().isPresent()
+                    ? String.valueOf(st.currentTransactionStartOffset().getAsLong()) : "-"));
+        Collections.sort(lines);
+        for (String l : lines)
+            System.out.println(l);
+    }
+
     static String outcome(org.apache.kafka.common.KafkaFuture<Void> f) throws InterruptedException {
         try {
             f.get();
@@ -155,6 +390,32 @@ public class AdminOracle {
                 System.out.println("remove_raft_voter error=" + outcome(admin.removeRaftVoter(id, dir).all()));
                 System.out.println("add_raft_voter error=" + outcome(admin.addRaftVoter(id, dir,
                     Set.of(new RaftVoterEndpoint("CONTROLLER", a[4], Integer.parseInt(a[5])))).all()));
+            }
+            return;
+        }
+        if (a.length == 2 && a[0].equals("quorum")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                QuorumInfo q = admin.describeMetadataQuorum().quorumInfo().get();
+                System.out.println("quorum leader=" + q.leaderId() + " voters=" + ids(q.voters()) + " observers="
+                    + ids(q.observers()));
+            }
+            return;
+        }
+        if (a.length == 5 && a[0].equals("txn")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                txn(admin, a[2], a[3], a[4]);
+            }
+            return;
+        }
+        if (a.length == 6 && a[0].equals("reads")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                reads(admin, a[2], a[3], a[4], Long.parseLong(a[5]));
             }
             return;
         }
