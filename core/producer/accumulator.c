@@ -12,6 +12,7 @@
 #include "crc32c.h"
 #include "error.h"
 #include "kn_alloc.h"
+#include "producer/producer_metrics.h"
 
 /* Header field offsets inside a v2 batch (see record_batch.h). */
 #define KNP_PRODUCER_ID_OFFSET 43
@@ -330,6 +331,7 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
                               "delivered fast enough (broker down or too slow?)",
                               (long long)c->buffer_memory, (long long)acc->mem_used,
                               (long long)charge);
+                knp_metrics_buffer_exhausted(acc->pm, acc_now_ms());
                 return KN_ERR__QUEUE_FULL;
             }
             /* Waiters make every batch sendable (Java: "exhausted"). */
@@ -338,8 +340,10 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
                 acc->wake(acc->hook_opaque);
             struct timespec ts;
             acc_deadline_ts(block_deadline_ms, &ts);
+            int64_t wait_from = knp_metrics_now_ns();
             pthread_cond_timedwait(&acc->mem_cond, &acc->lock, &ts);
             acc->mem_waiters--;
+            knp_metrics_buffer_wait(acc->pm, knp_metrics_now_ns() - wait_from, acc_now_ms());
             continue; /* the queues may have changed: start over */
         }
         bool fresh = false;
@@ -380,6 +384,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
         b->meta[b->count].opaque = rec->opaque;
         b->meta[b->count].timestamp = rec->timestamp;
         b->count++;
+        if (rsize > b->max_rec_size)
+            b->max_rec_size = (int32_t)rsize;
         if (rec->dr)
             b->has_dr = true;
         b->mem += (size_t)charge;
@@ -602,6 +608,7 @@ int knp_acc_split(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch
         knp_batch *h = half[k];
         h->full = true;
         h->has_dr = b->has_dr;
+        h->max_rec_size = b->max_rec_size; /* an upper bound for each half */
         h->deadline_ms = b->deadline_ms;
         h->attempts = b->attempts;
         h->base_seq = b->base_seq < 0 ? -1

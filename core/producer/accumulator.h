@@ -56,6 +56,7 @@ typedef struct knp_batch {
     int64_t retry_at_ms; /* not before (backoff) */
     int32_t attempts;    /* Produce requests it went out in */
     int32_t base_seq;    /* idempotence: -1 until assigned */
+    int32_t max_rec_size; /* encoded size of its largest record (record-size-*) */
     /* Outcome, set when completed. */
     int err;
     int64_t base_offset;
