@@ -685,6 +685,14 @@ const char *kn_producer_transaction_state(kn_producer *p) {
      * before the next transaction call notices it. */
     if (!p->closed && p->txn_state != KNP_TXN_FATAL)
         check_fatal(p, NULL, 0);
+    /* So does a record of the transaction that failed (Java's sender
+     * moves the state to ABORTABLE_ERROR when the batch fails). */
+    if (p->txn_state == KNP_TXN_IN_TXN) {
+        pthread_mutex_lock(&p->acc.lock);
+        if (p->txs.abortable_err)
+            p->txn_state = KNP_TXN_ABORTABLE;
+        pthread_mutex_unlock(&p->acc.lock);
+    }
     return state_name(p->txn_state);
 }
 

@@ -36,8 +36,10 @@
  *  - Under both versions, a transaction the coordinator aborted after
  *    transaction.timeout.ms (it bumps the epoch): the next Produce gets
  *    INVALID_PRODUCER_EPOCH, which is abortable as in Java 4.x (not
- *    fatal): commit says TRANSACTION_ABORTABLE, the abort succeeds and
- *    the next transaction commits.
+ *    fatal): the state is ABORTABLE_ERROR, commit says
+ *    TRANSACTION_ABORTABLE; the abort then succeeds under version 2 and
+ *    the next transaction commits, while a version 1 coordinator
+ *    answers the abort with PRODUCER_FENCED (fatal, as for Java).
  */
 #include "kn_test.h"
 
@@ -546,10 +548,14 @@ static void one_txn(kn_producer *p, const char *topic, const char *prefix, int f
         snprintf(v, sizeof v, "%s%d", prefix, i);
         send_value(p, topic, i % 2, v);
     }
-    if (commit)
+    if (commit) {
         must(kn_producer_commit_transaction(p, 60000, err, sizeof err), "commit", err);
-    else
-        must(kn_producer_abort_transaction(p, 60000, err, sizeof err), "abort", err);
+        return;
+    }
+    /* Written first, so the abort has something to mark (and, under
+     * version 2, an EndTxn to send). */
+    must(kn_producer_flush(p, 60000), "flush", "");
+    must(kn_producer_abort_transaction(p, 60000, err, sizeof err), "abort", err);
 }
 
 /* Idle connections close after IDLE_MS: sleeping past it makes the
@@ -688,13 +694,16 @@ static void timed_out_txn(int version) {
     print_message("commit: %s: %s\n", kn_err_name(rc), err);
     assert_int_equal(rc, KN_ERR_TRANSACTION_ABORTABLE);
     assert_string_equal(kn_producer_transaction_state(p), "ABORTABLE_ERROR");
-    /* The abort's EndTxn carries the old epoch; what the coordinator
-     * says decides, as for Java: accepted (the producer goes on) or
-     * PRODUCER_FENCED (fatal: the coordinator counts the timed-out
-     * transaction's epoch as fenced). */
+    /* The abort's EndTxn carries the old epoch; the coordinator's
+     * answer decides, as for Java. Version 1: it counts the timed-out
+     * transaction's epoch as fenced (strict epoch equality): the abort
+     * gets PRODUCER_FENCED, fatal. Version 2: it takes the abort as a
+     * retry of the one it made, answers with the bumped epoch, and the
+     * producer goes on. */
     rc = kn_producer_abort_transaction(p, 60000, err, sizeof err);
-    print_message("abort: %s: %s, state %s\n", kn_err_name(rc), err, kn_producer_transaction_state(p));
-    bool goes_on = rc == 0;
+    print_message("abort: %s: %s, state %s\n", kn_err_name(rc), rc ? err : "", kn_producer_transaction_state(p));
+    bool goes_on = version == 2;
+    assert_int_equal(rc, goes_on ? 0 : KN_ERR_PRODUCER_FENCED);
     if (goes_on) {
         assert_string_equal(kn_producer_transaction_state(p), "READY");
         kn_producer_stats s1 = stats_of(p);
