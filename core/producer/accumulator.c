@@ -12,7 +12,6 @@
 #include "crc32c.h"
 #include "error.h"
 #include "kn_alloc.h"
-#include "producer/producer_metrics.h"
 
 /* Header field offsets inside a v2 batch (see record_batch.h). */
 #define KNP_PRODUCER_ID_OFFSET 43
@@ -37,6 +36,12 @@ static int64_t acc_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t acc_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int knp_acc_init(knp_acc *acc, const knp_acc_conf *conf, uint64_t seed) {
@@ -331,7 +336,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
                               "delivered fast enough (broker down or too slow?)",
                               (long long)c->buffer_memory, (long long)acc->mem_used,
                               (long long)charge);
-                knp_metrics_buffer_exhausted(acc->pm, acc_now_ms());
+                if (acc->metrics)
+                    knm_record(acc->metrics, acc->m_exhausted, 1, acc_now_ms());
                 return KN_ERR__QUEUE_FULL;
             }
             /* Waiters make every batch sendable (Java: "exhausted"). */
@@ -340,10 +346,16 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
                 acc->wake(acc->hook_opaque);
             struct timespec ts;
             acc_deadline_ts(block_deadline_ms, &ts);
-            int64_t wait_from = knp_metrics_now_ns();
+            int64_t wait_from = acc_now_ns();
             pthread_cond_timedwait(&acc->mem_cond, &acc->lock, &ts);
             acc->mem_waiters--;
-            knp_metrics_buffer_wait(acc->pm, knp_metrics_now_ns() - wait_from, acc_now_ms());
+            if (acc->metrics) {
+                /* Seconds waited per second is the ratio (Java: a Rate
+                 * of nanoseconds over nanoseconds). */
+                double waited = (double)(acc_now_ns() - wait_from);
+                knm_record(acc->metrics, acc->m_wait_ratio, waited / 1e9, acc_now_ms());
+                knm_record(acc->metrics, acc->m_wait_total, waited, acc_now_ms());
+            }
             continue; /* the queues may have changed: start over */
         }
         bool fresh = false;

@@ -166,6 +166,9 @@ typedef struct knp_acc {
      * and the producer's knp_metrics (producer_metrics.h) for the sender. */
     kn_metrics *metrics;
     knm_sensor *m_error;
+    /* bufferpool-wait-ratio, bufferpool-wait-time-ns-total and
+     * buffer-exhausted-*: sends waiting for buffer.memory, recorded here */
+    knm_sensor *m_wait_ratio, *m_wait_total, *m_exhausted;
     struct knp_metrics *pm;
     /* counters */
     int64_t records_sent, records_failed, batches_sent, bytes_sent, retries;

@@ -184,6 +184,9 @@ knp_metrics *knp_metrics_new(kn_metrics *m, knp_acc *acc) {
     pthread_mutex_lock(&acc->lock);
     acc->metrics = m;
     acc->m_error = pm->error;
+    acc->m_wait_ratio = pm->wait_ratio;
+    acc->m_wait_total = pm->wait_total;
+    acc->m_exhausted = pm->exhausted;
     acc->pm = pm;
     pthread_mutex_unlock(&acc->lock);
     return pm;
@@ -243,18 +246,6 @@ int64_t knp_metrics_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-void knp_metrics_buffer_wait(knp_metrics *pm, int64_t ns, int64_t now_ms) {
-    if (!pm)
-        return;
-    knm_record(pm->m, pm->wait_ratio, (double)ns / 1e9, now_ms);
-    knm_record(pm->m, pm->wait_total, (double)ns, now_ms);
-}
-
-void knp_metrics_buffer_exhausted(knp_metrics *pm, int64_t now_ms) {
-    if (pm)
-        knm_record(pm->m, pm->exhausted, 1, now_ms);
 }
 
 void knp_metrics_api_time(knp_metrics *pm, enum knp_api_timer which, int64_t ns) {

@@ -49,8 +49,8 @@ int64_t knp_metrics_now_ns(void);
 
 /* A new knp_metrics over m: makes the sensors and registers the gauges
  * (pm, acc and sender must outlive m: free pm after the wire client).
- * Also hands acc the registry and the error sensor, for the failures it
- * records itself. NULL on allocation failure. */
+ * Also hands acc the registry and the error and buffer-wait sensors,
+ * for what it records itself. NULL on allocation failure. */
 knp_metrics *knp_metrics_new(kn_metrics *m, knp_acc *acc);
 void knp_metrics_free(knp_metrics *pm);
 /* The sender, once made (for the in-flight and metadata gauges). */
@@ -67,10 +67,6 @@ void knp_metrics_response(knp_metrics *pm, int64_t latency_us, int32_t throttle_
  * by the accumulator itself: knp_acc's error sensor.) */
 void knp_metrics_retry(knp_metrics *pm, const knp_batch *b, int64_t now_ms);
 void knp_metrics_split(knp_metrics *pm, int64_t now_ms);
-/* A send waited ns for buffer.memory (bufferpool-wait-*), or gave up
- * at max.block.ms (buffer-exhausted-*). acc.lock may be held. */
-void knp_metrics_buffer_wait(knp_metrics *pm, int64_t ns, int64_t now_ms);
-void knp_metrics_buffer_exhausted(knp_metrics *pm, int64_t now_ms);
 /* An application call (flush, a transaction call) took ns. */
 void knp_metrics_api_time(knp_metrics *pm, enum knp_api_timer which, int64_t ns);
 
