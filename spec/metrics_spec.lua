@@ -51,6 +51,16 @@ describe("kafka_metrics", function()
     assert.is_true(find(list, "producer-metrics", "record-send-rate").value > 0)
     local lat = find(list, "producer-metrics", "request-latency-avg").value
     assert.is_true(lat > 0 and lat < 30000)
+    -- the largest record of each batch ("value-200": 9 bytes and framing)
+    local rs_max = find(list, "producer-metrics", "record-size-max").value
+    assert.is_true(rs_max > 9 and rs_max < 48)
+    assert.is_true(find(list, "producer-metrics", "record-size-avg").value <= rs_max)
+    -- Java's KafkaProducerMetrics: time spent in flush, in nanoseconds
+    local flush = find(list, "producer-metrics", "flush-time-ns-total")
+    assert.is_true(flush.value > 0)
+    assert.are.equal("sum", flush.kind)
+    assert.are.equal(0, find(list, "producer-metrics", "bufferpool-wait-time-ns-total").value)
+    assert.are.equal(0, find(list, "producer-metrics", "txn-commit-time-ns-total").value)
     local per_topic = find(list, "producer-topic-metrics", "record-send-total", { topic = topic })
     local topic_retried = find(list, "producer-topic-metrics", "record-retry-total", { topic = topic }).value
     assert.are.equal(N + topic_retried, per_topic.value)

@@ -38,6 +38,12 @@ static int64_t acc_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int64_t acc_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int knp_acc_init(knp_acc *acc, const knp_acc_conf *conf, uint64_t seed) {
     memset(acc, 0, sizeof *acc);
     acc->conf = *conf;
@@ -334,6 +340,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
                               "delivered fast enough (broker down or too slow?)",
                               (long long)c->buffer_memory, (long long)acc->mem_used,
                               (long long)charge);
+                if (acc->metrics)
+                    knm_record(acc->metrics, acc->m_exhausted, 1, acc_now_ms());
                 return KN_ERR__QUEUE_FULL;
             }
             /* Waiters make every batch sendable (Java: "exhausted"). */
@@ -342,8 +350,16 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
                 acc->wake(acc->hook_opaque);
             struct timespec ts;
             acc_deadline_ts(block_deadline_ms, &ts);
+            int64_t wait_from = acc_now_ns();
             pthread_cond_timedwait(&acc->mem_cond, &acc->lock, &ts);
             acc->mem_waiters--;
+            if (acc->metrics) {
+                /* Seconds waited per second is the ratio (Java: a Rate
+                 * of nanoseconds over nanoseconds). */
+                double waited = (double)(acc_now_ns() - wait_from);
+                knm_record(acc->metrics, acc->m_wait_ratio, waited / 1e9, acc_now_ms());
+                knm_record(acc->metrics, acc->m_wait_total, waited, acc_now_ms());
+            }
             continue; /* the queues may have changed: start over */
         }
         bool fresh = false;
@@ -386,6 +402,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
         b->meta[b->count].opaque = rec->opaque;
         b->meta[b->count].timestamp = rec->timestamp;
         b->count++;
+        if (rsize > b->max_rec_size)
+            b->max_rec_size = (int32_t)rsize;
         if (rec->dr)
             b->has_dr = true;
         b->mem += (size_t)charge;
@@ -608,6 +626,7 @@ int knp_acc_split(knp_acc *acc, knp_batch *b, int64_t producer_id, int16_t epoch
         knp_batch *h = half[k];
         h->full = true;
         h->has_dr = b->has_dr;
+        h->max_rec_size = b->max_rec_size; /* an upper bound for each half */
         h->deadline_ms = b->deadline_ms;
         h->attempts = b->attempts;
         h->base_seq = b->base_seq < 0 ? -1

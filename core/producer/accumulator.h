@@ -56,6 +56,7 @@ typedef struct knp_batch {
     int64_t retry_at_ms; /* not before (backoff) */
     int32_t attempts;    /* Produce requests it went out in */
     int32_t base_seq;    /* idempotence: -1 until assigned */
+    int32_t max_rec_size; /* encoded size of its largest record (record-size-*) */
     /* Outcome, set when completed. */
     int err;
     int64_t base_offset;
@@ -166,6 +167,9 @@ typedef struct knp_acc {
      * and the producer's knp_metrics (producer_metrics.h) for the sender. */
     kn_metrics *metrics;
     knm_sensor *m_error;
+    /* bufferpool-wait-ratio, bufferpool-wait-time-ns-total and
+     * buffer-exhausted-*: sends waiting for buffer.memory, recorded here */
+    knm_sensor *m_wait_ratio, *m_wait_total, *m_exhausted;
     struct knp_metrics *pm;
     /* counters */
     int64_t records_sent, records_failed, batches_sent, bytes_sent, retries;

@@ -451,7 +451,11 @@ static int send_one(kn_producer *p, const kn_record_out *rec, int32_t *chosen, c
         pthread_mutex_unlock(&p->acc.lock);
         now = knw_now_ms();
         deadline = now + p->max_block_ms;
+        /* Only here, off the per-record path: Java's
+         * metadata-wait-time-ns-total adds nothing for a known topic. */
+        int64_t wait_from = knp_metrics_now_ns();
         rc = await_topic(p, rec->topic, deadline, errstr, errstr_size);
+        knp_metrics_api_time(p->metrics, KNP_T_METADATA_WAIT, knp_metrics_now_ns() - wait_from);
         if (rc == KN_ERR__TIMED_OUT && p->max_block_ms == 0 && !p->transactional &&
             !(p->partitioner && rec->partition == KN_PARTITION_ANY)) {
             /* max.block.ms = 0 (OpenResty, log_by_lua): the caller may
@@ -655,7 +659,7 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
     return served > INT32_MAX ? INT32_MAX : (int)served;
 }
 
-int kn_producer_flush(kn_producer *p, int timeout_ms) {
+int knp_flush(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
     if (kn_producer_forked(p))
@@ -698,6 +702,16 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
     pthread_mutex_unlock(&p->acc.lock);
     if (!rc)
         rc = knw_client_fatal(p->wire, NULL, 0); /* the records failed with it */
+    return rc;
+}
+
+/* Java's flush-time-ns-total counts the application's flushes (those
+ * that returned), not close's nor a commit's. */
+int kn_producer_flush(kn_producer *p, int timeout_ms) {
+    int64_t t0 = knp_metrics_now_ns();
+    int rc = knp_flush(p, timeout_ms);
+    if (!rc && p)
+        knp_metrics_api_time(p->metrics, KNP_T_FLUSH, knp_metrics_now_ns() - t0);
     return rc;
 }
 
@@ -774,7 +788,7 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
     /* The terminating telemetry push gets what the flush leaves of the
      * timeout (request.timeout.ms when unbounded). */
     int64_t deadline = knw_now_ms() + (timeout_ms >= 0 ? timeout_ms : kn_conf_get_int(p->conf, "request.timeout.ms"));
-    int rc = kn_producer_flush(p, timeout_ms);
+    int rc = knp_flush(p, timeout_ms);
     knt_close(p->telemetry, deadline);
     pthread_mutex_lock(&p->acc.lock);
     p->acc.closing = true;

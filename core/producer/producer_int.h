@@ -138,6 +138,10 @@ enum knp_txn_state {
     KNP_TXN_FATAL,      /* fenced or similar: only close */
 };
 
+/* producer.c: kn_producer_flush without the flush-time metric (close
+ * and the transaction calls flush through it). */
+int knp_flush(kn_producer *p, int timeout_ms);
+
 /* txn.c: send() admission for a transactional producer: 0, or the error
  * (state, abortable, fatal) with errstr filled. */
 int knp_txn_check_send(kn_producer *p, char *errstr, size_t n);

@@ -1,10 +1,15 @@
 /*
  * producer_metrics.c: the producer's metrics as Java's Sender and
  * RecordAccumulator name them (producer_metrics.h). The sensors are fed
- * by the sender (batches, requests, responses, retries) and the
- * accumulator (failures); the buffer gauges read the accumulator.
+ * by the sender (batches, requests, responses, retries), the
+ * accumulator (failures, waits for buffer.memory) and the application
+ * calls (KafkaProducerMetrics' *-time-ns-total: flush and the
+ * transaction calls); the buffer gauges read the accumulator.
  */
 #include "producer/producer_metrics.h"
+
+#include <stdbool.h>
+#include <time.h>
 
 #include "kn_alloc.h"
 #include "producer/sender_state.h"
@@ -50,6 +55,47 @@ static const knm_stat_def throttle_stats[] = {
 static const knm_stat_def per_request_stats[] = {
     {"records-per-request-avg", "The average number of records per request", KNM_AVG},
 };
+static const knm_stat_def record_size_stats[] = {
+    {"record-size-avg", "The average record size", KNM_AVG},
+    {"record-size-max", "The maximum record size", KNM_MAX},
+};
+/* Seconds waited per second: the fraction of time sends waited. */
+static const knm_stat_def wait_ratio_stats[] = {
+    {"bufferpool-wait-ratio", "The fraction of time an appender waits for space allocation.", KNM_RATE},
+};
+static const knm_stat_def wait_total_stats[] = {
+    {"bufferpool-wait-time-ns-total", "The total time in nanoseconds an appender waits for space allocation.",
+     KNM_TOTAL},
+};
+static const knm_stat_def exhausted_stats[] = {
+    {"buffer-exhausted-rate", "The average per-second number of record sends that are dropped due to buffer exhaustion",
+     KNM_COUNT_RATE},
+    {"buffer-exhausted-total", "The total number of record sends that are dropped due to buffer exhaustion",
+     KNM_COUNT_TOTAL},
+};
+static const knm_stat_def flush_stats[] = {
+    {"flush-time-ns-total", "Total time producer has spent in flush in nanoseconds.", KNM_TOTAL},
+};
+static const knm_stat_def txn_init_stats[] = {
+    {"txn-init-time-ns-total", "Total time producer has spent in initTransactions in nanoseconds.", KNM_TOTAL},
+};
+static const knm_stat_def txn_begin_stats[] = {
+    {"txn-begin-time-ns-total", "Total time producer has spent in beginTransaction in nanoseconds.", KNM_TOTAL},
+};
+static const knm_stat_def txn_send_offsets_stats[] = {
+    {"txn-send-offsets-time-ns-total", "Total time producer has spent in sendOffsetsToTransaction in nanoseconds.",
+     KNM_TOTAL},
+};
+static const knm_stat_def txn_commit_stats[] = {
+    {"txn-commit-time-ns-total", "Total time producer has spent in commitTransaction in nanoseconds.", KNM_TOTAL},
+};
+static const knm_stat_def txn_abort_stats[] = {
+    {"txn-abort-time-ns-total", "Total time producer has spent in abortTransaction in nanoseconds.", KNM_TOTAL},
+};
+static const knm_stat_def metadata_wait_stats[] = {
+    {"metadata-wait-time-ns-total",
+     "Total time producer has spent waiting on topic metadata in nanoseconds.", KNM_TOTAL},
+};
 #define DEF(n, g, t) static const knm_sensor_def def_##n = {g, t, NULL, n##_stats, N(n##_stats)}
 DEF(send, "-metrics", NULL);
 DEF(error, "-metrics", NULL);
@@ -61,6 +107,22 @@ DEF(queue_time, "-metrics", NULL);
 DEF(latency, "-metrics", NULL);
 DEF(throttle, "-metrics", NULL);
 DEF(per_request, "-metrics", NULL);
+DEF(record_size, "-metrics", NULL);
+DEF(wait_ratio, "-metrics", NULL);
+DEF(wait_total, "-metrics", NULL);
+DEF(exhausted, "-metrics", NULL);
+DEF(flush, "-metrics", NULL);
+DEF(txn_init, "-metrics", NULL);
+DEF(txn_begin, "-metrics", NULL);
+DEF(txn_send_offsets, "-metrics", NULL);
+DEF(txn_commit, "-metrics", NULL);
+DEF(txn_abort, "-metrics", NULL);
+DEF(metadata_wait, "-metrics", NULL);
+/* In enum knp_api_timer order. */
+static const knm_sensor_def *const api_time_defs[KNP_T_COUNT] = {
+    &def_flush,      &def_txn_init,  &def_txn_begin,     &def_txn_send_offsets,
+    &def_txn_commit, &def_txn_abort, &def_metadata_wait,
+};
 
 /* acc.lock: the buffer pool and the sender's in-flight requests. */
 static void provide(void *opaque, knm_snap *snap, int64_t now_ms) {
@@ -105,8 +167,16 @@ knp_metrics *knp_metrics_new(kn_metrics *m, knp_acc *acc) {
     pm->latency = knm_sensor_get(m, &def_latency, NULL, NULL);
     pm->throttle = knm_sensor_get(m, &def_throttle, NULL, NULL);
     pm->per_request = knm_sensor_get(m, &def_per_request, NULL, NULL);
+    pm->record_size = knm_sensor_get(m, &def_record_size, NULL, NULL);
+    pm->wait_ratio = knm_sensor_get(m, &def_wait_ratio, NULL, NULL);
+    pm->wait_total = knm_sensor_get(m, &def_wait_total, NULL, NULL);
+    pm->exhausted = knm_sensor_get(m, &def_exhausted, NULL, NULL);
+    bool timers = true;
+    for (int i = 0; i < KNP_T_COUNT; i++)
+        timers = (pm->api_time[i] = knm_sensor_get(m, api_time_defs[i], NULL, NULL)) != NULL && timers;
     if (!pm->send || !pm->error || !pm->retry || !pm->split || !pm->batch_size || !pm->compression ||
-        !pm->queue_time || !pm->latency || !pm->throttle || !pm->per_request ||
+        !pm->queue_time || !pm->latency || !pm->throttle || !pm->per_request || !pm->record_size ||
+        !pm->wait_ratio || !pm->wait_total || !pm->exhausted || !timers ||
         knm_provider_add(m, provide, pm) != 0) {
         kn_free(pm);
         return NULL;
@@ -114,6 +184,9 @@ knp_metrics *knp_metrics_new(kn_metrics *m, knp_acc *acc) {
     pthread_mutex_lock(&acc->lock);
     acc->metrics = m;
     acc->m_error = pm->error;
+    acc->m_wait_ratio = pm->wait_ratio;
+    acc->m_wait_total = pm->wait_total;
+    acc->m_exhausted = pm->exhausted;
     acc->pm = pm;
     pthread_mutex_unlock(&acc->lock);
     return pm;
@@ -137,6 +210,7 @@ void knp_metrics_batch_sent(knp_metrics *pm, const knp_batch *b, size_t raw, int
     knm_record(pm->m, tm->bytes, len, now_ms);
     knm_record(pm->m, pm->batch_size, len, now_ms);
     knm_record(pm->m, pm->queue_time, (double)(now_ms - b->created_ms), now_ms);
+    knm_record(pm->m, pm->record_size, (double)b->max_rec_size, now_ms);
     if (raw > 0) {
         knm_record(pm->m, pm->compression, len / (double)raw, now_ms);
         knm_record(pm->m, tm->compression, len / (double)raw, now_ms);
@@ -166,4 +240,15 @@ void knp_metrics_retry(knp_metrics *pm, const knp_batch *b, int64_t now_ms) {
 void knp_metrics_split(knp_metrics *pm, int64_t now_ms) {
     if (pm)
         knm_record(pm->m, pm->split, 1, now_ms);
+}
+
+int64_t knp_metrics_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void knp_metrics_api_time(knp_metrics *pm, enum knp_api_timer which, int64_t ns) {
+    if (pm && (unsigned)which < (unsigned)KNP_T_COUNT)
+        knm_record(pm->m, pm->api_time[which], (double)ns, knm_now_ms());
 }

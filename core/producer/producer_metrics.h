@@ -1,7 +1,8 @@
 /*
  * producer_metrics.h: the producer's Kafka-named metrics (knp_metrics):
- * "producer-metrics" (record-send-rate, batch-size-avg,
- * record-queue-time-max, buffer-available-bytes, ...) and
+ * "producer-metrics" (record-send-rate, batch-size-avg, record-size-max,
+ * record-queue-time-max, buffer-available-bytes, bufferpool-wait-ratio,
+ * flush-time-ns-total, txn-commit-time-ns-total, ...) and
  * "producer-topic-metrics" (tag topic), in the client's registry
  * (metrics/metrics.h). docs/metrics.md lists them.
  *
@@ -21,18 +22,35 @@ typedef struct knp_acc knp_acc;
 typedef struct knp_batch knp_batch;
 typedef struct knp_sender knp_sender;
 
+/* The application calls timed in *-time-ns-total (Java's
+ * KafkaProducerMetrics), indexes of knp_metrics.api_time. */
+enum knp_api_timer {
+    KNP_T_FLUSH,
+    KNP_T_TXN_INIT,
+    KNP_T_TXN_BEGIN,
+    KNP_T_TXN_SEND_OFFSETS,
+    KNP_T_TXN_COMMIT,
+    KNP_T_TXN_ABORT,
+    KNP_T_METADATA_WAIT, /* a send waiting for its topic's first metadata */
+    KNP_T_COUNT
+};
+
 typedef struct knp_metrics {
     kn_metrics *m;
     knp_acc *acc;
     knp_sender *sender;
     knm_sensor *send, *error, *retry, *split, *batch_size, *compression, *queue_time, *latency,
-        *throttle, *per_request;
+        *throttle, *per_request, *record_size, *wait_ratio, *wait_total, *exhausted;
+    knm_sensor *api_time[KNP_T_COUNT];
 } knp_metrics;
+
+/* A monotonic clock in ns, for the *-ns-total timers. */
+int64_t knp_metrics_now_ns(void);
 
 /* A new knp_metrics over m: makes the sensors and registers the gauges
  * (pm, acc and sender must outlive m: free pm after the wire client).
- * Also hands acc the registry and the error sensor, for the failures it
- * records itself. NULL on allocation failure. */
+ * Also hands acc the registry and the error and buffer-wait sensors,
+ * for what it records itself. NULL on allocation failure. */
 knp_metrics *knp_metrics_new(kn_metrics *m, knp_acc *acc);
 void knp_metrics_free(knp_metrics *pm);
 /* The sender, once made (for the in-flight and metadata gauges). */
@@ -49,5 +67,7 @@ void knp_metrics_response(knp_metrics *pm, int64_t latency_us, int32_t throttle_
  * by the accumulator itself: knp_acc's error sensor.) */
 void knp_metrics_retry(knp_metrics *pm, const knp_batch *b, int64_t now_ms);
 void knp_metrics_split(knp_metrics *pm, int64_t now_ms);
+/* An application call (flush, a transaction call) took ns. */
+void knp_metrics_api_time(knp_metrics *pm, enum knp_api_timer which, int64_t ns);
 
 #endif

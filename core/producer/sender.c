@@ -133,17 +133,27 @@ static void batch_result(knp_sender *s, knp_batch *b, int err, int64_t base_offs
             return;
         }
     }
-    if (knp_is_fatal_err(err) || (s->conf.txn && err == KN_ERR_INVALID_PRODUCER_EPOCH)) {
-        /* Transactional: an old epoch means another producer with our
-         * transactional.id took over (Java: ProducerFencedException). */
+    if (knp_is_fatal_err(err)) {
+        /* PRODUCER_FENCED (another producer took our transactional.id),
+         * authorization: the producer cannot go on. */
         knp_fatal_locked(s, err, buf);
         knp_acc_complete(acc, b, err, -1, -1, buf);
         knp_fail_queued_locked(s, err, acc->fatal_errstr);
         return;
     }
+    /* INVALID_PRODUCER_EPOCH from a partition leader: the transaction's
+     * epoch moved on without us (the coordinator aborted it after
+     * transaction.timeout.ms and bumped the epoch, or another producer
+     * fenced us). Java 4.x makes it abortable, under both transaction
+     * versions (InvalidProducerEpochException, not ProducerFenced): not
+     * retried, the transaction fails below, abort_transaction ends it and
+     * bumps the epoch (version 1: InitProducerId, KIP-360; version 2: the
+     * EndTxn answer). Fenced for real, the abort's EndTxn gets
+     * PRODUCER_FENCED, which is fatal there. An idempotent producer
+     * without transactions retries it under a new epoch (seq_err). */
     bool seq_err = s->conf.idempotent && (err == KN_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER ||
                                           err == KN_ERR_UNKNOWN_PRODUCER_ID ||
-                                          err == KN_ERR_INVALID_PRODUCER_EPOCH);
+                                          (err == KN_ERR_INVALID_PRODUCER_EPOCH && !s->conf.txn));
     bool transport = is_transport_err(err);
     bool retriable = kn_err_is_retriable(err) || transport || seq_err;
     if (transport || (kn_err_flags(err) & KN_EF_METADATA)) {

@@ -48,6 +48,7 @@
 #include "kn_alloc.h"
 #include "log.h"
 #include "producer/producer_int.h"
+#include "producer/producer_metrics.h"
 #include "proto/generated/kp_add_offsets_to_txn.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_end_txn.h"
@@ -390,7 +391,7 @@ static int next_txn_version(kn_producer *p, int64_t deadline, char *errstr, size
 
 /* ---- public API ---------------------------------------------------------- */
 
-int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+static int init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
     int rc = enter(p, "init_transactions", errstr, n);
     if (rc)
         return rc;
@@ -408,7 +409,7 @@ int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, 
     return 0;
 }
 
-int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t n) {
+static int begin_transaction(kn_producer *p, char *errstr, size_t n) {
     int rc = enter(p, "begin_transaction", errstr, n);
     if (rc)
         return rc;
@@ -496,9 +497,8 @@ static int txn_offset_commit(kn_producer *p, const kn_topic_partition_list *offs
     return 0;
 }
 
-int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
-                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
-                                            size_t n) {
+static int send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                       const kn_group_metadata *gm, int timeout_ms, char *errstr, size_t n) {
     int rc = enter(p, "send_offsets_to_transaction", errstr, n);
     if (rc)
         return rc;
@@ -548,7 +548,7 @@ int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_parti
 }
 
 
-int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+static int commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
     int rc = enter(p, "commit_transaction", errstr, n);
     if (rc)
         return rc;
@@ -565,7 +565,7 @@ int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
     if (p->txn_state == KNP_TXN_IN_TXN) {
         /* Every record of the transaction must be acknowledged first. */
         int64_t left = deadline - knw_now_ms();
-        if (kn_producer_flush(p, left > 0 ? (int)left : 0)) {
+        if (knp_flush(p, left > 0 ? (int)left : 0)) {
             kn_errstr_set(errstr, n,
                           "commit_transaction: records still unacknowledged after "
                           "the timeout (call commit again, or abort)");
@@ -628,7 +628,7 @@ int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr,
     return 0;
 }
 
-int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+static int abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
     int rc = enter(p, "abort_transaction", errstr, n);
     if (rc)
         return rc;
@@ -647,7 +647,7 @@ int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, 
         p->txn_state = KNP_TXN_ABORTING;
     }
     int64_t left = deadline - knw_now_ms();
-    if (kn_producer_flush(p, left > 0 ? (int)left : 0) || wait_adds(p, deadline)) {
+    if (knp_flush(p, left > 0 ? (int)left : 0) || wait_adds(p, deadline)) {
         kn_errstr_set(errstr, n,
                       "abort_transaction: in-flight records still unanswered after "
                       "the timeout (call abort again)");
@@ -685,7 +685,60 @@ const char *kn_producer_transaction_state(kn_producer *p) {
      * before the next transaction call notices it. */
     if (!p->closed && p->txn_state != KNP_TXN_FATAL)
         check_fatal(p, NULL, 0);
+    /* So does a record of the transaction that failed (Java's sender
+     * moves the state to ABORTABLE_ERROR when the batch fails). */
+    if (p->txn_state == KNP_TXN_IN_TXN) {
+        pthread_mutex_lock(&p->acc.lock);
+        if (p->txs.abortable_err)
+            p->txn_state = KNP_TXN_ABORTABLE;
+        pthread_mutex_unlock(&p->acc.lock);
+    }
     return state_name(p->txn_state);
+}
+
+/* ---- the public calls, timed (Java's txn-*-time-ns-total count the
+ * calls that returned without an error) ---------------------------- */
+
+int kn_producer_init_transactions(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+    int64_t t0 = knp_metrics_now_ns();
+    int rc = init_transactions(p, timeout_ms, errstr, n);
+    if (!rc)
+        knp_metrics_api_time(p->metrics, KNP_T_TXN_INIT, knp_metrics_now_ns() - t0);
+    return rc;
+}
+
+int kn_producer_begin_transaction(kn_producer *p, char *errstr, size_t n) {
+    int64_t t0 = knp_metrics_now_ns();
+    int rc = begin_transaction(p, errstr, n);
+    if (!rc)
+        knp_metrics_api_time(p->metrics, KNP_T_TXN_BEGIN, knp_metrics_now_ns() - t0);
+    return rc;
+}
+
+int kn_producer_commit_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+    int64_t t0 = knp_metrics_now_ns();
+    int rc = commit_transaction(p, timeout_ms, errstr, n);
+    if (!rc)
+        knp_metrics_api_time(p->metrics, KNP_T_TXN_COMMIT, knp_metrics_now_ns() - t0);
+    return rc;
+}
+
+int kn_producer_abort_transaction(kn_producer *p, int timeout_ms, char *errstr, size_t n) {
+    int64_t t0 = knp_metrics_now_ns();
+    int rc = abort_transaction(p, timeout_ms, errstr, n);
+    if (!rc)
+        knp_metrics_api_time(p->metrics, KNP_T_TXN_ABORT, knp_metrics_now_ns() - t0);
+    return rc;
+}
+
+int kn_producer_send_offsets_to_transaction(kn_producer *p, const kn_topic_partition_list *offsets,
+                                            const kn_group_metadata *gm, int timeout_ms, char *errstr,
+                                            size_t n) {
+    int64_t t0 = knp_metrics_now_ns();
+    int rc = send_offsets_to_transaction(p, offsets, gm, timeout_ms, errstr, n);
+    if (!rc)
+        knp_metrics_api_time(p->metrics, KNP_T_TXN_SEND_OFFSETS, knp_metrics_now_ns() - t0);
+    return rc;
 }
 
 /* ---- hooks for producer.c ------------------------------------------------ */

@@ -9,8 +9,11 @@
  * tags) at 0 and records-lag-max falling to 0 once the consumer caught
  * up, the coordinator's assignment, rebalance and commit; the admin
  * client's own network metrics; and every view tagged with the
- * client.id. Windows are shortened (metrics.sample.window.ms) so that
- * old lag leaves the window while the test waits.
+ * client.id. Also record-size-*, flush-time-ns-total, the
+ * bufferpool-wait-* of sends that waited for a small buffer.memory and
+ * the txn-*-time-ns-total of a transaction. Windows are shortened
+ * (metrics.sample.window.ms) so that old lag leaves the window while
+ * the test waits.
  */
 #include "kn_test.h"
 
@@ -145,6 +148,20 @@ static void produce(const char *topic) {
     assert_true(cr > 0 && cr <= 1.5);
     assert_true(get(&l, g, "record-queue-time-max", NULL) >= 0);
     assert_true(get(&l, g, "records-per-request-avg", NULL) >= 1);
+    /* The largest record of each batch: the value plus its few bytes of
+     * record framing (lengths, deltas, attributes as varints). */
+    double rs_avg = get(&l, g, "record-size-avg", NULL), rs_max = get(&l, g, "record-size-max", NULL);
+    print_message("record-size-avg %.1f, max %.1f\n", rs_avg, rs_max);
+    assert_true(rs_max > VALUE_LEN && rs_max < VALUE_LEN + 32);
+    assert_true(rs_avg > VALUE_LEN && rs_avg <= rs_max);
+    /* Plenty of buffer.memory: no send waited; the flush took time. */
+    assert_true(get(&l, g, "bufferpool-wait-ratio", NULL) == 0);
+    assert_true(get(&l, g, "bufferpool-wait-time-ns-total", NULL) == 0);
+    assert_true(get(&l, g, "buffer-exhausted-total", NULL) == 0);
+    assert_true(get(&l, g, "flush-time-ns-total", NULL) > 0);
+    assert_true(get(&l, g, "txn-commit-time-ns-total", NULL) == 0);
+    /* The first send waited for the topic's metadata. */
+    assert_true(get(&l, g, "metadata-wait-time-ns-total", NULL) > 0);
     assert_true(get(&l, g, "produce-throttle-time-max", NULL) == 0);
     assert_true(get(&l, g, "buffer-available-bytes", NULL) == get(&l, g, "buffer-total-bytes", NULL));
     assert_true(get(&l, g, "outgoing-byte-rate", NULL) > 0);
@@ -285,6 +302,56 @@ static void admin_metrics(void) {
     free(l.m);
 }
 
+/* A small buffer.memory makes sends wait for the sender to free it
+ * (bufferpool-wait-*); a transaction times its calls (txn-*-time). */
+static void produce_waits_and_txn(const char *topic) {
+    char es[512] = "", pid[200], tid[200];
+    snprintf(pid, sizeof pid, "%s", kn_test_topic("metrics-txn-producer"));
+    snprintf(tid, sizeof tid, "%s", kn_test_topic("metrics-tid"));
+    kn_conf *conf = conf_for(KN_CLIENT_PRODUCER, pid);
+    kn_test_conf_set(conf, "buffer.memory", "32768");
+    kn_test_conf_set(conf, "batch.size", "8192");
+    kn_test_conf_set(conf, "transactional.id", tid);
+    kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", es);
+    assert_int_equal(kn_producer_init_transactions(p, 60000, es, sizeof es), KN_OK);
+    assert_int_equal(kn_producer_begin_transaction(p, es, sizeof es), KN_OK);
+    char value[VALUE_LEN];
+    memset(value, 'w', sizeof value);
+    /* 200 KB of records through a 32 KB buffer. */
+    for (int i = 0; i < 2000; i++) {
+        kn_record_out rec = KN_RECORD_OUT_INIT;
+        rec.topic = topic;
+        rec.partition = i % PARTS;
+        rec.value = value;
+        rec.value_len = sizeof value;
+        if (kn_producer_send(p, &rec, es, sizeof es) != KN_OK)
+            fail_msg("send: %s", es);
+    }
+    assert_int_equal(kn_producer_commit_transaction(p, 60000, es, sizeof es), KN_OK);
+    mlist l = {.client_id = pid};
+    assert_int_equal(kn_producer_metrics(p, collect, &l), KN_OK);
+    const char *g = "producer-metrics";
+    double wait_ns = get(&l, g, "bufferpool-wait-time-ns-total", NULL);
+    double ratio = get(&l, g, "bufferpool-wait-ratio", NULL);
+    print_message("bufferpool-wait-time-ns-total %.0f, bufferpool-wait-ratio %.4f\n", wait_ns, ratio);
+    assert_true(wait_ns > 0);
+    assert_true(ratio > 0 && ratio <= 1.01);
+    assert_true(get(&l, g, "buffer-exhausted-total", NULL) == 0);
+    assert_true(get(&l, g, "txn-init-time-ns-total", NULL) > 0);
+    assert_true(get(&l, g, "txn-begin-time-ns-total", NULL) > 0);
+    assert_true(get(&l, g, "txn-commit-time-ns-total", NULL) > 0);
+    assert_true(get(&l, g, "txn-abort-time-ns-total", NULL) == 0);
+    assert_true(get(&l, g, "txn-send-offsets-time-ns-total", NULL) == 0);
+    /* commit's own flush is not the application's. */
+    assert_true(get(&l, g, "flush-time-ns-total", NULL) == 0);
+    assert_int_equal(kn_producer_close(p, 10000), KN_OK);
+    kn_producer_destroy(p);
+    free(l.m);
+}
+
 static void test_metrics(void **state) {
     (void)state;
     char topic[200];
@@ -293,6 +360,7 @@ static void test_metrics(void **state) {
     produce(topic);
     consume(topic);
     admin_metrics();
+    produce_waits_and_txn(topic);
 }
 
 int main(void) {

@@ -25,6 +25,21 @@
  *  - Version 2: a transaction whose only record the broker refused
  *    (MESSAGE_TOO_LARGE) can only be aborted, the abort succeeds and the
  *    next transaction commits.
+ *  - The level changed under a running producer (1 -> 2, then 2 -> 1):
+ *    as Java, the producer sees it at its next ApiVersions (a new
+ *    connection; here connections.max.idle.ms closes the old ones) and
+ *    switches when a transaction ends: 1 -> 2 with an epoch bump
+ *    (InitProducerId), after which no AddPartitionsToTxn is sent and
+ *    every EndTxn bumps the epoch; 2 -> 1 without a bump, after which
+ *    AddPartitionsToTxn is sent again and the epoch stays. Java's
+ *    read_committed consumer reads each committed record once.
+ *  - Under both versions, a transaction the coordinator aborted after
+ *    transaction.timeout.ms (it bumps the epoch): the next Produce gets
+ *    INVALID_PRODUCER_EPOCH, which is abortable as in Java 4.x (not
+ *    fatal): the state is ABORTABLE_ERROR, commit says
+ *    TRANSACTION_ABORTABLE; the abort then succeeds under version 2 and
+ *    the next transaction commits, while a version 1 coordinator
+ *    answers the abort with PRODUCER_FENCED (fatal, as for Java).
  */
 #include "kn_test.h"
 
@@ -102,19 +117,26 @@ static void set_txn_level(int16_t want) {
     kn_admin_destroy(a);
 }
 
-static kn_producer *producer(const char *tid, kn_delivery_cb *dr, void *opaque) {
+/* extra: NULL-terminated key, value pairs set after the defaults. */
+static kn_producer *producer_with(const char *tid, kn_delivery_cb *dr, void *opaque, const char *const *extra) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
     if (tid) {
         kn_test_conf_set(conf, "transactional.id", tid);
         kn_test_conf_set(conf, "transaction.timeout.ms", "30000");
     }
+    for (size_t i = 0; extra && extra[i]; i += 2)
+        kn_test_conf_set(conf, extra[i], extra[i + 1]);
     char err[512];
     kn_producer *p = kn_producer_new(conf, dr, opaque, err, sizeof err);
     kn_conf_destroy(conf);
     if (!p)
         fail_msg("kn_producer_new: %s", err);
     return p;
+}
+
+static kn_producer *producer(const char *tid, kn_delivery_cb *dr, void *opaque) {
+    return producer_with(tid, dr, opaque, NULL);
 }
 
 static kn_producer_stats stats_of(kn_producer *p) {
@@ -515,6 +537,211 @@ static void test_abort_refused_only(void **st) {
     kn_producer_destroy(p);
 }
 
+/* ---- the level changed under a running producer ---------------------- */
+
+/* Records "<prefix><i>" for i in [from, to) in one transaction on
+ * topic-0 and topic-1; commits (or aborts). */
+static void one_txn(kn_producer *p, const char *topic, const char *prefix, int from, int to, bool commit) {
+    char err[512], v[32];
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin", err);
+    for (int i = from; i < to; i++) {
+        snprintf(v, sizeof v, "%s%d", prefix, i);
+        send_value(p, topic, i % 2, v);
+    }
+    if (commit) {
+        must(kn_producer_commit_transaction(p, 60000, err, sizeof err), "commit", err);
+        return;
+    }
+    /* Written first, so the abort has something to mark (and, under
+     * version 2, an EndTxn to send). */
+    must(kn_producer_flush(p, 60000), "flush", "");
+    must(kn_producer_abort_transaction(p, 60000, err, sizeof err), "abort", err);
+}
+
+/* Idle connections close after IDLE_MS: sleeping past it makes the
+ * next request open a new connection, whose ApiVersions answer carries
+ * the new finalized level (neither Java nor we ask again otherwise). */
+#define IDLE_MS "1500"
+
+static void level_changed(int16_t level) {
+    set_txn_level(level);
+    usleep(4000 * 1000);
+}
+
+static void test_version_change_between_txns(void **st) {
+    (void)st;
+    set_txn_level(1);
+    char topic[128], tid[128], err[512];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("txnv-move"));
+    snprintf(tid, sizeof tid, "%s", kn_test_topic("txnv-move-tid"));
+    kn_test_create_topic(topic, 2);
+    const char *extra[] = {"connections.max.idle.ms", IDLE_MS, NULL};
+    kn_producer *p = producer_with(tid, NULL, NULL, extra);
+    must(kn_producer_init_transactions(p, 60000, err, sizeof err), "init_transactions", err);
+    kn_producer_stats s0 = stats_of(p);
+    assert_int_equal(s0.transaction_version, 1);
+
+    /* T0 under version 1: partitions added explicitly, epoch kept. */
+    one_txn(p, topic, "M", 0, 10, true);
+    kn_producer_stats s1 = stats_of(p);
+    assert_int_equal(s1.transaction_version, 1);
+    assert_true(s1.txn_add_partitions_requests >= 1);
+    assert_int_equal(s1.producer_epoch, s0.producer_epoch);
+
+    /* Upgrade. T1 began under version 1 and ends under it (Java fixes
+     * the version of a transaction when it starts); its end reads the
+     * new level and bumps the epoch with InitProducerId, so nothing
+     * added under version 1 counts as added under version 2. */
+    level_changed(2);
+    one_txn(p, topic, "M", 10, 20, true);
+    kn_producer_stats s2 = stats_of(p);
+    print_message("1 -> 2: after T1 version %lld, epoch %lld -> %lld, AddPartitionsToTxn %lld\n",
+                  (long long)s2.transaction_version, (long long)s1.producer_epoch,
+                  (long long)s2.producer_epoch, (long long)s2.txn_add_partitions_requests);
+    assert_int_equal(s2.transaction_version, 2);
+    assert_int_equal(s2.producer_id, s0.producer_id);
+    assert_int_equal(s2.producer_epoch, s1.producer_epoch + 1);
+
+    /* T2, T3 (aborted), T4 under version 2: no AddPartitionsToTxn, the
+     * epoch one higher after each EndTxn. */
+    one_txn(p, topic, "M", 20, 30, true);
+    one_txn(p, topic, "X", 0, 10, false);
+    one_txn(p, topic, "M", 30, 40, true);
+    kn_producer_stats s3 = stats_of(p);
+    assert_int_equal(s3.transaction_version, 2);
+    assert_int_equal(s3.txn_add_partitions_requests, s2.txn_add_partitions_requests);
+    assert_int_equal(s3.producer_epoch, s2.producer_epoch + 3);
+
+    /* Downgrade: T5 (begun under version 2) ends with its EndTxn v5
+     * bump; from T6 on, version 1: AddPartitionsToTxn again, the epoch
+     * stays, and no InitProducerId is needed (Java bumps only upwards). */
+    level_changed(1);
+    one_txn(p, topic, "M", 40, 50, true);
+    kn_producer_stats s4 = stats_of(p);
+    assert_int_equal(s4.transaction_version, 1);
+    assert_int_equal(s4.producer_epoch, s3.producer_epoch + 1);
+    assert_int_equal(s4.txn_add_partitions_requests, s3.txn_add_partitions_requests);
+    one_txn(p, topic, "M", 50, 60, true);
+    kn_producer_stats s5 = stats_of(p);
+    print_message("2 -> 1: version %lld, epoch %lld, AddPartitionsToTxn %lld -> %lld\n",
+                  (long long)s5.transaction_version, (long long)s5.producer_epoch,
+                  (long long)s4.txn_add_partitions_requests, (long long)s5.txn_add_partitions_requests);
+    assert_int_equal(s5.transaction_version, 1);
+    assert_int_equal(s5.producer_epoch, s4.producer_epoch);
+    assert_true(s5.txn_add_partitions_requests > s4.txn_add_partitions_requests);
+    assert_int_equal(kn_producer_close(p, 10000), 0);
+    kn_producer_destroy(p);
+
+    /* Nothing lost, nothing twice, nothing of the aborted T3. */
+    int counts[60], others, total;
+    java_read(topic, "read_committed", 0, "M", 60, counts, &others, &total);
+    print_message("Java read_committed: %d records, %d others\n", total, others);
+    for (int i = 0; i < 60; i++)
+        assert_int_equal(counts[i], 1);
+    assert_int_equal(others, 0);
+}
+
+/* ---- a transaction the coordinator aborted after its timeout ---------- */
+
+typedef struct dr_seen {
+    int err;      /* the first failed record's error */
+    int failed;   /* records reported failed */
+} dr_seen;
+
+static void on_dr(kn_producer *p, const kn_delivery *d, void *opaque) {
+    (void)p;
+    dr_seen *seen = opaque;
+    if (kn_delivery_error(d)) {
+        if (!seen->failed)
+            seen->err = kn_delivery_error(d);
+        seen->failed++;
+        print_message("record failed: %s: %s\n", kn_err_name(kn_delivery_error(d)), kn_delivery_errstr(d));
+    }
+}
+
+static void timed_out_txn(int version) {
+    set_txn_level((int16_t)version);
+    char topic[128], tid[128], err[512];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("txnv-expire"));
+    snprintf(tid, sizeof tid, "%s", kn_test_topic("txnv-expire-tid"));
+    kn_test_create_topic(topic, 1);
+    dr_seen seen = {0, 0};
+    const char *extra[] = {"transaction.timeout.ms", "2000", NULL};
+    kn_producer *p = producer_with(tid, on_dr, &seen, extra);
+    must(kn_producer_init_transactions(p, 60000, err, sizeof err), "init_transactions", err);
+    kn_producer_stats s0 = stats_of(p);
+    assert_int_equal(s0.transaction_version, version);
+
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin 1", err);
+    send_value(p, topic, 0, "E0");
+    must(kn_producer_flush(p, 60000), "flush", "");
+    assert_int_equal(seen.failed, 0);
+    /* The coordinator aborts it after 2 s, at its next check (the
+     * broker's transaction.abort.timed.out.transaction.cleanup.interval.ms,
+     * 10 s by default), and bumps the epoch. */
+    usleep(15000 * 1000);
+    send_value(p, topic, 0, "E1");
+    must(kn_producer_flush(p, 60000), "flush", "");
+    kn_producer_poll(p, 0);
+    print_message("version %d: the late record: %s, state %s\n", version, kn_err_name(seen.err),
+                  kn_producer_transaction_state(p));
+    assert_int_equal(seen.failed, 1);
+    assert_int_equal(seen.err, KN_ERR_INVALID_PRODUCER_EPOCH);
+    /* Abortable, not fatal (Java 4.x: InvalidProducerEpochException);
+     * before, the producer was fatal here already. */
+    assert_string_equal(kn_producer_transaction_state(p), "ABORTABLE_ERROR");
+    int rc = kn_producer_commit_transaction(p, 60000, err, sizeof err);
+    print_message("commit: %s: %s\n", kn_err_name(rc), err);
+    assert_int_equal(rc, KN_ERR_TRANSACTION_ABORTABLE);
+    assert_string_equal(kn_producer_transaction_state(p), "ABORTABLE_ERROR");
+    /* The abort's EndTxn carries the old epoch; the coordinator's
+     * answer decides, as for Java. Version 1: it counts the timed-out
+     * transaction's epoch as fenced (strict epoch equality): the abort
+     * gets PRODUCER_FENCED, fatal. Version 2: it takes the abort as a
+     * retry of the one it made, answers with the bumped epoch, and the
+     * producer goes on. */
+    rc = kn_producer_abort_transaction(p, 60000, err, sizeof err);
+    print_message("abort: %s: %s, state %s\n", kn_err_name(rc), rc ? err : "", kn_producer_transaction_state(p));
+    bool goes_on = version == 2;
+    assert_int_equal(rc, goes_on ? 0 : KN_ERR_PRODUCER_FENCED);
+    if (goes_on) {
+        assert_string_equal(kn_producer_transaction_state(p), "READY");
+        kn_producer_stats s1 = stats_of(p);
+        print_message("epoch %lld -> %lld\n", (long long)s0.producer_epoch, (long long)s1.producer_epoch);
+        assert_true(s1.producer_epoch > s0.producer_epoch || s1.producer_id != s0.producer_id);
+        must(kn_producer_begin_transaction(p, err, sizeof err), "begin 2", err);
+        send_value(p, topic, 0, "E2");
+        must(kn_producer_commit_transaction(p, 60000, err, sizeof err), "commit 2", err);
+        assert_int_equal(seen.failed, 1);
+    } else {
+        assert_int_equal(rc, KN_ERR_PRODUCER_FENCED);
+        assert_string_equal(kn_producer_transaction_state(p), "FATAL_ERROR");
+    }
+    int crc = kn_producer_close(p, 10000);
+    if (goes_on)
+        assert_int_equal(crc, 0);
+    kn_producer_destroy(p);
+
+    int counts[3], others, total;
+    java_read(topic, "read_committed", 0, "E", 3, counts, &others, &total);
+    print_message("Java read_committed: %d records (E0 %d, E1 %d, E2 %d)\n", total, counts[0], counts[1],
+                  counts[2]);
+    assert_int_equal(counts[0], 0);
+    assert_int_equal(counts[1], 0);
+    assert_int_equal(counts[2], goes_on ? 1 : 0);
+    assert_int_equal(others, 0);
+}
+
+static void test_timed_out_abortable_v1(void **st) {
+    (void)st;
+    timed_out_txn(1);
+}
+
+static void test_timed_out_abortable_v2(void **st) {
+    (void)st;
+    timed_out_txn(2);
+}
+
 static int group_setup(void **st) {
     (void)st;
     kn_admin *a = admin_new();
@@ -548,6 +775,9 @@ int main(void) {
         cmocka_unit_test(test_late_write_fenced),
         cmocka_unit_test(test_abort_refused_only),
         cmocka_unit_test(test_copy_loop_v1),
+        cmocka_unit_test(test_version_change_between_txns),
+        cmocka_unit_test(test_timed_out_abortable_v1),
+        cmocka_unit_test(test_timed_out_abortable_v2),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
