@@ -199,7 +199,8 @@ KN_API int64_t kn_producer_outstanding(kn_producer *p);
 
 /* A file descriptor that polls readable while delivery reports are
  * queued (for external event loops: wait for it, then call
- * kn_producer_poll(p, 0)). Owned by the producer; -1 if unavailable. */
+ * kn_producer_poll(p, 0)). Reports queued before the first call make it
+ * readable at once. Owned by the producer; -1 if unavailable. */
 KN_API int kn_producer_fd(kn_producer *p);
 
 /* A readiness hook, for event loops that wait on something else than a

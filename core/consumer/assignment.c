@@ -1,6 +1,8 @@
 /*
- * assignment.c: the partition table (c->parts, sorted by topic and
- * partition): finding, replacing and listing the assigned partitions.
+ * assignment.c: the partition table (assignment.h): finding and
+ * replacing the assigned partitions. It knows nothing of the consumer
+ * around it: locking, metadata and wake-ups are the caller's
+ * (knc_set_assignment, consumer.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -8,19 +10,19 @@
 #include "consumer/assignment.h"
 #include "kn_alloc.h"
 
-knc_part *knc_find_part(const kn_consumer *c, const char *topic, size_t topic_len,
-                        int32_t partition) {
-    size_t lo = 0, hi = c->part_count;
+knc_part *knc_table_find(const knc_table *t, const char *topic, size_t topic_len,
+                         int32_t partition) {
+    size_t lo = 0, hi = t->count;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        const knc_part *p = c->parts[mid];
+        const knc_part *p = t->parts[mid];
         int cmp = strncmp(p->topic, topic, topic_len);
         if (cmp == 0 && p->topic[topic_len] != '\0')
             cmp = 1;
         if (cmp == 0)
             cmp = p->partition < partition ? -1 : p->partition > partition;
         if (cmp == 0)
-            return c->parts[mid];
+            return t->parts[mid];
         if (cmp < 0)
             lo = mid + 1;
         else
@@ -37,111 +39,69 @@ static int knc_part_cmp(const void *a, const void *b) {
     return x->partition < y->partition ? -1 : x->partition > y->partition;
 }
 
-int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list) {
+bool knc_tplist_has_duplicates(const kn_topic_partition_list *list) {
     size_t n = kn_topic_partition_list_count(list);
     for (size_t i = 0; i < n; i++)
         if (kn_topic_partition_list_find(list, kn_topic_partition_list_topic(list, i),
                                          kn_topic_partition_list_partition(list, i)) != (int)i)
-            return KN_ERR__INVALID_ARG;
+            return true;
+    return false;
+}
+
+int knc_table_replace(knc_table *t, const kn_topic_partition_list *list, knc_reset reset,
+                      bool has_group) {
+    size_t n = kn_topic_partition_list_count(list);
     knc_part **parts = n ? kn_calloc(n, sizeof(*parts)) : NULL;
-    const char **topics = n ? kn_calloc(n, sizeof(*topics)) : NULL;
-    if (n && (!parts || !topics)) {
-        kn_free(parts);
-        kn_free(topics);
+    if (n && !parts)
         return KN_ERR__NOMEM;
-    }
-    int topic_count = 0;
-    pthread_mutex_lock(&c->lock);
-    if (c->closed) {
-        pthread_mutex_unlock(&c->lock);
-        kn_free(parts);
-        kn_free(topics);
-        return KN_ERR__CLOSED;
-    }
     /* Kept partitions move over with their state; new ones start
      * unpositioned. */
     for (size_t i = 0; i < n; i++) {
         const char *topic = kn_topic_partition_list_topic(list, i);
         int32_t partition = kn_topic_partition_list_partition(list, i);
-        knc_part *old = knc_find_part(c, topic, strlen(topic), partition);
+        knc_part *old = knc_table_find(t, topic, strlen(topic), partition);
         if (old) {
             parts[i] = old;
-            old->revoking = false; /* kept after all */
-        } else {
-            parts[i] = knc_part_new(topic, partition, ++c->next_part_id, c->reset,
-                                    c->group_id != NULL);
-            if (!parts[i]) {
-                for (size_t j = 0; j < i; j++)
-                    if (!knc_find_part(c, parts[j]->topic, strlen(parts[j]->topic),
-                                       parts[j]->partition))
-                        knc_part_free(parts[j]);
-                pthread_mutex_unlock(&c->lock);
-                kn_free(parts);
-                kn_free(topics);
-                return KN_ERR__NOMEM;
-            }
+            continue;
         }
-        int t;
-        for (t = 0; t < topic_count; t++)
-            if (strcmp(topics[t], topic) == 0)
-                break;
-        if (t == topic_count)
-            topics[topic_count++] = topic;
+        parts[i] = knc_part_new(topic, partition, t->next_id + 1, reset, has_group);
+        if (!parts[i]) {
+            for (size_t j = 0; j < i; j++)
+                if (!knc_table_find(t, parts[j]->topic, strlen(parts[j]->topic),
+                                    parts[j]->partition))
+                    knc_part_free(parts[j]);
+            kn_free(parts);
+            return KN_ERR__NOMEM;
+        }
+        t->next_id++;
     }
-    /* Drop the partitions no longer assigned (their buffers with them). */
-    for (size_t i = 0; i < c->part_count; i++) {
+    /* Committed: kept partitions are kept after all (a revoke that
+     * marked them is over), the others go with their buffers. */
+    for (size_t i = 0; i < n; i++)
+        parts[i]->revoking = false;
+    for (size_t i = 0; i < t->count; i++) {
         bool kept = false;
         for (size_t j = 0; j < n && !kept; j++)
-            kept = parts[j] == c->parts[i];
+            kept = parts[j] == t->parts[i];
         if (!kept)
-            knc_part_free(c->parts[i]);
+            knc_part_free(t->parts[i]);
     }
-    kn_free(c->parts);
+    kn_free(t->parts);
     if (n)
         qsort(parts, n, sizeof(*parts), knc_part_cmp);
-    c->parts = parts;
-    c->part_count = n;
-    c->drain_next = 0;
-    c->fetch_next = 0;
-    pthread_mutex_unlock(&c->lock);
-    if (topic_count) {
-        knw_metadata_add_topics(c->client, topics, topic_count);
-        knw_metadata_request_refresh(c->client, false, "consumer assignment");
-    }
-    kn_free(topics);
-    knw_wakeup(c->client);
+    t->parts = parts;
+    t->count = n;
+    t->drain_next = 0;
+    t->fetch_next = 0;
     return KN_OK;
 }
 
-/* A list of the partitions matching pred (c->lock held). */
-static kn_topic_partition_list *knc_list(kn_consumer *c, bool only_paused) {
-    kn_topic_partition_list *list = kn_topic_partition_list_new();
-    if (!list)
-        return NULL;
-    pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->part_count; i++) {
-        const knc_part *p = c->parts[i];
-        if (only_paused && !p->paused)
-            continue;
-        int at = kn_topic_partition_list_add(list, p->topic, p->partition);
-        if (at < 0) {
-            pthread_mutex_unlock(&c->lock);
-            kn_topic_partition_list_destroy(list);
-            return NULL;
-        }
-        if (p->state == KNC_POS_VALID) {
-            kn_topic_partition_list_set_offset(list, (size_t)at, p->position);
-            kn_topic_partition_list_set_leader_epoch(list, (size_t)at, p->position_epoch);
-        }
-    }
-    pthread_mutex_unlock(&c->lock);
-    return list;
-}
-
-kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c) {
-    return c ? knc_list(c, false) : NULL;
-}
-
-kn_topic_partition_list *kn_consumer_paused(kn_consumer *c) {
-    return c ? knc_list(c, true) : NULL;
+void knc_table_clear(knc_table *t) {
+    for (size_t i = 0; i < t->count; i++)
+        knc_part_free(t->parts[i]);
+    kn_free(t->parts);
+    t->parts = NULL;
+    t->count = 0;
+    t->drain_next = 0;
+    t->fetch_next = 0;
 }

@@ -28,59 +28,13 @@
 #include "log.h"
 #include "proto/generated/kp_apis.h"
 
-static int knc_int(const kn_conf *conf, const char *key) {
-    int64_t v = kn_conf_get_int(conf, key);
-    return v > 0x7fffffff ? 0x7fffffff : v < 0 ? 0 : (int)v;
-}
-
+/* The settings, then the state they size, then the group. */
 static int knc_settings(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
-    c->max_poll_records = knc_int(conf, "max.poll.records");
-    c->fetch_max_wait_ms = knc_int(conf, "fetch.max.wait.ms");
-    c->fetch_min_bytes = knc_int(conf, "fetch.min.bytes");
-    c->fetch_max_bytes = knc_int(conf, "fetch.max.bytes");
-    c->max_partition_fetch_bytes = knc_int(conf, "max.partition.fetch.bytes");
-    c->fetch_budget = knc_fetch_budget(c->max_partition_fetch_bytes);
-    c->retry_backoff_ms = knc_int(conf, "retry.backoff.ms");
-    c->metadata_max_age_ms = knc_int(conf, "metadata.max.age.ms");
-    c->request_timeout_ms = knc_int(conf, "request.timeout.ms");
-    c->default_api_timeout_ms = knc_int(conf, "default.api.timeout.ms");
-    if (c->max_poll_records < 1)
-        c->max_poll_records = 1;
-    const char *reset = kn_conf_get_str(conf, "auto.offset.reset");
-    if (!reset || strcmp(reset, "latest") == 0) {
-        c->reset = KNC_RESET_LATEST;
-    } else if (strcmp(reset, "earliest") == 0) {
-        c->reset = KNC_RESET_EARLIEST;
-    } else if (strcmp(reset, "none") == 0) {
-        c->reset = KNC_RESET_NONE;
-    } else if (strncmp(reset, "by_duration:", 12) == 0 &&
-               knc_parse_duration_ms(reset + 12, &c->reset_duration_ms) == 0) {
-        c->reset = KNC_RESET_BY_DURATION;
-    } else {
-        kn_errstr_set(errstr, n, "invalid value \"%s\" for auto.offset.reset: expected latest, "
-                      "earliest, none or by_duration:<ISO-8601 duration, e.g. PT1H>", reset);
-        return KN_ERR__CONFIG;
-    }
-    const char *iso = kn_conf_get_str(conf, "isolation.level");
-    c->read_committed = iso && strcmp(iso, "read_committed") == 0;
-    const char *rack = kn_conf_get_str(conf, "client.rack");
-    if (rack && *rack && !(c->rack = kn_strdup(rack)))
-        return KN_ERR__NOMEM;
-    c->drain_opts.verify_crc = kn_conf_get_bool(conf, "check.crcs") != 0;
-    c->drain_opts.read_committed = c->read_committed;
-    /* One decompressed batch can never need more than a whole fetch;
-     * the floor covers a single oversized record. */
-    size_t cap = (size_t)c->fetch_max_bytes * 2;
-    c->drain_opts.scratch_max = cap < ((size_t)64 << 20) ? ((size_t)64 << 20) : cap;
-    c->coord_id = -1;
-    const char *group = kn_conf_get_str(conf, "group.id");
-    if (group && *group) {
-        if (!(c->group_id = kn_strdup(group)))
-            return KN_ERR__NOMEM;
-        c->auto_commit = kn_conf_get_bool(conf, "enable.auto.commit") != 0;
-        c->auto_commit_interval_ms = knc_int(conf, "auto.commit.interval.ms");
-        c->next_auto_commit_ms = knw_now_ms() + c->auto_commit_interval_ms;
-    }
+    int err = knc_config_read(&c->cfg, conf, errstr, n);
+    if (err)
+        return err;
+    knc_fetchbuf_init(&c->fbuf, c->cfg.max_partition_fetch_bytes);
+    knc_offsets_init(c, knw_now_ms());
     return kng_create(c, conf, errstr, n);
 }
 
@@ -154,11 +108,44 @@ fail:
     kn_conf_destroy(copy);
     if (c) {
         kng_destroy(c);
-        kn_free(c->rack);
-        kn_free(c->group_id);
+        knc_config_free(&c->cfg);
     }
     kn_free(c);
     return NULL;
+}
+
+/* The partition table with what replacing it implies around it: the
+ * lock, the closed check, the metadata the new topics need and a
+ * fetcher wake-up (so it needs the consumer, not only the table). */
+int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list) {
+    if (knc_tplist_has_duplicates(list))
+        return KN_ERR__INVALID_ARG;
+    size_t n = kn_topic_partition_list_count(list);
+    const char **topics = n ? kn_calloc(n, sizeof(*topics)) : NULL;
+    if (n && !topics)
+        return KN_ERR__NOMEM;
+    int topic_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = kn_topic_partition_list_topic(list, i);
+        int t;
+        for (t = 0; t < topic_count; t++)
+            if (strcmp(topics[t], topic) == 0)
+                break;
+        if (t == topic_count)
+            topics[topic_count++] = topic;
+    }
+    pthread_mutex_lock(&c->lock);
+    int err = c->app.closed ? KN_ERR__CLOSED
+                            : knc_table_replace(&c->table, list, c->cfg.reset, c->cfg.group_id != NULL);
+    pthread_mutex_unlock(&c->lock);
+    if (!err && topic_count) {
+        knw_metadata_add_topics(c->client, topics, topic_count);
+        knw_metadata_request_refresh(c->client, false, "consumer assignment");
+    }
+    kn_free(topics);
+    if (!err)
+        knw_wakeup(c->client);
+    return err;
 }
 
 int kn_consumer_assign(kn_consumer *c, const kn_topic_partition_list *list) {
@@ -182,10 +169,10 @@ int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms
     if (!c || !topic || !*topic || !list)
         return KN_ERR__INVALID_ARG;
     *list = NULL;
-    if (c->closed)
+    if (c->app.closed)
         return KN_ERR__CLOSED;
     if (timeout_ms < 0)
-        timeout_ms = c->default_api_timeout_ms;
+        timeout_ms = c->cfg.default_api_timeout_ms;
     int64_t deadline = knw_now_ms() + timeout_ms;
     knw_metadata_add_topics(c->client, &topic, 1);
     knw_metadata *md = knw_metadata_get(c->client);
@@ -217,8 +204,8 @@ int kn_consumer_partitions_for(kn_consumer *c, const char *topic, int timeout_ms
 
 /* The first unreported partition error, moved into errstr (lock held). */
 static int knc_take_error(kn_consumer *c, char *errstr, size_t n) {
-    for (size_t i = 0; i < c->part_count; i++) {
-        knc_part *p = c->parts[i];
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        knc_part *p = knc_table_at(&c->table, i);
         if (p->err_pending) {
             p->err_pending = false;
             kn_errstr_set(errstr, n, "%s", p->errstr);
@@ -239,12 +226,12 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     if (!c || !recs)
         return KN_ERR__INVALID_ARG;
     *recs = NULL;
-    if (c->cb_depth > 0) {
+    if (c->app.cb_depth > 0) {
         kn_errstr_set(errstr, errstr_size, "poll called from a callback of the same consumer");
         return KN_ERR__STATE;
     }
     int64_t deadline = timeout_ms < 0 ? INT64_MAX : knw_now_ms() + timeout_ms;
-    kn_records *out = knc_records_new((size_t)c->max_poll_records);
+    kn_records *out = knc_records_new((size_t)c->cfg.max_poll_records);
     if (!out)
         return KN_ERR__NOMEM;
     int rc = KN_OK;
@@ -254,11 +241,11 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     knw_client_app_service(c->client); /* a due OAUTHBEARER token refresh, even for poll(0) */
     knc_serve_commit_callbacks(c);
     pthread_mutex_lock(&c->lock);
-    c->in_poll = true;
+    c->app.in_poll = true;
     kng_polled(c, knw_now_ms());
     knc_maybe_auto_commit(c, knw_now_ms());
     for (;;) {
-        if (c->closed) {
+        if (c->app.closed) {
             kn_errstr_set(errstr, errstr_size, "the consumer is closed");
             rc = KN_ERR__CLOSED;
             break;
@@ -277,7 +264,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
                 break;
             continue;
         }
-        if (c->part_count == 0 && !kng_subscribed(c)) {
+        if (knc_table_count(&c->table) == 0 && !kng_subscribed(c)) {
             kn_errstr_set(errstr, errstr_size, "no partitions are assigned");
             rc = KN_ERR__STATE;
             break;
@@ -285,14 +272,15 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
         if ((rc = knc_take_error(c, errstr, errstr_size)) != 0)
             break;
         /* Drain from the rotating start so no partition starves. */
-        size_t n = c->part_count;
-        for (size_t k = 0; k < n && out->count < (size_t)c->max_poll_records; k++) {
-            size_t i = (c->drain_next + k) % n;
-            knc_part *p = c->parts[i];
+        size_t n = knc_table_count(&c->table);
+        size_t start = knc_table_drain_start(&c->table);
+        for (size_t k = 0; k < n && out->count < (size_t)c->cfg.max_poll_records; k++) {
+            size_t i = (start + k) % n;
+            knc_part *p = knc_table_at(&c->table, i);
             if (!p->fetched || p->paused || p->revoking)
                 continue;
             uint32_t slices = p->slices_drained;
-            int got = knc_drain(p, out, c->max_poll_records - (int)out->count, &c->drain_opts);
+            int got = knc_drain(p, out, c->cfg.max_poll_records - (int)out->count, &c->cfg.drain_opts);
             if (got < 0) {
                 /* Nothing is lost: the drain takes up what it could not
                  * add next time, and the records already in out (whose
@@ -307,22 +295,22 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             if (p->slices_drained != slices) {
                 /* a slice was used up: its buffer slot is free again */
                 drained_dry = true;
-                c->drain_next = (i + 1) % n;
+                knc_table_drain_from(&c->table, (i + 1) % n);
             } else {
-                c->drain_next = i;
+                knc_table_drain_from(&c->table, i);
             }
         }
         if (rc != 0 || out->count > 0 || nomem)
             break;
-        if (c->done_head) {
+        if (knc_commit_callbacks_due(c)) {
             /* commit callbacks are due: serve them before waiting */
             pthread_mutex_unlock(&c->lock);
             knc_serve_commit_callbacks(c);
             pthread_mutex_lock(&c->lock);
             continue;
         }
-        if (c->wakeup) {
-            c->wakeup = false;
+        if (c->app.wakeup) {
+            c->app.wakeup = false;
             kn_errstr_set(errstr, errstr_size, "poll interrupted by wakeup()");
             rc = KN_ERR__WAKEUP;
             break;
@@ -352,10 +340,10 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
             pthread_cond_timedwait(&c->cond, &c->lock, &ts);
         }
     }
-    c->in_poll = false;
+    c->app.in_poll = false;
     kng_polled(c, knw_now_ms());
     c->stats.polls++;
-    if (!c->closed) /* close destroyed the network client and its metrics registry */
+    if (!c->app.closed) /* close destroyed the network client and its metrics registry */
         knc_metrics_poll(c, rc == KN_OK ? out : NULL, knw_now_ms());
     c->stats.records += (int64_t)out->count;
     for (size_t i = 0; i < out->count; i++)
@@ -365,8 +353,8 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
      * records than max.poll.records, a second partition's error, a commit
      * callback): no network event will announce it, so an event loop that
      * polls only when woken is told now (docs/consumer.md). */
-    if (c->ready_fn && knc_poll_ready(c))
-        c->ready_fn(c, c->ready_opaque);
+    if (c->app.ready_fn && knc_poll_ready(c))
+        c->app.ready_fn(c, c->app.ready_opaque);
     pthread_mutex_unlock(&c->lock);
     if (drained_dry)
         knw_wakeup(c->client);
@@ -385,18 +373,18 @@ static int knc_each(kn_consumer *c, const kn_topic_partition_list *list,
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    if (c->closed) {
+    if (c->app.closed) {
         pthread_mutex_unlock(&c->lock);
         return KN_ERR__CLOSED;
     }
-    size_t n = list ? kn_topic_partition_list_count(list) : c->part_count;
+    size_t n = list ? kn_topic_partition_list_count(list) : knc_table_count(&c->table);
     for (size_t pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++) {
-            knc_part *p = c->parts[i];
+            knc_part *p = list ? NULL : knc_table_at(&c->table, i);
             if (list) {
                 const char *topic = kn_topic_partition_list_topic(list, i);
-                p = knc_find_part(c, topic, strlen(topic),
-                                  kn_topic_partition_list_partition(list, i));
+                p = knc_table_find(&c->table, topic, strlen(topic),
+                                   kn_topic_partition_list_partition(list, i));
             }
             if (!p) {
                 pthread_mutex_unlock(&c->lock);
@@ -443,11 +431,11 @@ int kn_consumer_seek(kn_consumer *c, const char *topic, int32_t partition, int64
     if (!c || !topic || (offset < 0 && offset != KN_OFFSET_BEGINNING && offset != KN_OFFSET_END))
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    if (c->closed) {
+    if (c->app.closed) {
         pthread_mutex_unlock(&c->lock);
         return KN_ERR__CLOSED;
     }
-    knc_part *p = knc_find_part(c, topic, strlen(topic), partition);
+    knc_part *p = knc_table_find(&c->table, topic, strlen(topic), partition);
     if (!p) {
         pthread_mutex_unlock(&c->lock);
         return KN_ERR__STATE;
@@ -470,15 +458,15 @@ int kn_consumer_position(kn_consumer *c, const char *topic, int32_t partition, i
     if (!c || !topic || !offset)
         return KN_ERR__INVALID_ARG;
     if (timeout_ms < 0)
-        timeout_ms = c->default_api_timeout_ms;
+        timeout_ms = c->cfg.default_api_timeout_ms;
     int64_t deadline = knw_now_ms() + timeout_ms;
     int rc = KN_OK;
     bool kicked = false;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        knc_part *p = c->closed ? NULL : knc_find_part(c, topic, strlen(topic), partition);
+        knc_part *p = c->app.closed ? NULL : knc_table_find(&c->table, topic, strlen(topic), partition);
         if (!p) {
-            rc = c->closed ? KN_ERR__CLOSED : KN_ERR__STATE;
+            rc = c->app.closed ? KN_ERR__CLOSED : KN_ERR__STATE;
             break;
         }
         if (p->state == KNC_POS_VALID) {
@@ -514,10 +502,10 @@ int kn_consumer_get_stats(kn_consumer *c, kn_consumer_stats *out) {
     kn_consumer_stats st;
     pthread_mutex_lock(&c->lock);
     st = c->stats;
-    for (size_t i = 0; i < c->part_count; i++) {
-        if (c->parts[i]->fetched) {
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        if (knc_table_at(&c->table, i)->fetched) {
             st.buffered_partitions++;
-            st.buffered_bytes += (int64_t)knc_part_buffered_bytes(c->parts[i]);
+            st.buffered_bytes += (int64_t)knc_part_buffered_bytes(knc_table_at(&c->table, i));
         }
     }
     pthread_mutex_unlock(&c->lock);
@@ -539,7 +527,7 @@ void kn_consumer_wakeup(kn_consumer *c) {
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
-    c->wakeup = true;
+    c->app.wakeup = true;
     /* A loop waiting on the readiness hook's descriptor wakes too: its
      * next poll returns KN_ERR__WAKEUP. */
     knc_signal(c);
@@ -548,8 +536,8 @@ void kn_consumer_wakeup(kn_consumer *c) {
 
 /* Partitions poll would return something for (c->lock held). */
 static bool knc_parts_ready(const kn_consumer *c) {
-    for (size_t i = 0; i < c->part_count; i++) {
-        const knc_part *p = c->parts[i];
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
         if (p->err_pending || (p->fetched && !p->paused && !p->revoking))
             return true;
     }
@@ -557,24 +545,24 @@ static bool knc_parts_ready(const kn_consumer *c) {
 }
 
 bool knc_poll_ready(const kn_consumer *c) {
-    return c->wakeup || c->done_head || kng_app_pending(c) || knc_parts_ready(c);
+    return c->app.wakeup || knc_commit_callbacks_due(c) || kng_app_pending(c) || knc_parts_ready(c);
 }
 
 void knc_signal(kn_consumer *c) {
     pthread_cond_broadcast(&c->cond);
-    if (c->ready_fn && knc_poll_ready(c))
-        c->ready_fn(c, c->ready_opaque);
+    if (c->app.ready_fn && knc_poll_ready(c))
+        c->app.ready_fn(c, c->app.ready_opaque);
 }
 
 int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms) {
-    int64_t until = knw_now_ms() + c->retry_backoff_ms;
+    int64_t until = knw_now_ms() + c->cfg.retry_backoff_ms;
     if (until > deadline_ms)
         until = deadline_ms;
     int rc = 0;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        if (c->wakeup) {
-            c->wakeup = false;
+        if (c->app.wakeup) {
+            c->app.wakeup = false;
             rc = KN_ERR__WAKEUP;
             break;
         }
@@ -589,9 +577,9 @@ int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms) {
 }
 
 int knc_call_timeout(const kn_consumer *c, int want_ms) {
-    int64_t t = want_ms < 0 ? c->default_api_timeout_ms : want_ms;
-    if (c->close_deadline_ms) {
-        int64_t left = c->close_deadline_ms - knw_now_ms();
+    int64_t t = want_ms < 0 ? c->cfg.default_api_timeout_ms : want_ms;
+    if (c->app.close_deadline_ms) {
+        int64_t left = c->app.close_deadline_ms - knw_now_ms();
         if (left < t)
             t = left < 0 ? 0 : left;
     }
@@ -605,8 +593,8 @@ void kn_consumer_set_ready_cb(kn_consumer *c, kn_consumer_ready_cb *fn, void *op
     /* Under the lock the hook is called with: no call of the old fn
      * is in progress once this returns. */
     pthread_mutex_lock(&c->lock);
-    c->ready_fn = fn;
-    c->ready_opaque = opaque;
+    c->app.ready_fn = fn;
+    c->app.ready_opaque = opaque;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -620,24 +608,24 @@ int kn_consumer_close(kn_consumer *c, int timeout_ms) {
     KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_OK; /* NULL is a no-op, as for every client */
-    if (c->cb_depth > 0) {
+    if (c->app.cb_depth > 0) {
         kn_log(knc_logger(c), KN_LOG_ERROR,
                "close called from a callback of the same consumer: refused (KN_ERR__STATE); "
                "close it after the call that runs the callback returns");
         return KN_ERR__STATE;
     }
     pthread_mutex_lock(&c->lock);
-    bool was_closing = c->closing;
-    c->closing = true;
-    bool manual_commit = !was_closing && c->group_id && c->auto_commit && !kng_subscribed(c);
+    bool was_closing = c->app.closing;
+    c->app.closing = true;
+    bool manual_commit = !was_closing && c->cfg.group_id && c->cfg.auto_commit && !kng_subscribed(c);
     pthread_mutex_unlock(&c->lock);
     if (was_closing)
         return KN_OK;
     if (timeout_ms < 0)
         timeout_ms = KNC_CLOSE_TIMEOUT_MS;
-    c->close_deadline_ms = knw_now_ms() + timeout_ms;
-    if (c->close_deadline_ms == 0)
-        c->close_deadline_ms = 1;
+    c->app.close_deadline_ms = knw_now_ms() + timeout_ms;
+    if (c->app.close_deadline_ms == 0)
+        c->app.close_deadline_ms = 1;
     /* Java commits the positions at close under auto-commit: a
      * subscribed member's revoke below does it (one commit, not two);
      * a manually assigned consumer's is done here. Nothing positioned:
@@ -648,12 +636,12 @@ int kn_consumer_close(kn_consumer *c, int timeout_ms) {
     /* Commits queued or in flight finish within the close timeout (as
      * Java's close waits for them); what is left fails with _CLOSED
      * below, so every commit callback runs exactly once. */
-    knc_offsets_wait(c, c->close_deadline_ms);
+    knc_offsets_wait(c, c->app.close_deadline_ms);
     /* The terminating telemetry push (KIP-714), while the connections
      * are up, within what is left of the close timeout. */
-    knt_close(c->telemetry, c->close_deadline_ms);
+    knt_close(c->telemetry, c->app.close_deadline_ms);
     pthread_mutex_lock(&c->lock);
-    c->closed = true;
+    c->app.closed = true;
     knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     /* The ticker stops first; destroying the client then fails what is
@@ -665,11 +653,7 @@ int kn_consumer_close(kn_consumer *c, int timeout_ms) {
     c->client = NULL;
     knc_offsets_close(c);
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->part_count; i++)
-        knc_part_free(c->parts[i]);
-    kn_free(c->parts);
-    c->parts = NULL;
-    c->part_count = 0;
+    knc_table_clear(&c->table);
     knc_offsets_destroy(c);
     pthread_mutex_unlock(&c->lock);
     return KN_OK;
@@ -681,7 +665,7 @@ void kn_consumer_destroy(kn_consumer *c) {
     KNC_FORK_GUARD(c, );
     if (!c)
         return;
-    if (c->cb_depth > 0) {
+    if (c->app.cb_depth > 0) {
         kn_log(knc_logger(c), KN_LOG_ERROR,
                "destroy called from a callback of the same consumer: ignored (it would free the "
                "consumer under the call that runs the callback)");
@@ -691,11 +675,8 @@ void kn_consumer_destroy(kn_consumer *c) {
     knt_destroy(c->telemetry); /* after close destroyed the network client */
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
-    for (size_t i = 0; i < c->node_count; i++)
-        knc_session_reset(&c->nodes[i].session);
-    kn_free(c->nodes);
+    knc_nodes_free(&c->nodes);
     kng_destroy(c);
-    kn_free(c->rack);
-    kn_free(c->group_id);
+    knc_config_free(&c->cfg);
     kn_free(c);
 }

@@ -1,9 +1,23 @@
 /*
  * consumer_int.h: the consumer handle (struct kn_consumer) and the
  * functions the files of core/consumer/ call across each other (prefix
- * knc_). The pieces with their own header: records.h (knc_buf,
- * kn_records), fetched.h (buffered slices), position.h (the partition
- * state machine), drain.h (decoding), session.h (fetch sessions).
+ * knc_).
+ *
+ * The handle is made of pieces, each a struct held by value, defined in
+ * the header of the file that owns it and reached by the other files
+ * only through that file's functions:
+ *   c->cfg      settings.h      settings, read once (read directly: immutable)
+ *   c->table    assignment.h    the partition table and its rotations
+ *   c->nodes    node.h          per-broker fetch state and sessions
+ *   c->fbuf     fetched.h       the fetch-buffer budget
+ *   c->offsets  offsets_state.h commit FIFO, auto-commit, coordinator, OffsetFetch
+ *   c->app      here            wakeup, close, readiness hook, callback depth
+ *   c->metrics  metrics_state.h Kafka-named metrics (consumer_metrics.h)
+ *   c->grp      group/group.h   the group membership (through group/host.h)
+ *   c->member   here            the identity the group publishes for offsets.c
+ * c->stats is the one shared piece: plain counters every path adds to.
+ * The partition itself (knc_part) is position.h; its buffered slices
+ * fetched.h; decoding drain.h.
  *
  * Threads: everything in kn_consumer below its lock is guarded by it
  * (consumer.c, tick.c and the network callbacks take it).
@@ -17,12 +31,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "consumer/assignment.h"
 #include "consumer/metrics_state.h"
+#include "consumer/node.h"
+#include "consumer/offsets_state.h"
 #include "consumer/drain.h"
 #include "consumer/fetched.h"
 #include "consumer/position.h"
 #include "consumer/records.h"
 #include "consumer/session.h"
+#include "consumer/settings.h"
 #include "consumer/window.h"
 #include "fork.h"
 #include "kafka_native.h"
@@ -32,17 +50,6 @@
 #include "wire/wire.h"
 
 /* ---- the consumer handle (consumer.c; tick.c runs its network side) --- */
-
-typedef struct knc_node {
-    int32_t node_id;
-    bool fetch_inflight;
-    int32_t inflight_bytes; /* the in-flight Fetch's max_bytes (budget reservation) */
-    int64_t sent_ms;        /* when the in-flight Fetch was sent */
-    bool overdue_warned;    /* the in-flight Fetch was reported as overdue */
-    int64_t backoff_until_ms;
-    knc_session session;
-    int64_t window_listed; /* this tick: backlog bytes listed for it (window.h) */
-} knc_node;
 
 /* The consumer was created in another process (fork.h): the calls that
  * would take its locks or wait on its threads return `ret` instead. */
@@ -56,7 +63,7 @@ typedef struct knc_node {
  * each change of state, member id or generation) and offsets.c reads:
  * the commit FIFO and OffsetFetch see only this, never the group's own
  * struct. Guarded by c->lock; the strings are borrowed (from
- * c->group_id and the group) and stay valid until the next publish. */
+ * c->cfg.group_id and the group) and stay valid until the next publish. */
 typedef struct knc_member {
     const char *group_id;    /* group.id (NULL without one): set once at creation, read without the lock */
     const char *member_id;   /* "" when not a member of a generation */
@@ -66,76 +73,56 @@ typedef struct knc_member {
     bool identity_at_send;   /* KIP-848: a commit takes the identity when sent, not when queued */
 } knc_member;
 
+/* The application side's lifecycle (consumer.c owns it; the other
+ * files read it through the accessors below). Guarded by c->lock,
+ * except cb_depth and close_deadline_ms, which only the application
+ * thread touches. */
+typedef struct knc_app {
+    bool wakeup;  /* kn_consumer_wakeup was called; the next blocking call takes it */
+    bool closing; /* close has begun */
+    bool closed;  /* close has stopped the network side */
+    int64_t close_deadline_ms; /* while close runs: its deadline; 0 otherwise */
+    bool in_poll; /* a poll is running: max.poll.interval.ms is met */
+    /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */
+    kn_consumer_ready_cb *ready_fn;
+    void *ready_opaque;
+    /* Re-entrancy: user callbacks running now (rebalance listener,
+     * commit callbacks, custom assignor). poll, close, unsubscribe and
+     * destroy from inside one return KN_ERR__STATE (destroy: logged,
+     * nothing freed) instead of recursing into the step that runs it or
+     * freeing the consumer under it. */
+    int cb_depth;
+} knc_app;
+
 struct kn_consumer {
     kn_fork_stamp fork; /* the creating process (fork.h): another one may not use it */
     knw_client *client;
     int ticker_id;
+    knc_config cfg; /* settings, read once (settings.h): read without the lock */
     knt *telemetry; /* KIP-714 push; NULL with enable.metrics.push=false;
                      * its own lock (never taken under c->lock) */
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t cond;  /* signalled when data, positions or errors change */
-    knc_part **parts;     /* the assignment, sorted by (topic, partition) */
-    size_t part_count;
-    uint64_t next_part_id;
-    size_t drain_next; /* rotation: where the next poll starts draining */
-    size_t fetch_next; /* rotation: which partition leads the next Fetch */
-    knc_node *nodes;
-    size_t node_count, node_cap;
-    bool wakeup;
-    bool closed;
-    /* settings, read once */
-    int max_poll_records;
-    int fetch_max_wait_ms;
-    int fetch_min_bytes;
-    int fetch_max_bytes;
-    int max_partition_fetch_bytes;
-    /* The fetch-buffer budget (tick.c): raw response bytes held by
-     * buffered slices plus the max_bytes of Fetches in flight stay
-     * within fetch_budget, read-ahead included; see docs/consumer.md. */
-    size_t fetch_budget;
-    size_t fetch_held;
-    knc_bpo fetch_bpo; /* raw bytes per offset fetched: sizes the Fetch window */
-    int retry_backoff_ms;
-    int metadata_max_age_ms; /* how long a preferred read replica holds (KIP-392) */
-    int request_timeout_ms;
-    int default_api_timeout_ms;
-    knc_reset reset;
-    int64_t reset_duration_ms; /* KNC_RESET_BY_DURATION */
-    bool read_committed;
-    char *rack; /* client.rack, owned */
-    knc_drain_opts drain_opts;
-    /* committed offsets (offsets.c); all NULL/-1 without group.id */
-    char *group_id; /* owned */
-    bool auto_commit;
-    int auto_commit_interval_ms;
-    int64_t next_auto_commit_ms;
-    int32_t coord_id; /* the group coordinator, -1 unknown */
-    bool offset_fetch_inflight;
-    struct knc_commit *commit_head, *commit_tail; /* FIFO, head in flight */
-    bool commit_inflight;
-    int64_t commit_retry_at_ms;
-    struct knc_commit *done_head, *done_tail; /* async commits whose callback is due */
+    knc_table table;      /* the partition table (assignment.h) */
+    knc_nodes nodes;      /* per-broker fetch state (node.h) */
+    knc_fetchbuf fbuf;    /* the fetch-buffer budget (fetched.h) */
+    knc_offsets offsets;  /* committed offsets (offsets_state.h, offsets.c) */
+    knc_app app;          /* the application side's lifecycle (above) */
     kn_consumer_stats stats; /* buffered_* are computed when read */
     knc_metrics metrics;     /* Kafka-named metrics (consumer_metrics.h) */
     /* group membership (core/consumer/group/); NULL without group.id */
     struct kng_group *grp;
     knc_member member; /* what the group publishes for offsets.c */
     int grp_ticker_id; /* -1 until the first subscribe */
-    bool in_poll;      /* a poll is running: max.poll.interval.ms is met */
-    /* kn_consumer_set_ready_cb: fn NULL for none; called with the lock held */
-    kn_consumer_ready_cb *ready_fn;
-    void *ready_opaque;
-    /* close: set while close runs (its deadline) / once it has begun */
-    int64_t close_deadline_ms; /* 0: not closing */
-    bool closing;
-    /* Re-entrancy (application thread only): user callbacks running now
-     * (rebalance listener, commit callbacks, custom assignor). poll,
-     * close, unsubscribe and destroy from inside one return
-     * KN_ERR__STATE (destroy: logged, nothing freed) instead of
-     * recursing into the step that runs it or freeing the consumer
-     * under it. */
-    int cb_depth;
 };
+
+/* consumer.c: replaces the assignment (c->lock NOT held): kept
+ * partitions keep their state, new ones start unpositioned, dropped
+ * ones are freed with their buffers; the new topics' metadata is
+ * requested. What kn_consumer_assign does, without the subscription
+ * check. Returns 0, KN_ERR__INVALID_ARG (a duplicate), KN_ERR__NOMEM or
+ * KN_ERR__CLOSED; the assignment is unchanged on error. */
+int knc_set_assignment(kn_consumer *c, const kn_topic_partition_list *list);
 
 /* tplist.c: kn_topic_partition_list_add without the partition >= 0
  * check (subscription lists name topics with partition -1). */
@@ -156,8 +143,26 @@ static inline struct kn_logger *knc_logger(const kn_consumer *c) {
 int knc_backoff_wait(kn_consumer *c, int64_t deadline_ms);
 
 /* Brackets a user callback (application thread). */
-static inline void knc_cb_enter(kn_consumer *c) { c->cb_depth++; }
-static inline void knc_cb_leave(kn_consumer *c) { c->cb_depth--; }
+static inline void knc_cb_enter(kn_consumer *c) { c->app.cb_depth++; }
+static inline void knc_cb_leave(kn_consumer *c) { c->app.cb_depth--; }
+/* Whether a user callback of this consumer is running (application
+ * thread): re-entrant lifecycle calls are refused. */
+static inline bool knc_in_callback(const kn_consumer *c) { return c->app.cb_depth > 0; }
+/* Whether close has stopped the consumer (c->lock held, or a racy read
+ * that only shortcuts a call the lock then checks again). */
+static inline bool knc_closed(const kn_consumer *c) { return c->app.closed; }
+/* Whether close has begun or ended (c->lock held). */
+static inline bool knc_closing(const kn_consumer *c) { return c->app.closing || c->app.closed; }
+/* Whether a poll is running (c->lock held): the group's
+ * max.poll.interval.ms check. */
+static inline bool knc_in_poll(const kn_consumer *c) { return c->app.in_poll; }
+/* Takes a pending kn_consumer_wakeup (c->lock held): true once per
+ * wakeup, for the blocking call that ends on it. */
+static inline bool knc_take_wakeup(kn_consumer *c) {
+    bool w = c->app.wakeup;
+    c->app.wakeup = false;
+    return w;
+}
 
 /* The one way a state change is announced (c->lock held, called by
  * every path that changes what poll would return: network callbacks

@@ -109,9 +109,9 @@ static void provide(void *opaque, knm_snap *snap, int64_t now_ms) {
     kn_consumer *c = opaque;
     pthread_mutex_lock(&c->lock);
     knc_metrics *km = &c->metrics;
-    for (size_t i = 0; i < c->part_count; i++) {
-        const knc_part *p = c->parts[i];
-        int64_t bound = c->read_committed ? p->last_stable_offset : p->high_watermark;
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
+        int64_t bound = c->cfg.read_committed ? p->last_stable_offset : p->high_watermark;
         if (p->state != KNC_POS_VALID || bound < 0)
             continue;
         char part[16];
@@ -120,7 +120,7 @@ static void provide(void *opaque, knm_snap *snap, int64_t now_ms) {
                  (double)(bound - p->position), "topic", p->topic, "partition", part);
     }
     knm_emit(snap, CM, "assigned-partitions", "The number of partitions currently assigned to this consumer",
-             KN_METRIC_GAUGE, (double)c->part_count, NULL, NULL, NULL, NULL);
+             KN_METRIC_GAUGE, (double)knc_table_count(&c->table), NULL, NULL, NULL, NULL);
     knm_emit(snap, CM, "last-heartbeat-seconds-ago",
              "The number of seconds since the last coordinator heartbeat was sent (-1: none yet)",
              KN_METRIC_GAUGE, secs_ago(km->last_heartbeat_ms, now_ms), NULL, NULL, NULL, NULL);

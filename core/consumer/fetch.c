@@ -23,24 +23,6 @@
 #include "log.h"
 #include "proto/generated/kp_apis.h"
 
-knc_node *knc_node_get(kn_consumer *c, int32_t node_id) {
-    for (size_t i = 0; i < c->node_count; i++)
-        if (c->nodes[i].node_id == node_id)
-            return &c->nodes[i];
-    if (c->node_count == c->node_cap) {
-        size_t cap = c->node_cap ? c->node_cap * 2 : 8;
-        knc_node *n = kn_realloc(c->nodes, cap * sizeof(*n));
-        if (!n)
-            return NULL;
-        c->nodes = n;
-        c->node_cap = cap;
-    }
-    knc_node *n = &c->nodes[c->node_count++];
-    memset(n, 0, sizeof(*n));
-    n->node_id = node_id;
-    return n;
-}
-
 /* KIP-392: the broker p is fetched from: the read replica its leader
  * named, while that is fresh and the broker is online in md and one of
  * p's replicas (as Java, which otherwise falls back to the leader);
@@ -60,20 +42,17 @@ int32_t knc_fetch_node(const knw_metadata *md, const knc_part *p, int64_t now_ms
     return listed ? p->read_replica : leader;
 }
 
-int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, int max_wait_ms,
-                          int32_t max_bytes) {
+int knc_fill_fetch(const knc_config *cfg, knc_node *node, const knw_metadata *md, knc_req *req,
+                   int max_wait_ms, int32_t max_bytes) {
     kp_FetchRequest *f = &req->u.fetch;
     kp_FetchRequest_init(f);
     f->replica_id = -1;
     f->max_wait_ms = max_wait_ms;
-    f->min_bytes = c->fetch_min_bytes;
+    f->min_bytes = cfg->fetch_min_bytes;
     f->max_bytes = max_bytes;
-    f->isolation_level = c->read_committed ? 1 : 0;
-    f->rack_id.ptr = c->rack ? c->rack : "";
+    f->isolation_level = cfg->read_committed ? 1 : 0;
+    f->rack_id.ptr = cfg->rack ? cfg->rack : "";
     f->rack_id.len = (int32_t)strlen(f->rack_id.ptr);
-    knc_node *node = knc_node_get(c, req->node_id);
-    if (!node)
-        return KN_ERR__NOMEM;
 
     /* The session decides which partitions must be listed. */
     int32_t n = req->part_count;
@@ -123,7 +102,7 @@ int knc_fill_fetch(kn_consumer *c, const knw_metadata *md, knc_req *req, int max
             fp->fetch_offset = rp->offset;
             fp->last_fetched_epoch = -1;
             fp->log_start_offset = -1;
-            fp->partition_max_bytes = c->max_partition_fetch_bytes;
+            fp->partition_max_bytes = cfg->max_partition_fetch_bytes;
             fp->high_watermark = INT64_MAX;
         }
     }
@@ -185,9 +164,9 @@ static bool knc_read_replica_answer(kn_consumer *c, knc_part *p, int32_t node,
         if (p->read_replica != pd->preferred_read_replica)
             kn_log(knc_logger(c), KN_LOG_DEBUG, "%s [%d]: leader %d names read replica %d (client.rack %s)",
                    p->topic, (int)p->partition, (int)node, (int)pd->preferred_read_replica,
-                   c->rack ? c->rack : "");
+                   c->cfg.rack ? c->cfg.rack : "");
         p->read_replica = pd->preferred_read_replica;
-        p->read_replica_until_ms = now_ms + c->metadata_max_age_ms;
+        p->read_replica_until_ms = now_ms + c->cfg.metadata_max_age_ms;
     }
     return false;
 }
@@ -200,7 +179,7 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     int64_t now = knw_now_ms();
 
     pthread_mutex_lock(&c->lock);
-    knc_node *node = knc_node_get(c, req->node_id);
+    knc_node *node = knc_nodes_get(&c->nodes, req->node_id);
     const kp_FetchResponse *r = resp->body;
     c->stats.fetch_requests++;
     c->stats.fetch_latency_us_total += resp->latency_us;
@@ -235,13 +214,13 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     }
     if (via_replica)
         c->stats.fetch_read_replica++;
-    if (c->closed) {
+    if (knc_closed(c)) {
         /* nothing to update */
     } else if (resp->err || !r || r->error_code != 0) {
         int err = resp->err ? resp->err : r ? r->error_code : KN_ERR__PROTOCOL;
         c->stats.fetch_errors++;
         if (node)
-            node->backoff_until_ms = now + c->retry_backoff_ms;
+            node->backoff_until_ms = now + c->cfg.retry_backoff_ms;
         refresh = err != KN_ERR__CLOSED;
     } else {
         for (int32_t ti = 0; ti < r->responses.count; ti++) {
@@ -269,13 +248,13 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 if (p->fetched && act != KNC_ACT_OK) {
                     /* Read-ahead: the buffered records come first. */
                     refresh |= act == KNC_ACT_REFRESH_METADATA;
-                    p->retry_at_ms = now + c->retry_backoff_ms;
+                    p->retry_at_ms = now + c->cfg.retry_backoff_ms;
                     continue;
                 }
                 switch (act) {
                 case KNC_ACT_OK:
                     if (pd->records.len <= 0) {
-                        knc_metrics_partition(c, (c->read_committed ? pd->last_stable_offset
+                        knc_metrics_partition(c, (c->cfg.read_committed ? pd->last_stable_offset
                                                                     : pd->high_watermark) - rp->offset,
                                               rp->offset, pd->log_start_offset, now);
                         break;
@@ -289,7 +268,7 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                         /* Counted against the fetch-buffer budget while
                          * any slice still points into it. */
                         buf->size = size;
-                        buf->held = &c->fetch_held;
+                        knc_fetchbuf_track(&c->fbuf, buf);
                     }
                     knc_aborted stack[16], *ab = stack;
                     int32_t nab = pd->aborted_transactions.count > 0 ? pd->aborted_transactions.count : 0;
@@ -302,10 +281,10 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     knc_fetched *f = knc_fetched_new(buf, pd->records.ptr,
                                                      (size_t)pd->records.len, rp->offset, ab, nab);
                     if (f) {
-                        knc_bpo_add(&c->fetch_bpo, f->len, f->fetch_offset, f->end_offset);
+                        knc_fetchbuf_learn(&c->fbuf, f->len, f->fetch_offset, f->end_offset);
                         /* The lag once these records are consumed (Java
                          * records it as they are returned). */
-                        knc_metrics_partition(c, (c->read_committed ? pd->last_stable_offset
+                        knc_metrics_partition(c, (c->cfg.read_committed ? pd->last_stable_offset
                                                                     : pd->high_watermark) - f->end_offset,
                                               f->end_offset, pd->log_start_offset, now);
                     }
@@ -320,17 +299,17 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     refresh = true;
                     /* fall through */
                 case KNC_ACT_RETRY:
-                    p->retry_at_ms = now + c->retry_backoff_ms;
+                    p->retry_at_ms = now + c->cfg.retry_backoff_ms;
                     break;
                 case KNC_ACT_RESET:
-                    if (c->reset == KNC_RESET_NONE)
+                    if (c->cfg.reset == KNC_RESET_NONE)
                         knc_part_fail(p, KN_ERR_OFFSET_OUT_OF_RANGE,
                                       "%s [%d]: fetch offset %lld is out of range (log end %lld) "
                                       "and auto.offset.reset=none",
                                       p->topic, (int)p->partition, (long long)rp->offset,
                                       (long long)pd->high_watermark);
                     else
-                        knc_part_reset(p, c->reset);
+                        knc_part_reset(p, c->cfg.reset);
                     break;
                 case KNC_ACT_FAIL:
                     knc_part_fail(p, pd->error_code, "%s [%d]: fetch at offset %lld failed: %s",
@@ -342,7 +321,7 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
         }
     }
 done:;
-    bool closed = c->closed;
+    bool closed = knc_closed(c);
     knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     if (buf)
@@ -360,7 +339,7 @@ done:;
 
 void knc_fetch_send(knw_client *client, knc_req *req) {
     /* Topic ids need v13+; without them stay at v12 (names). */
-    int timeout = req->c->request_timeout_ms + req->u.fetch.max_wait_ms;
+    int timeout = req->c->cfg.request_timeout_ms + req->u.fetch.max_wait_ms;
     knw_send(client, req->node_id, KP_API_FETCH, 4, req->ids_complete ? -1 : 12, &req->u.fetch, timeout,
              knc_fetch_done, req);
 }

@@ -13,7 +13,43 @@
 #include <stdint.h>
 
 #include "consumer/records.h"
+#include "consumer/window.h"
 #include "proto/record_batch.h"
+
+/* ---- the fetch buffer (fetched.c) ------------------------------------ */
+
+/* The fetch-buffer budget: raw response bytes held by buffered slices
+ * plus the max_bytes of Fetches in flight stay within budget,
+ * read-ahead included (docs/consumer.md, "Memory"). Held by value in
+ * struct kn_consumer (c->fbuf), guarded by c->lock. */
+typedef struct knc_fetchbuf {
+    size_t budget; /* six max.partition.fetch.bytes (knc_fetchbuf_init) */
+    size_t held;   /* raw response bytes some slice still points into */
+    knc_bpo bpo;   /* raw bytes per offset fetched: sizes the Fetch window */
+} knc_fetchbuf;
+
+/* Sizes the budget from max.partition.fetch.bytes. */
+void knc_fetchbuf_init(knc_fetchbuf *fb, int max_partition_fetch_bytes);
+static inline size_t knc_fetchbuf_budget(const knc_fetchbuf *fb) { return fb->budget; }
+/* What the budget has left with inflight bytes reserved by Fetches in
+ * flight (may be negative). */
+static inline int64_t knc_fetchbuf_avail(const knc_fetchbuf *fb, int64_t inflight) {
+    return (int64_t)fb->budget - (int64_t)fb->held - inflight;
+}
+/* Counts buf in the held bytes while any slice points into it (before
+ * the first knc_fetched_new on it). */
+static inline void knc_fetchbuf_track(knc_fetchbuf *fb, knc_buf *buf) { buf->held = &fb->held; }
+/* The window's estimate (window.h) for a partition fetching from
+ * fetch_offset with its readable end at log_end; and learning it from a
+ * slice fetched. */
+static inline int64_t knc_fetchbuf_backlog(const knc_fetchbuf *fb, int64_t fetch_offset,
+                                           int64_t log_end, int32_t partition_max) {
+    return knc_backlog_bytes(&fb->bpo, fetch_offset, log_end, partition_max);
+}
+static inline void knc_fetchbuf_learn(knc_fetchbuf *fb, size_t len, int64_t fetch_offset,
+                                      int64_t end_offset) {
+    knc_bpo_add(&fb->bpo, len, fetch_offset, end_offset);
+}
 
 /* ---- one partition's buffered fetch (fetched.c) ---------------------- */
 

@@ -165,8 +165,8 @@ static void knc_commit_complete(kn_consumer *c, knc_commit *cm, int err);
 /* Every positioned partition's position (lock held). NULL on NOMEM. */
 static kn_topic_partition_list *knc_positions(kn_consumer *c) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (size_t i = 0; l && i < c->part_count; i++) {
-        const knc_part *p = c->parts[i];
+    for (size_t i = 0; l && i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
         if (p->state != KNC_POS_VALID)
             continue;
         int at = kn_topic_partition_list_add(l, p->topic, p->partition);
@@ -197,7 +197,7 @@ static knc_commit *knc_commit_enqueue(kn_consumer *c, kn_topic_partition_list *o
     cm->opaque = opaque;
     cm->sync = sync;
     cm->node_id = -1;
-    cm->deadline_ms = knw_now_ms() + (timeout_ms < 0 ? c->default_api_timeout_ms : timeout_ms);
+    cm->deadline_ms = knw_now_ms() + (timeout_ms < 0 ? c->cfg.default_api_timeout_ms : timeout_ms);
     if ((*err = knc_commit_build(c, cm)) != 0) {
         knc_commit_free(cm);
         return NULL;
@@ -209,11 +209,11 @@ static knc_commit *knc_commit_enqueue(kn_consumer *c, kn_topic_partition_list *o
         knc_commit_complete(c, cm, 0);
         return cm;
     }
-    if (c->commit_tail)
-        c->commit_tail->next = cm;
+    if (c->offsets.commit_tail)
+        c->offsets.commit_tail->next = cm;
     else
-        c->commit_head = cm;
-    c->commit_tail = cm;
+        c->offsets.commit_head = cm;
+    c->offsets.commit_tail = cm;
     return cm;
 }
 
@@ -234,31 +234,31 @@ static void knc_commit_complete(kn_consumer *c, knc_commit *cm, int err) {
             knc_commit_free(cm);
         return;
     }
-    if (c->done_tail)
-        c->done_tail->next = cm;
+    if (c->offsets.done_tail)
+        c->offsets.done_tail->next = cm;
     else
-        c->done_head = cm;
-    c->done_tail = cm;
+        c->offsets.done_head = cm;
+    c->offsets.done_tail = cm;
     knc_signal(c); /* its callback is due at the next poll */
 }
 
 /* Takes the head off the queue with its final error (lock held). */
 static void knc_commit_finish(kn_consumer *c, int err) {
-    knc_commit *cm = c->commit_head;
-    c->commit_head = cm->next;
-    if (!c->commit_head)
-        c->commit_tail = NULL;
+    knc_commit *cm = c->offsets.commit_head;
+    c->offsets.commit_head = cm->next;
+    if (!c->offsets.commit_head)
+        c->offsets.commit_tail = NULL;
     knc_commit_complete(c, cm, err);
 }
 
 void knc_serve_commit_callbacks(kn_consumer *c) {
     for (;;) {
         pthread_mutex_lock(&c->lock);
-        knc_commit *cm = c->done_head;
+        knc_commit *cm = c->offsets.done_head;
         if (cm) {
-            c->done_head = cm->next;
-            if (!c->done_head)
-                c->done_tail = NULL;
+            c->offsets.done_head = cm->next;
+            if (!c->offsets.done_head)
+                c->offsets.done_tail = NULL;
         }
         pthread_mutex_unlock(&c->lock);
         if (!cm)
@@ -273,11 +273,11 @@ void knc_serve_commit_callbacks(kn_consumer *c) {
 }
 
 void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms) {
-    if (!c->member.group_id || !c->auto_commit || now_ms < c->next_auto_commit_ms)
+    if (!c->member.group_id || !c->cfg.auto_commit || now_ms < c->offsets.next_auto_commit_ms)
         return;
-    c->next_auto_commit_ms = now_ms + c->auto_commit_interval_ms;
+    c->offsets.next_auto_commit_ms = now_ms + c->cfg.auto_commit_interval_ms;
     /* Best effort, like Java's: one auto-commit queued at a time. */
-    for (knc_commit *cm = c->commit_head; cm; cm = cm->next)
+    for (knc_commit *cm = c->offsets.commit_head; cm; cm = cm->next)
         if (cm->auto_commit)
             return;
     kn_topic_partition_list *l = knc_positions(c);
@@ -295,13 +295,13 @@ bool knc_offsets_wait(kn_consumer *c, int64_t deadline_ms) {
     for (;;) {
         knc_serve_commit_callbacks(c);
         pthread_mutex_lock(&c->lock);
-        bool idle = !c->commit_head && !c->done_head;
+        bool idle = !c->offsets.commit_head && !c->offsets.done_head;
         int64_t now = knw_now_ms();
         if (idle || now >= deadline_ms) {
             pthread_mutex_unlock(&c->lock);
             return idle;
         }
-        if (!c->done_head) {
+        if (!c->offsets.done_head) {
             struct timespec ts;
             int64_t at = deadline_ms < now + 50 ? deadline_ms : now + 50;
             ts.tv_sec = (time_t)(at / 1000);
@@ -314,26 +314,26 @@ bool knc_offsets_wait(kn_consumer *c, int64_t deadline_ms) {
 
 void knc_offsets_close(kn_consumer *c) {
     pthread_mutex_lock(&c->lock);
-    while (c->commit_head)
+    while (c->offsets.commit_head)
         knc_commit_finish(c, KN_ERR__CLOSED);
-    c->commit_inflight = false;
+    c->offsets.commit_inflight = false;
     pthread_mutex_unlock(&c->lock);
     knc_serve_commit_callbacks(c);
 }
 
 void knc_offsets_destroy(kn_consumer *c) {
-    while (c->commit_head) {
-        knc_commit *cm = c->commit_head;
-        c->commit_head = cm->next;
+    while (c->offsets.commit_head) {
+        knc_commit *cm = c->offsets.commit_head;
+        c->offsets.commit_head = cm->next;
         knc_commit_free(cm);
     }
-    c->commit_tail = NULL;
-    while (c->done_head) {
-        knc_commit *cm = c->done_head;
-        c->done_head = cm->next;
+    c->offsets.commit_tail = NULL;
+    while (c->offsets.done_head) {
+        knc_commit *cm = c->offsets.done_head;
+        c->offsets.done_head = cm->next;
         knc_commit_free(cm);
     }
-    c->done_tail = NULL;
+    c->offsets.done_tail = NULL;
 }
 
 /* ---- answers (network thread) ------------------------------------------ */
@@ -341,8 +341,8 @@ void knc_offsets_destroy(kn_consumer *c) {
 bool knc_coord_failed(kn_consumer *c, int32_t node, int err) {
     if (!c->member.group_id || !knw_coord_failed(c->client, KNW_COORD_GROUP, c->member.group_id, node, err))
         return false;
-    if (node < 0 || c->coord_id == node)
-        c->coord_id = -1;
+    if (node < 0 || c->offsets.coord_id == node)
+        c->offsets.coord_id = -1;
     return true;
 }
 
@@ -355,7 +355,7 @@ bool knc_coord_failed(kn_consumer *c, int32_t node, int err) {
  * the coordinator accepts it once the epochs agree. A user's commit_sync
  * and commit_async get the error, as in Java (CommitFailedException). */
 static bool knc_commit_stale_retry(kn_consumer *c, knc_commit *cm, int64_t now) {
-    if (!cm->retry_stale || now >= cm->deadline_ms || c->closed)
+    if (!cm->retry_stale || now >= cm->deadline_ms || knc_closed(c))
         return false;
     int32_t epoch = c->member.epoch;
     if (epoch < 0)
@@ -373,11 +373,11 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     const kp_OffsetCommitResponse *r = resp->body;
     int64_t now = knw_now_ms();
     pthread_mutex_lock(&c->lock);
-    c->commit_inflight = false;
+    c->offsets.commit_inflight = false;
     if (!resp->err)
         knc_metrics_commit(c, resp->latency_us, now);
     int err = resp->err;
-    if (err && c->closed)
+    if (err && knc_closed(c))
         err = KN_ERR__CLOSED; /* failed by the client's shutdown (close timed out) */
     bool stale_retry = false;
     if (!err && !r)
@@ -416,8 +416,8 @@ static void knc_commit_done(knw_client *client, knw_resp *resp, void *opaque) {
     /* Forgotten also when the commit gives up (deadline reached): the
      * next commit must not go to the same unreachable node. */
     knc_coord_failed(c, cm->node_id, err);
-    if (err && (knc_retry_error(err) || stale_retry) && now < cm->deadline_ms && !c->closed) {
-        c->commit_retry_at_ms = now + c->retry_backoff_ms;
+    if (err && (knc_retry_error(err) || stale_retry) && now < cm->deadline_ms && !knc_closed(c)) {
+        c->offsets.commit_retry_at_ms = now + c->cfg.retry_backoff_ms;
         for (size_t i = 0; i < kn_topic_partition_list_count(cm->offsets); i++)
             kn_topic_partition_list_set_err(cm->offsets, i, 0);
     } else {
@@ -440,7 +440,7 @@ static void knc_ofetch_free(knc_ofetch_req *fr) {
 static knc_part *knc_ofetch_owner(kn_consumer *c, const knc_ofetch_req *fr, int32_t t, int32_t k,
                                   const knc_fetch_part *fp) {
     const kp_OffsetFetchRequest_OffsetFetchRequestTopic *rt = &fr->req.topics.items[t];
-    knc_part *p = knc_find_part(c, rt->name.ptr, (size_t)rt->name.len, rt->partition_indexes.items[k]);
+    knc_part *p = knc_table_find(&c->table, rt->name.ptr, (size_t)rt->name.len, rt->partition_indexes.items[k]);
     if (!p || p->id != fp->part_id || p->gen != fp->gen || p->state != KNC_POS_NEED_COMMITTED)
         return NULL;
     return p;
@@ -452,10 +452,10 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     const kp_OffsetFetchResponse *r = resp->body;
     int64_t now = knw_now_ms();
     pthread_mutex_lock(&c->lock);
-    c->offset_fetch_inflight = false;
+    c->offsets.offset_fetch_inflight = false;
     int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
     knc_coord_failed(c, fr->node_id, err);
-    if (!err && !c->closed) {
+    if (!err && !knc_closed(c)) {
         for (int32_t t = 0; t < r->topics.count; t++) {
             const kp_OffsetFetchResponse_OffsetFetchResponseTopic *rt = &r->topics.items[t];
             int32_t qt;
@@ -493,7 +493,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 }
             }
         }
-    } else if (err && !knc_retry_error(err) && !c->closed) {
+    } else if (err && !knc_retry_error(err) && !knc_closed(c)) {
         /* e.g. GROUP_AUTHORIZATION_FAILED: every partition asked for. */
         int32_t at = 0;
         for (int32_t t = 0; t < fr->req.topics.count; t++)
@@ -515,7 +515,7 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
             knc_part *p = knc_ofetch_owner(c, fr, t, k, &fr->parts[at]);
             if (p) {
                 p->reset_inflight = false;
-                p->retry_at_ms = now + c->retry_backoff_ms;
+                p->retry_at_ms = now + c->cfg.retry_backoff_ms;
             }
         }
     knc_signal(c);
@@ -530,8 +530,8 @@ static void knc_ofetch_done(knw_client *client, knw_resp *resp, void *opaque) {
 /* An OffsetFetch for every partition waiting for its committed offset. */
 static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
     size_t n = 0;
-    for (size_t i = 0; i < c->part_count; i++)
-        n += knc_part_wants_committed(c->parts[i], now_ms);
+    for (size_t i = 0; i < knc_table_count(&c->table); i++)
+        n += knc_part_wants_committed(knc_table_at(&c->table, i), now_ms);
     if (!n)
         return NULL;
     knc_ofetch_req *fr = kn_calloc(1, sizeof(*fr));
@@ -550,10 +550,10 @@ static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
         knc_ofetch_free(fr);
         return NULL;
     }
-    /* c->parts is sorted by topic: runs of one topic are contiguous. */
+    /* The table is sorted by topic: runs of one topic are contiguous. */
     size_t used = 0;
-    for (size_t i = 0; i < c->part_count; i++) {
-        knc_part *p = c->parts[i];
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        knc_part *p = knc_table_at(&c->table, i);
         if (!knc_part_wants_committed(p, now_ms))
             continue;
         kp_OffsetFetchRequest_OffsetFetchRequestTopic *rt =
@@ -581,41 +581,41 @@ static knc_ofetch_req *knc_ofetch_build(kn_consumer *c, int64_t now_ms) {
 
 void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan) {
     memset(plan, 0, sizeof(*plan));
-    if (!c->member.group_id || c->closed)
+    if (!c->member.group_id || knc_closed(c))
         return;
     /* The client's coordinator table (core/wire/coordinator.h) caches the
      * answer and forgets it after a coordinator error, a lost connection
      * or when newer metadata no longer lists the node. */
-    c->coord_id = knw_coord_known(c->client, KNW_COORD_GROUP, c->member.group_id);
+    c->offsets.coord_id = knw_coord_known(c->client, KNW_COORD_GROUP, c->member.group_id);
     /* The group (group/classic.c) needs the coordinator too. */
-    bool need_coord = c->member.subscribed && c->coord_id < 0;
+    bool need_coord = c->member.subscribed && c->offsets.coord_id < 0;
     /* A queued commit that ran out of time before it could be sent. */
-    while (c->commit_head && !c->commit_inflight && now_ms >= c->commit_head->deadline_ms)
+    while (c->offsets.commit_head && !c->offsets.commit_inflight && now_ms >= c->offsets.commit_head->deadline_ms)
         knc_commit_finish(c, KN_ERR__TIMED_OUT);
-    if (!c->offset_fetch_inflight) {
+    if (!c->offsets.offset_fetch_inflight) {
         bool want = false;
-        for (size_t i = 0; i < c->part_count && !want; i++)
-            want = knc_part_wants_committed(c->parts[i], now_ms);
-        if (want && c->coord_id < 0) {
+        for (size_t i = 0; i < knc_table_count(&c->table) && !want; i++)
+            want = knc_part_wants_committed(knc_table_at(&c->table, i), now_ms);
+        if (want && c->offsets.coord_id < 0) {
             need_coord = true;
         } else if (want && (plan->offset_fetch = knc_ofetch_build(c, now_ms))) {
-            ((knc_ofetch_req *)plan->offset_fetch)->node_id = c->coord_id;
-            c->offset_fetch_inflight = true;
+            ((knc_ofetch_req *)plan->offset_fetch)->node_id = c->offsets.coord_id;
+            c->offsets.offset_fetch_inflight = true;
         }
     }
-    if (c->commit_head && !c->commit_inflight && now_ms >= c->commit_retry_at_ms) {
-        if (c->coord_id < 0) {
+    if (c->offsets.commit_head && !c->offsets.commit_inflight && now_ms >= c->offsets.commit_retry_at_ms) {
+        if (c->offsets.coord_id < 0) {
             need_coord = true;
-        } else if (!c->member.identity_at_send || knc_commit_set_identity(c, c->commit_head) == 0) {
-            plan->commit = c->commit_head;
-            plan->commit->node_id = c->coord_id;
-            c->commit_inflight = true;
+        } else if (!c->member.identity_at_send || knc_commit_set_identity(c, c->offsets.commit_head) == 0) {
+            plan->commit = c->offsets.commit_head;
+            plan->commit->node_id = c->offsets.coord_id;
+            c->offsets.commit_inflight = true;
         }
     }
     /* Looked up (batched, with backoff) unless in flight; the answer
      * wakes this ticker. */
     if (need_coord)
-        c->coord_id = knw_coord_get(c->client, KNW_COORD_GROUP, c->member.group_id, NULL, NULL, 0);
+        c->offsets.coord_id = knw_coord_get(c->client, KNW_COORD_GROUP, c->member.group_id, NULL, NULL, 0);
 }
 
 /* The callback runs once whatever happens (so the in-flight flags are
@@ -667,7 +667,7 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
     if (!c)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    int err = c->closed ? KN_ERR__CLOSED : !c->member.group_id ? KN_ERR__STATE : 0;
+    int err = knc_closed(c) ? KN_ERR__CLOSED : !c->member.group_id ? KN_ERR__STATE : 0;
     if (!err) {
         kn_topic_partition_list *l = knc_commit_list(c, offsets);
         if (!l)
@@ -684,7 +684,7 @@ int kn_consumer_commit_async(kn_consumer *c, const kn_topic_partition_list *offs
 static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int timeout_ms,
                            bool retry_stale) {
     pthread_mutex_lock(&c->lock);
-    int err = c->closed ? KN_ERR__CLOSED : !c->member.group_id ? KN_ERR__STATE : 0;
+    int err = knc_closed(c) ? KN_ERR__CLOSED : !c->member.group_id ? KN_ERR__STATE : 0;
     knc_commit *cm = NULL;
     if (!err) {
         kn_topic_partition_list *l = knc_commit_list(c, offsets);
@@ -719,7 +719,7 @@ static int knc_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, int
                 return KN_ERR__TIMED_OUT;
             break;
         }
-        if (!c->done_head) {
+        if (!c->offsets.done_head) {
             struct timespec ts;
             int64_t at = knw_now_ms() + 50;
             if (at > deadline)
@@ -753,7 +753,7 @@ int kn_consumer_commit_sync(kn_consumer *c, kn_topic_partition_list *offsets, in
 
 int knc_commit_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets, int64_t deadline_ms,
                              void (*done)(kn_consumer *c, int err)) {
-    if (c->closed || c->closing) {
+    if (knc_closing(c)) {
         kn_topic_partition_list_destroy(offsets);
         return KN_ERR__CLOSED;
     }
@@ -788,8 +788,7 @@ static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node)
         if (err != KN_ERR__TIMED_OUT || knw_now_ms() >= deadline)
             break;
         pthread_mutex_lock(&c->lock);
-        bool woken = c->wakeup;
-        c->wakeup = false;
+        bool woken = knc_take_wakeup(c);
         pthread_mutex_unlock(&c->lock);
         if (woken) {
             err = KN_ERR__WAKEUP;
@@ -797,7 +796,7 @@ static int knc_coordinator_sync(kn_consumer *c, int64_t deadline, int32_t *node)
         }
     }
     pthread_mutex_lock(&c->lock);
-    c->coord_id = err ? -1 : *node;
+    c->offsets.coord_id = err ? -1 : *node;
     pthread_mutex_unlock(&c->lock);
     return err;
 }
@@ -806,11 +805,11 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
     KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c || !list)
         return KN_ERR__INVALID_ARG;
-    if (c->closed)
+    if (knc_closed(c))
         return KN_ERR__CLOSED;
     if (!c->member.group_id)
         return KN_ERR__STATE;
-    int64_t deadline = knw_now_ms() + (timeout_ms < 0 ? c->default_api_timeout_ms : timeout_ms);
+    int64_t deadline = knw_now_ms() + (timeout_ms < 0 ? c->cfg.default_api_timeout_ms : timeout_ms);
     size_t n = kn_topic_partition_list_count(list);
     kn_arena arena;
     kn_arena_init(&arena, 1024);
@@ -894,4 +893,10 @@ int kn_consumer_committed(kn_consumer *c, kn_topic_partition_list *list, int tim
     }
     kn_arena_destroy(&arena);
     return err;
+}
+
+void knc_offsets_init(kn_consumer *c, int64_t now_ms) {
+    c->offsets.coord_id = -1;
+    if (c->cfg.group_id)
+        c->offsets.next_auto_commit_ms = now_ms + c->cfg.auto_commit_interval_ms;
 }

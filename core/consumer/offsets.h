@@ -3,7 +3,12 @@
  * OffsetCommit in flight, async callbacks served by poll), auto-commit,
  * and OffsetFetch for partitions that start from their committed
  * offset. The commit's member identity is what the group publishes in
- * c->member (consumer_int.h); nothing here reads the group itself.
+ * c->member (consumer_int.h); nothing here reads the group itself. Its
+ * state is c->offsets (offsets_state.h), which only offsets.c touches.
+ * Its functions take the whole consumer because a commit spans pieces:
+ * the positions it commits (the table), the identity it carries
+ * (c->member), the client it is sent through, c->lock and the signal
+ * that wakes poll for a due callback.
  */
 #ifndef KN_CONSUMER_OFFSETS_H
 #define KN_CONSUMER_OFFSETS_H
@@ -18,7 +23,7 @@
  * OffsetCommit request (at most one of each kind in flight) and sends
  * nothing; knc_offsets_send sends the plan after the lock is released.
  * The group coordinator is looked up through the client's coordinator
- * table (core/wire/coordinator.h) and mirrored in c->coord_id. */
+ * table (core/wire/coordinator.h) and mirrored in c->offsets (knc_coordinator). */
 typedef struct knc_offsets_plan {
     void *offset_fetch;
     struct knc_commit *commit;
@@ -27,7 +32,7 @@ void knc_offsets_tick(kn_consumer *c, int64_t now_ms, knc_offsets_plan *plan);
 void knc_offsets_send(kn_consumer *c, knw_client *client, knc_offsets_plan *plan);
 /* offsets.c, c->lock held: a request to node (-1: whichever is current)
  * failed with err. If kn_err_is_coordinator(err), the group coordinator
- * is forgotten (c->coord_id and the client's table) and true returned. */
+ * is forgotten (here and in the client's table) and true returned. */
 bool knc_coord_failed(kn_consumer *c, int32_t node, int err);
 /* offsets.c, application side: runs due commit callbacks (takes and
  * drops c->lock itself; call without it). */
@@ -37,6 +42,16 @@ void knc_serve_commit_callbacks(kn_consumer *c);
  * with the newest member epoch until the timeout, as Java does. */
 int knc_commit_sync_before_revoke(kn_consumer *c, kn_topic_partition_list *offsets,
                                   int timeout_ms);
+/* Sets up c->offsets at creation, after the settings are read. */
+void knc_offsets_init(kn_consumer *c, int64_t now_ms);
+/* The group coordinator's node id as last found, -1 when unknown
+ * (c->lock held): the group sends its JoinGroup, heartbeats and
+ * LeaveGroup there. */
+static inline int32_t knc_coordinator(const kn_consumer *c) { return c->offsets.coord_id; }
+/* Whether async commit callbacks are due for poll to run (c->lock held). */
+static inline bool knc_commit_callbacks_due(const kn_consumer *c) {
+    return c->offsets.done_head != NULL;
+}
 /* Queues an auto-commit of every position when due (c->lock held). */
 void knc_maybe_auto_commit(kn_consumer *c, int64_t now_ms);
 /* close, no lock: serves commit callbacks until every queued and

@@ -2,8 +2,9 @@
  * queries.c: the consumer's offset queries, answered live by the
  * partition leaders on the application thread (blocking, bounded by a
  * timeout): beginning_offsets, end_offsets and offsets_for_times, one
- * ListOffsets per leader; and lag, answered from the last Fetch
- * response without any request.
+ * ListOffsets per leader; lag, answered from the last Fetch response
+ * without any request; and the assignment and paused lists, read from
+ * the partition table.
  */
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@ static int knc_list_offsets(kn_consumer *c, kn_topic_partition_list *list,
                             const int64_t *timestamps, int timeout_ms) {
     size_t n = kn_topic_partition_list_count(list);
     if (timeout_ms < 0)
-        timeout_ms = c->default_api_timeout_ms;
+        timeout_ms = c->cfg.default_api_timeout_ms;
     int64_t deadline = knw_now_ms() + timeout_ms;
     bool *done = kn_calloc(n ? n : 1, sizeof(*done));
     int32_t *leader = kn_calloc(n ? n : 1, sizeof(*leader));
@@ -71,8 +72,8 @@ static int knc_list_offsets(kn_consumer *c, kn_topic_partition_list *list,
             kp_ListOffsetsRequest req;
             kp_ListOffsetsRequest_init(&req);
             req.replica_id = -1;
-            req.isolation_level = c->read_committed ? 1 : 0;
-            req.timeout_ms = c->request_timeout_ms;
+            req.isolation_level = c->cfg.read_committed ? 1 : 0;
+            req.timeout_ms = c->cfg.request_timeout_ms;
             req.topics.items = kn_arena_calloc(&arena, n, sizeof(*req.topics.items));
             kp_ListOffsetsRequest_ListOffsetsPartition *parts =
                 kn_arena_calloc(&arena, n, sizeof(*parts));
@@ -165,7 +166,7 @@ out:
 static int knc_query(kn_consumer *c, kn_topic_partition_list *list, int64_t fixed, int timeout_ms) {
     if (!c || !list)
         return KN_ERR__INVALID_ARG;
-    if (c->closed)
+    if (knc_closed(c))
         return KN_ERR__CLOSED;
     size_t n = kn_topic_partition_list_count(list);
     int64_t *ts = kn_malloc((n ? n : 1) * sizeof(*ts));
@@ -202,8 +203,8 @@ int kn_consumer_read_replica(kn_consumer *c, const char *topic, int32_t partitio
     if (!c || !topic || !node_id)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    knc_part *p = c->closed ? NULL : knc_find_part(c, topic, strlen(topic), partition);
-    int err = p ? KN_OK : c->closed ? KN_ERR__CLOSED : KN_ERR__STATE;
+    knc_part *p = knc_closed(c) ? NULL : knc_table_find(&c->table, topic, strlen(topic), partition);
+    int err = p ? KN_OK : knc_closed(c) ? KN_ERR__CLOSED : KN_ERR__STATE;
     if (p)
         *node_id = p->read_replica >= 0 && knw_now_ms() < p->read_replica_until_ms ? p->read_replica : -1;
     pthread_mutex_unlock(&c->lock);
@@ -215,12 +216,12 @@ int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_
     if (!c || !topic || !lag)
         return KN_ERR__INVALID_ARG;
     pthread_mutex_lock(&c->lock);
-    knc_part *p = c->closed ? NULL : knc_find_part(c, topic, strlen(topic), partition);
+    knc_part *p = knc_closed(c) ? NULL : knc_table_find(&c->table, topic, strlen(topic), partition);
     int err = KN_OK;
     if (!p) {
-        err = c->closed ? KN_ERR__CLOSED : KN_ERR__STATE;
+        err = knc_closed(c) ? KN_ERR__CLOSED : KN_ERR__STATE;
     } else {
-        int64_t end = c->read_committed ? p->last_stable_offset : p->high_watermark;
+        int64_t end = c->cfg.read_committed ? p->last_stable_offset : p->high_watermark;
         if (end < 0 || p->state != KNC_POS_VALID)
             err = KN_ERR__NOT_FOUND;
         else
@@ -228,4 +229,38 @@ int kn_consumer_lag(kn_consumer *c, const char *topic, int32_t partition, int64_
     }
     pthread_mutex_unlock(&c->lock);
     return err;
+}
+
+/* A list of the assigned partitions, or only the paused ones, with the
+ * positions of those that have one. */
+static kn_topic_partition_list *knc_list(kn_consumer *c, bool only_paused) {
+    kn_topic_partition_list *list = kn_topic_partition_list_new();
+    if (!list)
+        return NULL;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
+        if (only_paused && !p->paused)
+            continue;
+        int at = kn_topic_partition_list_add(list, p->topic, p->partition);
+        if (at < 0) {
+            pthread_mutex_unlock(&c->lock);
+            kn_topic_partition_list_destroy(list);
+            return NULL;
+        }
+        if (p->state == KNC_POS_VALID) {
+            kn_topic_partition_list_set_offset(list, (size_t)at, p->position);
+            kn_topic_partition_list_set_leader_epoch(list, (size_t)at, p->position_epoch);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return list;
+}
+
+kn_topic_partition_list *kn_consumer_assignment(kn_consumer *c) {
+    return c ? knc_list(c, false) : NULL;
+}
+
+kn_topic_partition_list *kn_consumer_paused(kn_consumer *c) {
+    return c ? knc_list(c, true) : NULL;
 }

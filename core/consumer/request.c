@@ -51,7 +51,7 @@ static int64_t knc_reset_timestamp(const kn_consumer *c, const knc_part *p) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    return now > c->reset_duration_ms ? now - c->reset_duration_ms : 0;
+    return now > c->cfg.reset_duration_ms ? now - c->cfg.reset_duration_ms : 0;
 }
 
 /* Sort key of the request's by-partition index: topics in request
@@ -186,6 +186,6 @@ int32_t knc_req_topic_by_id(const knc_req *req, const kn_uuid *id) {
  * same assignment of it. */
 knc_part *knc_req_owner(kn_consumer *c, const knc_req *req, const knc_req_part *rp) {
     const char *name = req->names[rp->topic_idx];
-    knc_part *p = knc_find_part(c, name, strlen(name), rp->partition);
+    knc_part *p = knc_table_find(&c->table, name, strlen(name), rp->partition);
     return p && p->id == rp->part_id ? p : NULL;
 }

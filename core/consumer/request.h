@@ -53,7 +53,8 @@ void knc_req_free(knc_req *req);
 /* The leader of p in md, or -1 (then *epoch is -1 too); *topic_id (if
  * not NULL) gets the topic's id. */
 int32_t knc_leader(const knw_metadata *md, const knc_part *p, int32_t *epoch, kn_uuid *topic_id);
-/* Builds the request skeleton for chosen[0..n) (all led by node_id):
+/* Builds the request skeleton for chosen[0..n) (all led by node_id),
+ * remembering c for the answer (its callback takes c->lock):
  * topics in first-seen order, partitions in chosen order within each;
  * each part's offset is the fetch position (Fetch) or the reset
  * strategy's timestamp (ListOffsets). Owned by the caller

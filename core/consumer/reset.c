@@ -13,12 +13,12 @@
 #include "kn_alloc.h"
 #include "proto/generated/kp_apis.h"
 
-int knc_fill_list_offsets(kn_consumer *c, knc_req *req) {
+int knc_fill_list_offsets(const knc_config *cfg, knc_req *req) {
     kp_ListOffsetsRequest *r = &req->u.list_offsets;
     kp_ListOffsetsRequest_init(r);
     r->replica_id = -1;
-    r->isolation_level = c->read_committed ? 1 : 0;
-    r->timeout_ms = c->request_timeout_ms;
+    r->isolation_level = cfg->read_committed ? 1 : 0;
+    r->timeout_ms = cfg->request_timeout_ms;
     r->topics.count = req->topic_count;
     r->topics.items = kn_arena_calloc(&req->arena, (size_t)req->topic_count, sizeof(*r->topics.items));
     if (!r->topics.items)
@@ -51,7 +51,7 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
     const kp_ListOffsetsResponse *r = resp->body;
 
     pthread_mutex_lock(&c->lock);
-    if (!resp->err && r && !c->closed) {
+    if (!resp->err && r && !knc_closed(c)) {
         for (int32_t ti = 0; ti < r->topics.count; ti++) {
             const kp_ListOffsetsResponse_ListOffsetsTopicResponse *tr = &r->topics.items[ti];
             int32_t t = knc_req_topic_by_name(req, tr->name);
@@ -76,7 +76,7 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
                     p->retry_at_ms = 0;
                 } else if (pr->error_code == 0 || kn_err_is_retriable(pr->error_code)) {
                     p->state = KNC_POS_NEED_RESET;
-                    p->retry_at_ms = now + c->retry_backoff_ms;
+                    p->retry_at_ms = now + c->cfg.retry_backoff_ms;
                     refresh = true;
                 } else {
                     knc_part_fail(p, pr->error_code, "%s [%d]: looking up the %s offset failed: %s",
@@ -95,11 +95,11 @@ static void knc_list_offsets_done(knw_client *client, knw_resp *resp, void *opaq
         if (p && p->gen == req->parts[i].gen && p->state == KNC_POS_RESETTING) {
             p->state = KNC_POS_NEED_RESET;
             p->reset_inflight = false;
-            p->retry_at_ms = now + c->retry_backoff_ms;
+            p->retry_at_ms = now + c->cfg.retry_backoff_ms;
             refresh = true;
         }
     }
-    bool closed = c->closed;
+    bool closed = knc_closed(c);
     knc_signal(c);
     pthread_mutex_unlock(&c->lock);
     knw_resp_free(resp);

@@ -9,8 +9,8 @@
 #include "consumer/consumer_int.h"
 #include "consumer/request.h"
 
-/* Fills req's ListOffsets body (c->lock held). 0 or KN_ERR__NOMEM. */
-int knc_fill_list_offsets(kn_consumer *c, knc_req *req);
+/* Fills req's ListOffsets body. 0 or KN_ERR__NOMEM. */
+int knc_fill_list_offsets(const knc_config *cfg, knc_req *req);
 /* Sends it (no lock held); the answer completes through the callback,
  * which frees req. */
 void knc_reset_send(knw_client *client, knc_req *req);

@@ -76,9 +76,11 @@ static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, kn
             int64_t mb = budget->avail < budget->per_fetch ? budget->avail : budget->per_fetch;
             max_bytes = (int32_t)(mb < budget->low ? budget->low : mb);
         }
-        knc_req *req = knc_req_build(c, md, node, api_key, group, m);
-        int rc = req ? (api_key == KP_API_FETCH ? knc_fill_fetch(c, md, req, max_wait_ms, max_bytes)
-                                                 : knc_fill_list_offsets(c, req))
+        knc_node *kn = api_key == KP_API_FETCH ? knc_nodes_get(&c->nodes, node) : NULL;
+        knc_req *req = api_key == KP_API_FETCH && !kn ? NULL : knc_req_build(c, md, node, api_key, group, m);
+        int rc = req ? (api_key == KP_API_FETCH
+                            ? knc_fill_fetch(&c->cfg, kn, md, req, max_wait_ms, max_bytes)
+                            : knc_fill_list_offsets(&c->cfg, req))
                      : KN_ERR__NOMEM;
         if (rc != 0) {
             knc_req_free(req);
@@ -92,14 +94,11 @@ static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, kn
                 group[j]->reset_inflight = true;
             }
         }
-        if (api_key == KP_API_FETCH) {
-            knc_node *kn = knc_node_get(c, node);
-            if (kn) {
-                kn->fetch_inflight = true;
-                kn->inflight_bytes = max_bytes;
-                kn->sent_ms = now_ms;
-                kn->overdue_warned = false;
-            }
+        if (kn) {
+            kn->fetch_inflight = true;
+            kn->inflight_bytes = max_bytes;
+            kn->sent_ms = now_ms;
+            kn->overdue_warned = false;
             budget->avail -= max_bytes;
         }
         req->next = *out;
@@ -108,26 +107,14 @@ static void knc_plan(kn_consumer *c, const knw_metadata *md, int16_t api_key, kn
     kn_free(group);
 }
 
-size_t knc_fetch_budget(int max_partition_fetch_bytes) {
-    /* Six partition-sized slices: a Fetch of three (half the budget)
-     * travels while the previous one drains. Measured on loopback (see
-     * docs/consumer.md): four slices cost throughput, eight only memory. */
-    size_t b = (size_t)(max_partition_fetch_bytes > 0 ? max_partition_fetch_bytes : 1) * 6;
-    return b > (size_t)INT32_MAX ? (size_t)INT32_MAX : b;
-}
-
 /* This tick's budget: what the held slices and the Fetches in flight
- * leave of c->fetch_budget, and the per-Fetch size (half the budget, at
+ * leave of the fetch buffer's budget (fetched.h), and the per-Fetch size (half the budget, at
  * most fetch.max.bytes, so one Fetch can travel while one drains). */
 static void knc_budget_init(const kn_consumer *c, knc_budget *b) {
-    int64_t inflight = 0;
-    for (size_t i = 0; i < c->node_count; i++)
-        if (c->nodes[i].fetch_inflight)
-            inflight += c->nodes[i].inflight_bytes;
-    b->avail = (int64_t)c->fetch_budget - (int64_t)c->fetch_held - inflight;
-    int64_t per = (int64_t)(c->fetch_budget / 2);
-    if (per > c->fetch_max_bytes)
-        per = c->fetch_max_bytes;
+    b->avail = knc_fetchbuf_avail(&c->fbuf, knc_nodes_inflight_bytes(&c->nodes));
+    int64_t per = (int64_t)(knc_fetchbuf_budget(&c->fbuf) / 2);
+    if (per > c->cfg.fetch_max_bytes)
+        per = c->cfg.fetch_max_bytes;
     b->per_fetch = (int32_t)(per > 0 ? per : 1);
     b->low = b->per_fetch / 4 > 0 ? b->per_fetch / 4 : 1;
 }
@@ -138,22 +125,22 @@ static void knc_budget_init(const kn_consumer *c, knc_budget *b) {
  * a partition left out of Fetches to its leader while it had nothing
  * buffered, nothing in flight and data known past its fetch offset. */
 static void knc_safety_checks(kn_consumer *c, const knw_metadata *md, int64_t now_ms, const knc_req *sent) {
-    for (size_t i = 0; i < c->node_count; i++) {
-        knc_node *node = &c->nodes[i];
+    for (size_t i = 0; i < knc_nodes_count(&c->nodes); i++) {
+        knc_node *node = knc_nodes_at(&c->nodes, i);
         int64_t waited = now_ms - node->sent_ms;
-        if (node->fetch_inflight && !node->overdue_warned && waited > (int64_t)c->fetch_max_wait_ms + 10000) {
+        if (node->fetch_inflight && !node->overdue_warned && waited > (int64_t)c->cfg.fetch_max_wait_ms + 10000) {
             node->overdue_warned = true;
             kn_log(knc_logger(c), KN_LOG_WARN,
                    "Fetch to broker %d unanswered for %lld ms (fetch.max.wait.ms %d); "
                    "request.timeout.ms (%d) will fail and retry it",
-                   (int)node->node_id, (long long)waited, c->fetch_max_wait_ms, c->request_timeout_ms);
+                   (int)node->node_id, (long long)waited, c->cfg.fetch_max_wait_ms, c->cfg.request_timeout_ms);
         }
     }
     bool any = false;
     for (const knc_req *r = sent; r && !any; r = r->next)
         any = r->api_key == KP_API_FETCH;
-    for (size_t i = 0; i < c->part_count; i++) {
-        knc_part *p = c->parts[i];
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        knc_part *p = knc_table_at(&c->table, i);
         if (p->fetch_inflight) {
             p->skipped_fetches = 0;
             continue;
@@ -191,7 +178,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     knw_metadata *md = knw_metadata_get(client);
 
     pthread_mutex_lock(&c->lock);
-    if (c->closed || knw_client_fatal(client, NULL, 0)) {
+    if (knc_closed(c) || knw_client_fatal(client, NULL, 0)) {
         /* Fatal (authentication failed): wake a waiting poll to say so. */
         knc_signal(c);
         pthread_mutex_unlock(&c->lock);
@@ -200,12 +187,12 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
         return -1;
     }
     knc_offsets_tick(c, now_ms, &plan);
-    if (c->part_count == 0) {
+    if (knc_table_count(&c->table) == 0) {
         pthread_mutex_unlock(&c->lock);
         if (md)
             knw_metadata_release(md);
         knc_offsets_send(c, client, &plan);
-        return c->group_id ? 100 : -1;
+        return c->cfg.group_id ? 100 : -1;
     }
     if (!md) {
         pthread_mutex_unlock(&c->lock);
@@ -213,7 +200,7 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
         knw_metadata_request_refresh(client, false, "consumer needs leaders");
         return 100;
     }
-    size_t n = c->part_count;
+    size_t n = knc_table_count(&c->table);
     knc_part **chosen = kn_malloc(n * sizeof(*chosen));
     int32_t *leaders = kn_malloc(n * sizeof(*leaders));
     int32_t *gated = kn_malloc(n * sizeof(*gated));
@@ -223,14 +210,14 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     /* 1. Offset resets, one ListOffsets per leader. */
     int32_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        knc_part *p = c->parts[i];
+        knc_part *p = knc_table_at(&c->table, i);
         if (!knc_part_wants_reset(p, now_ms))
             continue;
         int32_t epoch;
         int32_t leader = knc_leader(md, p, &epoch, NULL);
         if (leader < 0) {
             refresh = true;
-            p->retry_at_ms = now_ms + c->retry_backoff_ms;
+            p->retry_at_ms = now_ms + c->cfg.retry_backoff_ms;
             continue;
         }
         chosen[m] = p;
@@ -253,14 +240,14 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     knc_budget_init(c, &budget);
     bool drainable = false;
     for (size_t i = 0; i < n && !drainable; i++) {
-        const knc_part *p = c->parts[i];
+        const knc_part *p = knc_table_at(&c->table, i);
         drainable = p->fetched && !p->paused && p->state == KNC_POS_VALID;
     }
     bool ahead_ok = budget.avail >= budget.low;
     bool first_ok = ahead_ok || !drainable;
     int32_t ng = 0;
     for (size_t i = 0; i < n; i++) {
-        knc_part *p = c->parts[i];
+        knc_part *p = knc_table_at(&c->table, i);
         if (p->fetched && !p->paused && p->state == KNC_POS_VALID &&
             !(ahead_ok && knc_part_fetchable(p)) && !p->fetch_inflight) {
             int32_t epoch;
@@ -272,14 +259,13 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     /* The window (window.h): per leader, partitions with data waiting
      * are listed until their estimated bytes cover twice what a Fetch
      * may carry; the next Fetch starts at the first one left out. */
-    for (size_t i = 0; i < c->node_count; i++)
-        c->nodes[i].window_listed = 0;
+    knc_nodes_window_reset(&c->nodes);
     int64_t window_target = 2 * (int64_t)budget.per_fetch;
     size_t cut = n; /* rotation index of the first partition left out */
     m = 0;
-    size_t start = c->fetch_next % n;
+    size_t start = knc_table_fetch_start(&c->table);
     for (size_t k = 0; k < n; k++) {
-        knc_part *p = c->parts[(start + k) % n];
+        knc_part *p = knc_table_at(&c->table, (start + k) % n);
         p->windowed_out = false;
         if (!knc_part_fetchable(p) || now_ms < p->retry_at_ms || (p->fetched && !ahead_ok) ||
             (!p->fetched && !first_ok))
@@ -288,17 +274,17 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
         int32_t leader = knc_fetch_node(md, p, now_ms, &epoch);
         if (leader < 0) {
             refresh = true;
-            p->retry_at_ms = now_ms + c->retry_backoff_ms;
+            p->retry_at_ms = now_ms + c->cfg.retry_backoff_ms;
             continue;
         }
-        knc_node *node = knc_node_get(c, leader);
+        knc_node *node = knc_nodes_get(&c->nodes, leader);
         if (!node || node->fetch_inflight || now_ms < node->backoff_until_ms ||
             knc_node_gated(gated, ng, leader))
             continue;
-        int64_t log_end = c->read_committed && p->last_stable_offset >= 0 ? p->last_stable_offset
+        int64_t log_end = c->cfg.read_committed && p->last_stable_offset >= 0 ? p->last_stable_offset
                                                                           : p->high_watermark;
-        int64_t backlog = knc_backlog_bytes(&c->fetch_bpo, knc_part_fetch_offset(p), log_end,
-                                            c->max_partition_fetch_bytes);
+        int64_t backlog = knc_fetchbuf_backlog(&c->fbuf, knc_part_fetch_offset(p), log_end,
+                                            c->cfg.max_partition_fetch_bytes);
         if (!knc_window_take(&node->window_listed, window_target, backlog)) {
             p->windowed_out = true;
             if (cut == n)
@@ -311,12 +297,12 @@ int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque) {
     if (m > 0) {
         /* Past the window's end when it cut, else one step: either way
          * the lead moves, and a cut Fetch's successor lists what it left. */
-        c->fetch_next = (start + (cut < n ? cut : 1)) % n;
+        knc_table_fetch_from(&c->table, (start + (cut < n ? cut : 1)) % n);
         /* The full fetch.max.wait.ms always, as Java does: poll returns
          * at its own deadline without the Fetch, and an answer comes as
          * soon as data lands. Clamping it to poll's budget made an idle
          * consumer polling every 100 ms send ten Fetches a second. */
-        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, c->fetch_max_wait_ms, &budget, now_ms, &reqs);
+        knc_plan(c, md, KP_API_FETCH, chosen, leaders, m, c->cfg.fetch_max_wait_ms, &budget, now_ms, &reqs);
     }
     knc_safety_checks(c, md, now_ms, reqs);
 out:

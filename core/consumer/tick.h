@@ -12,12 +12,11 @@
 
 #include "consumer/consumer_int.h"
 
-/* tick.c: the fetch-buffer budget (bytes of raw responses held by
- * buffered slices plus the max_bytes of Fetches in flight), derived
- * from max.partition.fetch.bytes. */
-size_t knc_fetch_budget(int max_partition_fetch_bytes);
 /* tick.c: the network-thread ticker (ListOffsets for unpositioned
- * partitions, then Fetch per leader). Takes c->lock itself. */
+ * partitions, then Fetch per leader). Takes c->lock itself. The one
+ * function that plans with every piece: the table (who to fetch), the
+ * nodes (who is busy), the fetch buffer (how much), the offsets (what
+ * to commit) and the settings; each piece through its own functions. */
 int knc_fetcher_tick(knw_client *client, int64_t now_ms, void *opaque);
 
 #endif

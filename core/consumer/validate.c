@@ -53,7 +53,7 @@ static int32_t knc_vleader(const knw_metadata *md, const knc_part *p, int32_t *e
 
 static knc_part *knc_vowner(kn_consumer *c, const kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *t,
                             int32_t partition, const knc_vpart *vp) {
-    knc_part *p = knc_find_part(c, t->topic.ptr, (size_t)t->topic.len, partition);
+    knc_part *p = knc_table_find(&c->table, t->topic.ptr, (size_t)t->topic.len, partition);
     return p && p->id == vp->part_id && p->gen == vp->gen ? p : NULL;
 }
 
@@ -64,7 +64,7 @@ static void knc_validate_done(knw_client *client, knw_resp *resp, void *opaque) 
     int64_t now = knw_now_ms();
     bool refresh = false;
     pthread_mutex_lock(&c->lock);
-    if (!resp->err && r && !c->closed) {
+    if (!resp->err && r && !knc_closed(c)) {
         for (int32_t ti = 0; ti < r->topics.count; ti++) {
             const kp_OffsetForLeaderEpochResponse_OffsetForLeaderTopicResult *rt = &r->topics.items[ti];
             int32_t base = 0;
@@ -103,7 +103,7 @@ static void knc_validate_done(knw_client *client, knw_resp *resp, void *opaque) 
                 base += qt->partitions.count;
             }
         }
-    } else if (resp->err == KN_ERR__UNSUPPORTED_VERSION && !c->closed) {
+    } else if (resp->err == KN_ERR__UNSUPPORTED_VERSION && !knc_closed(c)) {
         /* A broker without the API cannot tell: trust the position. */
         int32_t at = 0;
         for (int32_t t = 0; t < v->req.topics.count; t++)
@@ -126,7 +126,7 @@ static void knc_validate_done(knw_client *client, knw_resp *resp, void *opaque) 
                                      &v->parts[at]);
             if (p && p->validate_inflight) {
                 p->validate_inflight = false;
-                p->retry_at_ms = now + c->retry_backoff_ms;
+                p->retry_at_ms = now + c->cfg.retry_backoff_ms;
                 refresh = true;
             }
         }
@@ -142,13 +142,13 @@ static void knc_validate_done(knw_client *client, knw_resp *resp, void *opaque) 
 void *knc_validate_plan(kn_consumer *c, const knw_metadata *md, int64_t now_ms) {
     knc_vreq *plans = NULL;
     /* Note epoch changes first: that is what makes a position suspect. */
-    for (size_t i = 0; i < c->part_count; i++) {
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
         int32_t epoch;
-        if (knc_vleader(md, c->parts[i], &epoch) >= 0)
-            knc_part_leader_epoch_seen(c->parts[i], epoch);
+        if (knc_vleader(md, knc_table_at(&c->table, i), &epoch) >= 0)
+            knc_part_leader_epoch_seen(knc_table_at(&c->table, i), epoch);
     }
-    for (size_t i = 0; i < c->part_count; i++) {
-        knc_part *p = c->parts[i];
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        knc_part *p = knc_table_at(&c->table, i);
         if (!p->needs_validation || p->validate_inflight || now_ms < p->retry_at_ms ||
             p->state != KNC_POS_VALID)
             continue;
@@ -167,7 +167,7 @@ void *knc_validate_plan(kn_consumer *c, const knw_metadata *md, int64_t now_ms) 
             kn_arena_init(&v->arena, 1024);
             kp_OffsetForLeaderEpochRequest_init(&v->req);
             v->req.replica_id = -1; /* a consumer */
-            size_t n = c->part_count;
+            size_t n = knc_table_count(&c->table);
             v->req.topics.items = kn_arena_calloc(&v->arena, n, sizeof(*v->req.topics.items));
             v->parts = kn_arena_calloc(&v->arena, n, sizeof(*v->parts));
             if (!v->req.topics.items || !v->parts) {
@@ -177,14 +177,14 @@ void *knc_validate_plan(kn_consumer *c, const knw_metadata *md, int64_t now_ms) 
             v->next = plans;
             plans = v;
         }
-        /* c->parts is sorted by topic: a topic's partitions are adjacent. */
+        /* The table is sorted by topic: a topic's partitions are adjacent. */
         kp_OffsetForLeaderEpochRequest_OffsetForLeaderTopic *t =
             v->req.topics.count ? &v->req.topics.items[v->req.topics.count - 1] : NULL;
         if (!t || strcmp(t->topic.ptr, p->topic) != 0) {
             size_t len = strlen(p->topic);
             char *name = kn_arena_alloc(&v->arena, len + 1);
             kp_OffsetForLeaderEpochRequest_OffsetForLeaderPartition *items =
-                kn_arena_calloc(&v->arena, c->part_count, sizeof(*items));
+                kn_arena_calloc(&v->arena, knc_table_count(&c->table), sizeof(*items));
             if (!name || !items)
                 continue;
             memcpy(name, p->topic, len + 1);

@@ -13,7 +13,9 @@
 
 /* validate.c: plans OffsetForLeaderEpoch requests (one per leader) for
  * partitions whose position awaits KIP-320 validation (c->lock held,
- * nothing sent); knc_validate_send sends them after the lock. */
+ * nothing sent); knc_validate_send sends them after the lock. It takes
+ * the consumer, not only the table: the answer, on the network thread,
+ * needs the lock, the settings, the stats and the readiness signal. */
 void *knc_validate_plan(kn_consumer *c, const knw_metadata *md, int64_t now_ms);
 void knc_validate_send(knw_client *client, void *plan);
 

@@ -13,7 +13,9 @@
  * bufferpool-wait-* of sends that waited for a small buffer.memory and
  * the txn-*-time-ns-total of a transaction. Windows are shortened
  * (metrics.sample.window.ms) so that old lag leaves the window while
- * the test waits.
+ * the test waits. A consumer's walk answers until close and returns
+ * KN_ERR__CLOSED after it, without calling the visitor, whatever the
+ * close timeout was.
  */
 #include "kn_test.h"
 
@@ -363,9 +365,53 @@ static void test_metrics(void **state) {
     produce_waits_and_txn(topic);
 }
 
+/* kafka_native_metrics.h: "KN_ERR__CLOSED for a consumer ... after
+ * close (its network client is gone)": the visitor is not called, and
+ * it stays so on a second close, after a close with timeout 0 too. */
+static void consumer_metrics_closed(const char *topic, int close_timeout_ms) {
+    char es[512] = "", cid[200];
+    snprintf(cid, sizeof cid, "%s", kn_test_topic("metrics-closed"));
+    kn_conf *conf = conf_for(KN_CLIENT_CONSUMER, cid);
+    kn_test_conf_set(conf, "auto.offset.reset", "earliest");
+    kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
+    kn_conf_destroy(conf);
+    if (!c)
+        fail_msg("kn_consumer_new: %s", es);
+    kn_topic_partition_list *tp = kn_topic_partition_list_new();
+    assert_true(kn_topic_partition_list_add(tp, topic, 0) >= 0);
+    assert_int_equal(kn_consumer_assign(c, tp), KN_OK);
+    kn_topic_partition_list_destroy(tp);
+    kn_records *recs = NULL;
+    assert_int_equal(kn_consumer_poll(c, 100, &recs, es, sizeof es), KN_OK);
+    kn_records_free(recs);
+    mlist l = {.client_id = cid};
+    assert_int_equal(kn_consumer_metrics(c, collect, &l), KN_OK);
+    assert_true(l.n > 0);
+    assert_int_equal(l.untagged, 0);
+    assert_int_equal(kn_consumer_close(c, close_timeout_ms), KN_OK);
+    mlist_reset(&l);
+    assert_int_equal(kn_consumer_metrics(c, collect, &l), KN_ERR__CLOSED);
+    assert_int_equal(l.n, 0); /* fn never ran */
+    assert_int_equal(kn_consumer_close(c, close_timeout_ms), KN_OK);
+    assert_int_equal(kn_consumer_metrics(c, collect, &l), KN_ERR__CLOSED);
+    assert_int_equal(l.n, 0);
+    kn_consumer_destroy(c);
+    free(l.m);
+}
+
+static void test_consumer_metrics_after_close(void **state) {
+    (void)state;
+    char topic[200];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("metrics-closed"));
+    kn_test_create_topic(topic, 1);
+    consumer_metrics_closed(topic, 10000);
+    consumer_metrics_closed(topic, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metrics),
+        cmocka_unit_test(test_consumer_metrics_after_close),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  * (with the MEMBER_ID_REQUIRED round), the leader's assignment over
  * every member's decoded subscription, SyncGroup, Heartbeat at
  * heartbeat.interval.ms, max.poll.interval.ms expiry, and LeaveGroup.
- * The coordinator itself is found by offsets.c (c->coord_id), which
+ * The coordinator itself is found by offsets.c (knc_coordinator), which
  * re-discovers it whenever any of these requests meets NOT_COORDINATOR
  * or a lost connection.
  *
@@ -49,7 +49,7 @@ static kng_req *kng_req_new(kn_consumer *c, int16_t api) {
         return NULL;
     r->c = c;
     r->api = api;
-    r->node = c->coord_id;
+    r->node = knc_coordinator(c);
     r->timeout_ms = -1;
     kn_arena_init(&r->arena, 1024);
     return r;
@@ -65,19 +65,19 @@ static void kng_req_free(kng_req *r) {
 
 /* ---- JoinGroup ------------------------------------------------------------ */
 
-/* The member's owned partitions (c->parts) in arena memory. */
+/* The member's owned partitions (the table) in arena memory. */
 static kn_asg_tp *kng_owned(kn_consumer *c, kn_arena *a, int32_t *cnt) {
     *cnt = 0;
-    if (!c->part_count)
+    if (!knc_table_count(&c->table))
         return NULL;
-    kn_asg_tp *v = kn_arena_calloc(a, c->part_count, sizeof(*v));
+    kn_asg_tp *v = kn_arena_calloc(a, knc_table_count(&c->table), sizeof(*v));
     if (!v)
         return NULL;
-    for (size_t i = 0; i < c->part_count; i++) {
-        v[i].topic = kn_arena_strdup(a, c->parts[i]->topic);
-        v[i].partition = c->parts[i]->partition;
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        v[i].topic = kn_arena_strdup(a, knc_table_at(&c->table, i)->topic);
+        v[i].partition = knc_table_at(&c->table, i)->partition;
     }
-    *cnt = (int32_t)c->part_count;
+    *cnt = (int32_t)knc_table_count(&c->table);
     return v;
 }
 
@@ -114,7 +114,7 @@ static kng_req *kng_join_build(kn_consumer *c) {
         return NULL;
     kp_JoinGroupRequest *j = &r->u.join;
     kp_JoinGroupRequest_init(j);
-    j->group_id = kn_str_c(kn_arena_strdup(&r->arena, c->group_id));
+    j->group_id = kn_str_c(kn_arena_strdup(&r->arena, c->cfg.group_id));
     j->session_timeout_ms = g->session_timeout_ms;
     j->rebalance_timeout_ms = g->rebalance_timeout_ms;
     j->member_id = kn_str_c(kn_arena_strdup(&r->arena, g->member_id));
@@ -333,18 +333,18 @@ static void kng_send_req(kn_consumer *c, knw_client *client, kng_req *r);
 static void kng_join_failed(kn_consumer *c, int err, const char *what) {
     kng_group *g = c->grp;
     int64_t now = knw_now_ms();
-    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: %s: %s", c->group_id, what, kn_err_name(err));
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: %s: %s", c->cfg.group_id, what, kn_err_name(err));
     c->stats.rebalances_failed++;
     knc_metrics_rebalance_failed(c, now);
     if (knc_coord_failed(c, -1, err)) {
-        g->retry_at_ms = now + c->retry_backoff_ms;
+        g->retry_at_ms = now + c->cfg.retry_backoff_ms;
     } else if (err == KN_ERR_UNKNOWN_MEMBER_ID) {
         kng_set_member_id(c, NULL, 0);
         kng_set_generation(c, -1);
     } else if (err == KN_ERR_ILLEGAL_GENERATION) {
         kng_set_generation(c, -1);
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS || err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS) {
-        g->retry_at_ms = err == KN_ERR_REBALANCE_IN_PROGRESS ? 0 : now + c->retry_backoff_ms;
+        g->retry_at_ms = err == KN_ERR_REBALANCE_IN_PROGRESS ? 0 : now + c->cfg.retry_backoff_ms;
     } else if (err == KN_ERR_FENCED_INSTANCE_ID || err == KN_ERR_GROUP_MAX_SIZE_REACHED ||
                err == KN_ERR_INCONSISTENT_GROUP_PROTOCOL || err == KN_ERR_GROUP_AUTHORIZATION_FAILED ||
                err == KN_ERR_UNSUPPORTED_VERSION || err == KN_ERR__UNSUPPORTED_VERSION ||
@@ -352,7 +352,7 @@ static void kng_join_failed(kn_consumer *c, int err, const char *what) {
         kng_fail(c, err, "%s failed: %s", what, kn_err_name(err));
         return;
     } else {
-        g->retry_at_ms = now + c->retry_backoff_ms;
+        g->retry_at_ms = now + c->cfg.retry_backoff_ms;
     }
     kng_set_state(c, KNG_UNJOINED);
 }
@@ -365,9 +365,9 @@ static void kng_sync_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     g->inflight = false;
     int err = resp->err ? resp->err : !sr ? KN_ERR__PROTOCOL : sr->error_code;
-    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->group_id,
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->cfg.group_id,
            (int)r->u.sync.generation_id, err ? kn_err_name(err) : "ok");
-    if (c->closed || g->state != KNG_SYNCING || r->u.sync.generation_id != g->generation)
+    if (knc_closed(c) || g->state != KNG_SYNCING || r->u.sync.generation_id != g->generation)
         goto out;
     if (err) {
         kng_join_failed(c, err, "SyncGroup");
@@ -413,7 +413,7 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     kng_req *sync = NULL;
     pthread_mutex_lock(&c->lock);
     g->inflight = false;
-    if (c->closed || g->state != KNG_JOINING)
+    if (knc_closed(c) || g->state != KNG_JOINING)
         goto out;
     int err = resp->err ? resp->err : !jr ? KN_ERR__PROTOCOL : jr->error_code;
     if (err == KN_ERR_MEMBER_ID_REQUIRED) {
@@ -448,7 +448,7 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
     }
     kp_SyncGroupRequest *s = &sync->u.sync;
     kp_SyncGroupRequest_init(s);
-    s->group_id = kn_str_c(kn_arena_strdup(&sync->arena, c->group_id));
+    s->group_id = kn_str_c(kn_arena_strdup(&sync->arena, c->cfg.group_id));
     s->generation_id = g->generation;
     s->member_id = kn_str_c(kn_arena_strdup(&sync->arena, g->member_id));
     s->group_instance_id = kn_str_c(kn_arena_strdup(&sync->arena, g->instance_id));
@@ -475,7 +475,7 @@ static void kng_join_done(knw_client *client, knw_resp *resp, void *opaque) {
             goto out;
         }
     }
-    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->group_id,
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: joined generation %d as %s (%d members, protocol %s)", c->cfg.group_id,
            (int)g->generation, leader ? "leader" : "follower", (int)jr->members.count,
            g->protocol_name ? g->protocol_name : "-");
     sync->timeout_ms = g->rebalance_timeout_ms + 5000;
@@ -499,14 +499,14 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
     pthread_mutex_lock(&c->lock);
     g->hb_inflight = false;
     knc_metrics_heartbeat(c, resp->latency_us, !resp->err && hr && !hr->error_code, now);
-    if (c->closed || r->generation != g->generation || g->state == KNG_IDLE || g->state == KNG_FATAL)
+    if (knc_closed(c) || r->generation != g->generation || g->state == KNG_IDLE || g->state == KNG_FATAL)
         goto out;
     int err = resp->err ? resp->err : !hr ? KN_ERR__PROTOCOL : hr->error_code;
     if (!err)
         goto out;
-    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: heartbeat: %s", c->group_id, kn_err_name(err));
+    kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: heartbeat: %s", c->cfg.group_id, kn_err_name(err));
     if (knc_coord_failed(c, r->node, err)) {
-        g->next_hb_ms = now + c->retry_backoff_ms;
+        g->next_hb_ms = now + c->cfg.retry_backoff_ms;
     } else if (err == KN_ERR_REBALANCE_IN_PROGRESS) {
         /* Only news to a member past its JoinGroup (as Java ignores it
          * outside STABLE): one still preparing or joining is already
@@ -525,12 +525,12 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
         kng_set_generation(c, -1);
         snprintf(g->reason, sizeof g->reason, "heartbeat: %s", kn_err_name(err));
         if (g->state != KNG_JOINING && g->state != KNG_SYNCING)
-            kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
+            kng_set_state(c, knc_table_count(&c->table) ? KNG_LOST : KNG_UNJOINED);
     } else if (err == KN_ERR_FENCED_INSTANCE_ID) {
         kng_fail(c, err, "another member with group.instance.id %s joined: this one is fenced",
                  g->instance_id ? g->instance_id : "");
     } else {
-        g->next_hb_ms = now + c->retry_backoff_ms;
+        g->next_hb_ms = now + c->cfg.retry_backoff_ms;
     }
 out:
     knc_signal(c);
@@ -575,7 +575,7 @@ static kng_req *kng_leave_build(kn_consumer *c, const char *reason) {
         return NULL;
     kp_LeaveGroupRequest *l = &r->u.leave;
     kp_LeaveGroupRequest_init(l);
-    l->group_id = kn_str_c(kn_arena_strdup(&r->arena, c->group_id));
+    l->group_id = kn_str_c(kn_arena_strdup(&r->arena, c->cfg.group_id));
     /* v3+ (all Kafka 4 serves): the member goes in the members array. */
     l->members.items = kn_arena_calloc(&r->arena, 1, sizeof(*l->members.items));
     if (!l->members.items) {
@@ -586,7 +586,7 @@ static kng_req *kng_leave_build(kn_consumer *c, const char *reason) {
     l->members.items[0].member_id = kn_str_c(kn_arena_strdup(&r->arena, g->member_id));
     l->members.items[0].group_instance_id = kn_str_c(kn_arena_strdup(&r->arena, g->instance_id));
     l->members.items[0].reason = kn_str_c(kn_arena_strdup(&r->arena, reason));
-    r->timeout_ms = c->request_timeout_ms;
+    r->timeout_ms = c->cfg.request_timeout_ms;
     return r;
 }
 
@@ -597,15 +597,15 @@ static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t no
     bool member = g->generation >= 0 && g->member_id && g->member_id[0];
     /* max.poll.interval.ms: a member the application stopped polling
      * leaves, so the others can take over its partitions. */
-    if (member && !c->in_poll && (g->state == KNG_STABLE || g->state == KNG_UNJOINED) &&
+    if (member && !knc_in_poll(c) && (g->state == KNG_STABLE || g->state == KNG_UNJOINED) &&
         now_ms - g->last_poll_ms > g->rebalance_timeout_ms) {
-        if (!g->instance_id && c->coord_id >= 0)
+        if (!g->instance_id && knc_coordinator(c) >= 0)
             plan = kng_leave_build(c, "consumer poll timeout has expired");
         kng_set_member_id(c, NULL, 0);
         kng_set_generation(c, -1);
         g->poll_expired = true;
         snprintf(g->reason, sizeof g->reason, "consumer poll timeout has expired");
-        kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
+        kng_set_state(c, knc_table_count(&c->table) ? KNG_LOST : KNG_UNJOINED);
         return plan;
     }
     if (g->state == KNG_STABLE) {
@@ -626,12 +626,12 @@ static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t no
     if (g->state == KNG_UNJOINED && !g->poll_expired) {
         if (now_ms < g->retry_at_ms) {
             *next_ms = (int)(g->retry_at_ms - now_ms);
-        } else if (!g->prepared && c->part_count > 0 && (!g->cooperative || c->auto_commit)) {
+        } else if (!g->prepared && knc_table_count(&c->table) > 0 && (!g->cooperative || c->cfg.auto_commit)) {
             /* eager: revoke everything first; under auto-commit commit
              * first (both protocols). The application does it in poll. */
             kng_set_state(c, KNG_PREPARE);
         } else if (!kng_metadata_ready(g, md) &&
-                   (!g->md_wait_start || now_ms - g->md_wait_start < c->request_timeout_ms)) {
+                   (!g->md_wait_start || now_ms - g->md_wait_start < c->cfg.request_timeout_ms)) {
             /* Join with the subscribed topics' metadata at hand, so a
              * leader assigns them in the first round (bounded wait: a
              * topic that never appears is assigned once it does). */
@@ -640,7 +640,7 @@ static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t no
             g->want_all_topics = g->has_pattern;
             knw_metadata_request_refresh(c->client, false, "group join needs topic metadata");
             *next_ms = 50;
-        } else if (c->coord_id >= 0 && !g->inflight) {
+        } else if (knc_coordinator(c) >= 0 && !g->inflight) {
             g->md_wait_start = 0;
             kng_req *j = kng_join_build(c);
             if (j) {
@@ -656,13 +656,13 @@ static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t no
     }
     /* Heartbeats keep the generation alive whenever we hold one outside
      * the join round itself. */
-    if (member && !g->hb_inflight && c->coord_id >= 0 && g->state != KNG_JOINING && g->state != KNG_SYNCING &&
+    if (member && !g->hb_inflight && knc_coordinator(c) >= 0 && g->state != KNG_JOINING && g->state != KNG_SYNCING &&
         g->state != KNG_LEADER && g->state != KNG_FATAL && g->state != KNG_IDLE) {
         if (now_ms >= g->next_hb_ms) {
             kng_req *h = kng_req_new(c, KP_API_HEARTBEAT);
             if (h) {
                 kp_HeartbeatRequest_init(&h->u.hb);
-                h->u.hb.group_id = kn_str_c(kn_arena_strdup(&h->arena, c->group_id));
+                h->u.hb.group_id = kn_str_c(kn_arena_strdup(&h->arena, c->cfg.group_id));
                 h->u.hb.generation_id = g->generation;
                 h->u.hb.member_id = kn_str_c(kn_arena_strdup(&h->arena, g->member_id));
                 h->u.hb.group_instance_id = kn_str_c(kn_arena_strdup(&h->arena, g->instance_id));
@@ -683,7 +683,7 @@ static void *kng_classic_tick(kn_consumer *c, const knw_metadata *md, int64_t no
         if (left < *next_ms)
             *next_ms = left > 0 ? (int)left : 0;
     }
-    if (g->state == KNG_UNJOINED && c->coord_id < 0 && *next_ms > 100)
+    if (g->state == KNG_UNJOINED && knc_coordinator(c) < 0 && *next_ms > 100)
         *next_ms = 100;
     return plan;
 }
@@ -744,12 +744,12 @@ static void kng_classic_leave(kn_consumer *c, const char *reason) {
     kng_group *g = c->grp;
     kng_classic_discard(g); /* a parked leader step is moot */
     kng_req *r = NULL;
-    if (!g->instance_id && g->member_id && g->member_id[0] && c->coord_id >= 0)
+    if (!g->instance_id && g->member_id && g->member_id[0] && knc_coordinator(c) >= 0)
         r = kng_leave_build(c, reason);
     kng_set_member_id(c, NULL, 0);
     kng_set_generation(c, -1);
     pthread_mutex_unlock(&c->lock);
-    int timeout = knc_call_timeout(c, c->request_timeout_ms);
+    int timeout = knc_call_timeout(c, c->cfg.request_timeout_ms);
     if (r && timeout <= 0) {
         /* close with no time left: the coordinator expires the member */
         kng_req_free(r);
@@ -762,7 +762,7 @@ static void kng_classic_leave(kn_consumer *c, const char *reason) {
     int err = resp->err ? resp->err : !lr ? KN_ERR__PROTOCOL : lr->error_code;
     if (!err && lr->members.count > 0)
         err = lr->members.items[0].error_code;
-    kn_log(knc_logger(c), err ? KN_LOG_INFO : KN_LOG_DEBUG, "group %s: LeaveGroup: %s", c->group_id,
+    kn_log(knc_logger(c), err ? KN_LOG_INFO : KN_LOG_DEBUG, "group %s: LeaveGroup: %s", c->cfg.group_id,
            err ? kn_err_name(err) : "ok");
     knw_resp_free(resp);
     kng_req_free(r);

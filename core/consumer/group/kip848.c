@@ -148,11 +148,13 @@ static kn_topic_partition_list *kng_target_resolve(kn_consumer *c, const kng_tar
 /* Whether l holds exactly the partitions the member owns now. */
 static bool kng_same_as_owned(const kn_consumer *c, const kn_topic_partition_list *l) {
     size_t n = l ? kn_topic_partition_list_count(l) : 0;
-    if (n != c->part_count)
+    if (n != knc_table_count(&c->table))
         return false;
-    for (size_t i = 0; i < c->part_count; i++)
-        if (kn_topic_partition_list_find(l, c->parts[i]->topic, c->parts[i]->partition) < 0)
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
+        if (kn_topic_partition_list_find(l, p->topic, p->partition) < 0)
             return false;
+    }
     return true;
 }
 
@@ -196,12 +198,12 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
     if (!h)
         return NULL;
     h->c = c;
-    h->node = c->coord_id;
+    h->node = knc_coordinator(c);
     h->min_version = -1;
     kn_arena_init(&h->arena, 1024);
     kp_ConsumerGroupHeartbeatRequest *r = &h->req;
     kp_ConsumerGroupHeartbeatRequest_init(r);
-    r->group_id = kn_str_c(kn_arena_strdup(&h->arena, c->group_id));
+    r->group_id = kn_str_c(kn_arena_strdup(&h->arena, c->cfg.group_id));
     r->member_id = kn_str_c(kn_arena_strdup(&h->arena, g->member_id));
     r->member_epoch = epoch;
     r->instance_id = kn_str_c(kn_arena_strdup(&h->arena, g->instance_id));
@@ -245,15 +247,18 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
     if (!g->send_full && g->acked && kng_same_as_owned(c, g->acked))
         return h;
     kn_topic_partition_list *acked = kn_topic_partition_list_new();
-    for (size_t i = 0; acked && i < c->part_count; i++)
-        kn_topic_partition_list_add(acked, c->parts[i]->topic, c->parts[i]->partition);
+    for (size_t i = 0; acked && i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
+        kn_topic_partition_list_add(acked, p->topic, p->partition);
+    }
     kn_topic_partition_list_destroy(g->acked);
     g->acked = acked;
     g->send_full = false;
     knw_metadata *md = knw_metadata_get(c->client);
+    size_t parts_n = knc_table_count(&c->table);
     r->topic_partitions.items =
-        kn_arena_calloc(&h->arena, c->part_count ? c->part_count : 1, sizeof(*r->topic_partitions.items));
-    int32_t *all = kn_arena_calloc(&h->arena, c->part_count ? c->part_count : 1, sizeof(int32_t));
+        kn_arena_calloc(&h->arena, parts_n ? parts_n : 1, sizeof(*r->topic_partitions.items));
+    int32_t *all = kn_arena_calloc(&h->arena, parts_n ? parts_n : 1, sizeof(int32_t));
     if (!r->topic_partitions.items || !all) {
         if (md)
             knw_metadata_release(md);
@@ -261,8 +266,8 @@ static kng_hb *kng_hb_build(kn_consumer *c, int32_t epoch) {
     }
     r->topic_partitions.count = 0;
     size_t used = 0;
-    for (size_t i = 0; i < c->part_count; i++) {
-        const knc_part *p = c->parts[i];
+    for (size_t i = 0; i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
         const knw_topic *t = md ? knw_metadata_topic(md, p->topic) : NULL;
         if (!t)
             continue; /* owned partitions always came from a resolved id */
@@ -304,7 +309,7 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
     g->inflight = false;
     if (!h->leaving)
         knc_metrics_heartbeat(c, resp->latency_us, !resp->err && r && !r->error_code, now);
-    if (c->closed || h->leaving || g->state == KNG_IDLE || g->state == KNG_FATAL)
+    if (knc_closed(c) || h->leaving || g->state == KNG_IDLE || g->state == KNG_FATAL)
         goto out;
     int err = resp->err ? resp->err : !r ? KN_ERR__PROTOCOL : r->error_code;
     if (err)
@@ -322,16 +327,16 @@ static void kng_848_done(knw_client *client, knw_resp *resp, void *opaque) {
         c->stats.rebalances_failed++;
         knc_metrics_rebalance_failed(c, now);
         snprintf(g->reason, sizeof g->reason, "heartbeat: %s", kn_err_name(err));
-        kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
+        kng_set_state(c, knc_table_count(&c->table) ? KNG_LOST : KNG_UNJOINED);
         g->next_hb_ms = 0;
         goto out;
     }
     if (knc_coord_failed(c, h->node, err)) {
-        g->next_hb_ms = now + c->retry_backoff_ms;
+        g->next_hb_ms = now + c->cfg.retry_backoff_ms;
         goto out;
     }
     if (err == KN_ERR_COORDINATOR_LOAD_IN_PROGRESS || err == KN_ERR_UNRELEASED_INSTANCE_ID) {
-        g->next_hb_ms = now + c->retry_backoff_ms;
+        g->next_hb_ms = now + c->cfg.retry_backoff_ms;
         goto out;
     }
     if (err) {
@@ -397,15 +402,15 @@ static void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms
     if (g->target && g->target_unresolved) {
         kng_target_apply(c, md);
         if (g->target_unresolved && now_ms >= g->retry_at_ms) {
-            g->retry_at_ms = now_ms + c->retry_backoff_ms;
+            g->retry_at_ms = now_ms + c->cfg.retry_backoff_ms;
             g->want_all_topics = true;
         }
     }
     /* max.poll.interval.ms: leave (epoch -1 / -2), lose everything on
      * the next poll, then rejoin at epoch 0. */
-    if (g->joined && !c->in_poll && now_ms - g->last_poll_ms > g->rebalance_timeout_ms &&
+    if (g->joined && !knc_in_poll(c) && now_ms - g->last_poll_ms > g->rebalance_timeout_ms &&
         g->state != KNG_LOST && g->state != KNG_UNJOINED) {
-        kng_hb *h = c->coord_id >= 0
+        kng_hb *h = knc_coordinator(c) >= 0
                         ? kng_hb_build(c, g->instance_id ? KNG_LEAVE_STATIC_EPOCH : KNG_LEAVE_EPOCH)
                         : NULL;
         if (h)
@@ -415,7 +420,7 @@ static void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms
         g->send_full = true;
         kng_set_generation(c, 0);
         g->poll_expired = true;
-        kng_set_state(c, c->part_count ? KNG_LOST : KNG_UNJOINED);
+        kng_set_state(c, knc_table_count(&c->table) ? KNG_LOST : KNG_UNJOINED);
         return h;
     }
     if (g->state == KNG_UNJOINED && g->poll_expired)
@@ -428,7 +433,7 @@ static void *kng_848_tick(kn_consumer *c, const knw_metadata *md, int64_t now_ms
     }
     if (g->state == KNG_LOST || g->state == KNG_FATAL || g->state == KNG_IDLE)
         return NULL;
-    if (c->coord_id < 0) {
+    if (knc_coordinator(c) < 0) {
         *next_ms = 100;
         return NULL;
     }
@@ -450,7 +455,7 @@ static void kng_848_send(kn_consumer *c, knw_client *client, void *plan) {
     kng_hb *h = plan;
     if (!h)
         return;
-    knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, h->min_version, -1, &h->req, c->request_timeout_ms,
+    knw_send(client, h->node, KP_API_CONSUMER_GROUP_HEARTBEAT, h->min_version, -1, &h->req, c->cfg.request_timeout_ms,
              kng_848_done, h);
 }
 
@@ -461,7 +466,7 @@ static void kng_848_leave(kn_consumer *c, const char *reason) {
     pthread_mutex_lock(&c->lock);
     kng_group *g = c->grp;
     kng_hb *h = NULL;
-    if (g->joined && c->coord_id >= 0)
+    if (g->joined && knc_coordinator(c) >= 0)
         h = kng_hb_build(c, g->instance_id ? KNG_LEAVE_STATIC_EPOCH : KNG_LEAVE_EPOCH);
     g->joined = false;
     g->assigned_once = false;
@@ -471,7 +476,7 @@ static void kng_848_leave(kn_consumer *c, const char *reason) {
     kng_target_free(g->target);
     g->target = NULL;
     pthread_mutex_unlock(&c->lock);
-    int timeout = knc_call_timeout(c, c->request_timeout_ms);
+    int timeout = knc_call_timeout(c, c->cfg.request_timeout_ms);
     if (h && timeout <= 0) {
         /* close with no time left: the coordinator expires the member */
         kng_hb_free(h);

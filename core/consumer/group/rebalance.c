@@ -41,7 +41,7 @@ static const char *const kng_state_names[] = {"IDLE",   "UNJOINED",  "PREPARE", 
 
 void kng_set_state(kn_consumer *c, kng_state s) {
     if (c->grp->state != s)
-        kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->group_id,
+        kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s member %s generation %d: %s -> %s%s%s", c->cfg.group_id,
                c->grp->member_id ? c->grp->member_id : "", (int)c->grp->generation,
                kng_state_names[c->grp->state], kng_state_names[s], c->grp->reason[0] ? ": " : "",
                c->grp->reason);
@@ -186,9 +186,9 @@ int kng_create(kn_consumer *c, const kn_conf *conf, char *errstr, size_t n) {
     c->grp_ticker_id = -1;
     /* Set once, before any thread reads it (offsets.c reads it without
      * the lock); the rest is republished at every change. */
-    c->member.group_id = c->group_id;
+    c->member.group_id = c->cfg.group_id;
     kng_publish(c); /* no group yet: not a member */
-    if (!c->group_id)
+    if (!c->cfg.group_id)
         return 0;
     kng_group *g = kn_calloc(1, sizeof(*g));
     if (!g)
@@ -254,7 +254,7 @@ int kng_tick(knw_client *client, int64_t now_ms, void *opaque) {
     bool want_all = false;
     pthread_mutex_lock(&c->lock);
     kng_group *g = c->grp;
-    if (c->closed || !g || g->state == KNG_IDLE || g->state == KNG_FATAL) {
+    if (knc_closed(c) || !g || g->state == KNG_IDLE || g->state == KNG_FATAL) {
         pthread_mutex_unlock(&c->lock);
         if (md)
             knw_metadata_release(md);
@@ -285,8 +285,9 @@ int kng_tick(knw_client *client, int64_t now_ms, void *opaque) {
 
 static kn_topic_partition_list *kng_owned_list(kn_consumer *c) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (size_t i = 0; l && i < c->part_count; i++)
-        if (kn_topic_partition_list_add(l, c->parts[i]->topic, c->parts[i]->partition) < 0) {
+    for (size_t i = 0; l && i < knc_table_count(&c->table); i++)
+        if (kn_topic_partition_list_add(l, knc_table_at(&c->table, i)->topic,
+                                        knc_table_at(&c->table, i)->partition) < 0) {
             kn_topic_partition_list_destroy(l);
             return NULL;
         }
@@ -324,8 +325,8 @@ static int kng_call(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partit
  * allocation failure. */
 static kn_topic_partition_list *kng_positions_of(kn_consumer *c, const kn_topic_partition_list *parts) {
     kn_topic_partition_list *l = kn_topic_partition_list_new();
-    for (size_t i = 0; l && i < c->part_count; i++) {
-        const knc_part *p = c->parts[i];
+    for (size_t i = 0; l && i < knc_table_count(&c->table); i++) {
+        const knc_part *p = knc_table_at(&c->table, i);
         if (p->state != KNC_POS_VALID || kn_topic_partition_list_find(parts, p->topic, p->partition) < 0)
             continue;
         int at = kn_topic_partition_list_add(l, p->topic, p->partition);
@@ -356,7 +357,7 @@ static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list 
         g->revoke_commit = KNG_RC_NONE;
         return false;
     }
-    if (!c->auto_commit || !commit_parts || kn_topic_partition_list_count(commit_parts) == 0)
+    if (!c->cfg.auto_commit || !commit_parts || kn_topic_partition_list_count(commit_parts) == 0)
         return false;
     kn_topic_partition_list *l = kng_positions_of(c, commit_parts);
     if (!l || kn_topic_partition_list_count(l) == 0) {
@@ -367,12 +368,14 @@ static bool kng_pre_revoke_commit(kn_consumer *c, const kn_topic_partition_list 
     int err = knc_commit_before_revoke(c, l, deadline, kng_pre_revoke_done);
     if (err) {
         kn_log(knc_logger(c), KN_LOG_WARN, "group %s: the auto-commit before revoking could not be queued: %s",
-               c->group_id, kn_err_name(err));
+               c->cfg.group_id, kn_err_name(err));
         return false;
     }
-    for (size_t i = 0; revoke_parts && i < c->part_count; i++)
-        if (kn_topic_partition_list_find(revoke_parts, c->parts[i]->topic, c->parts[i]->partition) >= 0)
-            c->parts[i]->revoking = true;
+    for (size_t i = 0; revoke_parts && i < knc_table_count(&c->table); i++) {
+        knc_part *p = knc_table_at(&c->table, i);
+        if (kn_topic_partition_list_find(revoke_parts, p->topic, p->partition) >= 0)
+            p->revoking = true;
+    }
     g->revoke_commit = KNG_RC_INFLIGHT;
     g->revoke_commit_state = g->state;
     return true;
@@ -387,7 +390,7 @@ static void kng_pre_revoke_done(kn_consumer *c, int err) {
     if (err)
         kn_log(knc_logger(c), err == KN_ERR__TIMED_OUT ? KN_LOG_ERROR : KN_LOG_WARN,
                "group %s: the auto-commit before revoking partitions failed (%s); "
-               "going on with the rebalance", c->group_id, kn_err_name(err));
+               "going on with the rebalance", c->cfg.group_id, kn_err_name(err));
     g->revoke_commit = KNG_RC_DONE;
     knc_signal(c); /* the parked step can run again */
 }
@@ -395,7 +398,7 @@ static void kng_pre_revoke_done(kn_consumer *c, int err) {
 /* Commits the current positions of parts synchronously (auto-commit
  * before the revoke of unsubscribe / close), within the close timeout. */
 static void kng_commit_positions(kn_consumer *c, const kn_topic_partition_list *parts) {
-    if (!c->auto_commit || !parts || kn_topic_partition_list_count(parts) == 0)
+    if (!c->cfg.auto_commit || !parts || kn_topic_partition_list_count(parts) == 0)
         return;
     int timeout = knc_call_timeout(c, -1);
     if (timeout <= 0)
@@ -597,7 +600,7 @@ int kng_serve(kn_consumer *c, char *errstr, size_t n) {
         rc = g->ops->leader_step ? g->ops->leader_step(c) : 0;
         break;
     case KNG_FATAL:
-        kn_errstr_set(errstr, n, "consumer group %s: %s", c->group_id, g->fatal_msg);
+        kn_errstr_set(errstr, n, "consumer group %s: %s", c->cfg.group_id, g->fatal_msg);
         rc = g->fatal_err;
         break;
     default:
@@ -617,9 +620,9 @@ static int kng_subscribe_common(kn_consumer *c, kn_rebalance_cb *cb, void *opaqu
         kn_log(knc_logger(c), KN_LOG_WARN, "subscribe needs group.id");
         return KN_ERR__STATE;
     }
-    if (c->closed)
+    if (knc_closed(c))
         return KN_ERR__CLOSED;
-    if (c->grp->state == KNG_IDLE && c->part_count > 0) {
+    if (c->grp->state == KNG_IDLE && knc_table_count(&c->table) > 0) {
         kn_log(knc_logger(c), KN_LOG_WARN,
                "subscribe: partitions are assigned manually; assign and subscribe are "
                "mutually exclusive (unassign first)");
@@ -812,7 +815,7 @@ int kn_consumer_unsubscribe(kn_consumer *c) {
     KNC_FORK_GUARD(c, KN_ERR__FORKED);
     if (!c)
         return KN_ERR__INVALID_ARG;
-    if (c->cb_depth > 0)
+    if (knc_in_callback(c))
         return KN_ERR__STATE; /* from a listener: it would revoke under the running step */
     if (!c->grp)
         return KN_OK;
@@ -847,10 +850,10 @@ kn_topic_partition_list *kn_consumer_subscription(kn_consumer *c) {
 }
 
 kn_group_metadata *kn_consumer_group_metadata(kn_consumer *c) {
-    if (!c || !c->group_id)
+    if (!c || !c->cfg.group_id)
         return NULL;
     pthread_mutex_lock(&c->lock);
-    kn_group_metadata *gm = kn_group_metadata_new(c->group_id, c->member.epoch, c->member.member_id,
+    kn_group_metadata *gm = kn_group_metadata_new(c->cfg.group_id, c->member.epoch, c->member.member_id,
                                                   c->grp ? c->grp->instance_id : NULL);
     pthread_mutex_unlock(&c->lock);
     return gm;
