@@ -18,6 +18,7 @@
 #include "log.h"
 #include "proto/generated/kp_apis.h"
 #include "share/share_int.h"
+#include "share/share_metrics.h"
 
 /* Java's ShareConsumerConfig refuses these: a share group has no
  * offsets to reset or commit, no static membership, no assignor. */

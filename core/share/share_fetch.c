@@ -31,6 +31,7 @@
 #include "proto/generated/kp_share_acknowledge.h"
 #include "proto/generated/kp_share_fetch.h"
 #include "share/share_int.h"
+#include "share/share_metrics.h"
 
 #define KNS_MAX_PARTS_PER_REQ 4096
 

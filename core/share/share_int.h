@@ -32,7 +32,7 @@
 #include "consumer/consumer_int.h"
 #include "kafka_native.h"
 #include "kafka_native_share.h"
-#include "share/share_metrics.h"
+#include "share/share_metrics_state.h"
 #include "wire/wire.h"
 
 #define KNS_ACK_GAP 0 /* an acquired offset that holds no record (control, compacted) */

@@ -17,19 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "share/share_metrics_state.h"
+
 typedef struct kn_share_consumer kn_share_consumer;
 typedef struct kn_records kn_records;
-typedef struct kn_metrics kn_metrics;
-typedef struct knm_sensor knm_sensor;
-
-typedef struct kns_metrics {
-    kn_metrics *m;
-    knm_sensor *fetch, *fetch_size, *throttle, *records, *bytes, *acks_sent, *acks_failed;
-    knm_sensor *poll, *poll_idle;
-    int64_t last_poll_ms;  /* start of the last poll, 0: none yet */
-    int64_t poll_start_ms; /* start of the poll running now */
-    int64_t since_last_ms; /* from the previous poll's start to this one's */
-} kns_metrics;
 
 /* Makes the sensors and registers the gauge (sc must outlive m). 0 or
  * KN_ERR__NOMEM. Called once the client exists, before any thread can
