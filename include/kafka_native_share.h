@@ -51,7 +51,7 @@ typedef struct kn_share_consumer kn_share_consumer;
 /* Not an acknowledgement: renews the acquisition lock of a record this
  * member still holds (KIP-1222, explicit mode only), so processing may
  * take longer than share.record.lock.duration.ms. Sent at once in a
- * ShareAcknowledge of version 2+ (Kafka 4.3 brokers); the record must
+ * ShareAcknowledge of version 2+ (Kafka 4.2+ brokers); the record must
  * still be accepted, released or rejected before the next poll. */
 #define KN_SHARE_RENEW   4
 
@@ -99,7 +99,7 @@ KN_API int kn_share_consumer_poll(kn_share_consumer *sc, int timeout_ms, kn_reco
  * type KN_SHARE_RENEW renews the record's lock instead (see above): the
  * record must be unacknowledged (else KN_ERR__STATE), and
  * KN_ERR__UNSUPPORTED_VERSION when its leader lacks ShareAcknowledge
- * v2 (brokers before 4.3) or its version is not known yet. The
+ * v2 (brokers before 4.2) or its version is not known yet. The
  * broker's answer reaches the acknowledgement-commit callback like an
  * acknowledgement's (INVALID_RECORD_STATE: the lock had already
  * expired). */

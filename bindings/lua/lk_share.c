@@ -145,7 +145,7 @@ static int lk_share_ack_record(lua_State *L, lk_share *ls, int rec, int type) {
     if (err == KN_ERR__UNSUPPORTED_VERSION)
         return lk_push_error(L, err,
                              "lock renewal (KIP-1222) needs ShareAcknowledge v2 on the record's leader "
-                             "(Kafka 4.3+)");
+                             "(Kafka 4.2+)");
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushboolean(L, 1);
@@ -271,10 +271,6 @@ static int lk_share_subscribe(lua_State *L) {
         lua_pop(L, 1); /* the array keeps the string alive */
     }
     int err = kn_share_consumer_subscribe(ls->sc, topics, n);
-    if (err == KN_ERR__UNSUPPORTED_VERSION)
-        return lk_push_error(L, err,
-                             "lock renewal (KIP-1222) needs ShareAcknowledge v2 on the record's leader "
-                             "(Kafka 4.3+)");
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushboolean(L, 1);
@@ -288,10 +284,6 @@ static int lk_share_unsubscribe(lua_State *L) {
     int status = lk_share_run_events(L, ls, lua_gettop(L));
     if (status != LUA_OK)
         return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, -1));
-    if (err == KN_ERR__UNSUPPORTED_VERSION)
-        return lk_push_error(L, err,
-                             "lock renewal (KIP-1222) needs ShareAcknowledge v2 on the record's leader "
-                             "(Kafka 4.3+)");
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushboolean(L, 1);
@@ -334,10 +326,6 @@ static int lk_share_commit_sync(lua_State *L) {
 static int lk_share_commit_async(lua_State *L) {
     lk_share *ls = lk_share_check(L);
     int err = kn_share_consumer_commit_async(ls->sc);
-    if (err == KN_ERR__UNSUPPORTED_VERSION)
-        return lk_push_error(L, err,
-                             "lock renewal (KIP-1222) needs ShareAcknowledge v2 on the record's leader "
-                             "(Kafka 4.3+)");
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushboolean(L, 1);
