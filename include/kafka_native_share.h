@@ -48,6 +48,12 @@ typedef struct kn_share_consumer kn_share_consumer;
 #define KN_SHARE_ACCEPT  1
 #define KN_SHARE_RELEASE 2
 #define KN_SHARE_REJECT  3
+/* Not an acknowledgement: renews the acquisition lock of a record this
+ * member still holds (KIP-1222, explicit mode only), so processing may
+ * take longer than share.record.lock.duration.ms. Sent at once in a
+ * ShareAcknowledge of version 2+ (Kafka 4.2+ brokers); the record must
+ * still be accepted, released or rejected before the next poll. */
+#define KN_SHARE_RENEW   4
 
 /* How many times the broker has delivered record i (1 the first time),
  * for records a share consumer returned; 0 for a plain consumer's. */
@@ -89,7 +95,14 @@ KN_API int kn_share_consumer_poll(kn_share_consumer *sc, int timeout_ms, kn_reco
  * it is sent (the next poll or commit). Returns KN_OK,
  * KN_ERR__INVALID_ARG (bad type or index), KN_ERR__STATE (implicit mode,
  * or the record is not one this member holds from its last poll:
- * already sent, or from an older poll). */
+ * already sent, or from an older poll).
+ * type KN_SHARE_RENEW renews the record's lock instead (see above): the
+ * record must be unacknowledged (else KN_ERR__STATE), and
+ * KN_ERR__UNSUPPORTED_VERSION when its leader lacks ShareAcknowledge
+ * v2 (brokers before 4.2) or its version is not known yet. The
+ * broker's answer reaches the acknowledgement-commit callback like an
+ * acknowledgement's (INVALID_RECORD_STATE: the lock had already
+ * expired). */
 KN_API int kn_share_consumer_acknowledge(kn_share_consumer *sc, const kn_records *recs, size_t i, int type);
 /* The same by coordinates. */
 KN_API int kn_share_consumer_acknowledge_offset(kn_share_consumer *sc, const char *topic, int32_t partition,

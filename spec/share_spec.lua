@@ -1,7 +1,9 @@
 -- spec/share_spec.lua: kafka_native.share_consumer (KIP-932 share
 -- groups) against a real broker: several members on a 2-partition topic
 -- take each record exactly once; record:release() brings a record back
--- with delivery count 2, record:reject() never; the acknowledgement
+-- with delivery count 2, record:reject() never, record:renew() renews a
+-- lock (KIP-1222); Java's share metrics count what was consumed and
+-- acknowledged; the acknowledgement
 -- callback and commit_sync report what the broker answered; bad input
 -- returns nil, message, code; the work-queue example run as separate
 -- processes splits a queue between them.
@@ -137,6 +139,13 @@ describe("kafka_native.share_consumer", function()
     assert.are.equal(0, #assert(sc:poll(1000)))
     assert.are.equal(0, acked_err)
     assert.are.equal(n + n / 4, acked) -- released ones are acknowledged twice
+    -- Java's share consumer metrics, read after consuming
+    local fm = "consumer-share-fetch-manager-metrics"
+    assert.are.equal(n + n / 4, sc:kafka_metric(fm, "records-consumed-total"))
+    assert.are.equal(n + n / 4, sc:kafka_metric(fm, "acknowledgements-send-total"))
+    assert.are.equal(0, sc:kafka_metric(fm, "acknowledgements-error-total"))
+    assert.is_true(sc:kafka_metric(fm, "fetch-total") >= 1)
+    assert.is_true(sc:kafka_metric("consumer-share-metrics", "last-poll-seconds-ago") >= 0)
     assert(sc:close())
   end)
 
@@ -183,6 +192,8 @@ describe("kafka_native.share_consumer", function()
 
     local topic, group = queue("share-bad", { "a", "b", "c", "d" })
     local im = share(bootstrap, group .. "-implicit", topic, "implicit")
+    local fake0 = { topic = topic, partition = 0, offset = 0 }
+    assert.are.equal("_STATE", select(3, im:acknowledge(fake0, "renew")))
     im:close()
 
     local sc = share(bootstrap, group, topic, "explicit")
@@ -201,7 +212,18 @@ describe("kafka_native.share_consumer", function()
     assert.is_nil(ok)
     assert.are.equal("_STATE", acode)
     assert.has_error(function() sc:acknowledge(recs[1], "maybe") end)
+    -- a lock renewal (KIP-1222; brokers before 4.2 lack ShareAcknowledge
+    -- v2 and it is refused); not an acknowledgement: the poll still refuses
+    local renewed, _, rcode = recs[1]:renew()
+    if renewed then
+      assert.is_true(sc:acknowledge(recs[1], "renew"))
+    else
+      assert.are.equal("_UNSUPPORTED_VERSION", rcode)
+    end
+    assert.are.equal("_STATE", select(3, sc:poll(0)))
     for _, r in ipairs(recs) do assert(r:accept()) end
+    -- accepted: no renewal any more
+    assert.are.equal("_STATE", select(3, recs[1]:renew()))
     assert(sc:commit_sync())
     -- sent once: not acknowledgeable again
     local again, _, ccode = recs[1]:accept()

@@ -4,8 +4,9 @@
  *
  * Records are the consumer's record tables (lk_records.c) plus a
  * delivery_count field, with a metatable of this consumer's: it answers
- * record:accept(), record:release() and record:reject() (explicit
- * acknowledgement mode), and falls back to the plain record metatable
+ * record:accept(), record:release(), record:reject() and record:renew()
+ * (explicit acknowledgement mode; renew: KIP-1222 lock renewal), and
+ * falls back to the plain record metatable
  * for the lazily built fields. That metatable (and the methods bound to
  * the consumer) live in the consumer's uservalue.
  *
@@ -120,7 +121,7 @@ static int lk_share_run_events(lua_State *L, lk_share *ls, int uv) {
 }
 
 static int lk_share_type(lua_State *L, int idx) {
-    static const char *const names[] = {"accept", "release", "reject", NULL};
+    static const char *const names[] = {"accept", "release", "reject", "renew", NULL};
     return luaL_checkoption(L, idx, "accept", names) + KN_SHARE_ACCEPT;
 }
 
@@ -141,13 +142,17 @@ static int lk_share_ack_record(lua_State *L, lk_share *ls, int rec, int type) {
             L, err,
             "record not acknowledgeable: share.acknowledgement.mode is implicit, or the record "
             "is not one this member holds from its last poll");
+    if (err == KN_ERR__UNSUPPORTED_VERSION)
+        return lk_push_error(L, err,
+                             "lock renewal (KIP-1222) needs ShareAcknowledge v2 on the record's leader "
+                             "(Kafka 4.2+)");
     if (err)
         return lk_push_error(L, err, NULL);
     lua_pushboolean(L, 1);
     return 1;
 }
 
-/* share_consumer:acknowledge(record [, "accept"|"release"|"reject"]) */
+/* share_consumer:acknowledge(record [, "accept"|"release"|"reject"|"renew"]) */
 static int lk_share_acknowledge(lua_State *L) {
     lk_share *ls = lk_share_check(L);
     int type = lk_share_type(L, 3);
@@ -164,6 +169,7 @@ static int lk_share_record_method(lua_State *L, int type) {
 static int lk_share_record_accept(lua_State *L) { return lk_share_record_method(L, KN_SHARE_ACCEPT); }
 static int lk_share_record_release(lua_State *L) { return lk_share_record_method(L, KN_SHARE_RELEASE); }
 static int lk_share_record_reject(lua_State *L) { return lk_share_record_method(L, KN_SHARE_REJECT); }
+static int lk_share_record_renew(lua_State *L) { return lk_share_record_method(L, KN_SHARE_RENEW); }
 
 /* __index of a share record: upvalue 1 the methods table, 2 the plain
  * record metatable's __index. */
@@ -186,14 +192,15 @@ static int lk_share_record_index(lua_State *L) {
  * consumer userdata at ud). */
 static void lk_share_record_mt(lua_State *L, int ud, int uv) {
     lua_createtable(L, 0, 2); /* the metatable */
-    lua_createtable(L, 0, 3); /* methods */
+    lua_createtable(L, 0, 4); /* methods */
     static const struct {
         const char *name;
         lua_CFunction fn;
     } m[] = {{"accept", lk_share_record_accept},
              {"release", lk_share_record_release},
-             {"reject", lk_share_record_reject}};
-    for (int i = 0; i < 3; i++) {
+             {"reject", lk_share_record_reject},
+             {"renew", lk_share_record_renew}};
+    for (int i = 0; i < 4; i++) {
         lua_pushvalue(L, ud);
         lua_pushcclosure(L, m[i].fn, 1);
         lua_setfield(L, -2, m[i].name);

@@ -16,7 +16,9 @@
 #include "error.h"
 #include "kn_alloc.h"
 #include "log.h"
+#include "proto/generated/kp_apis.h"
 #include "share/share_int.h"
+#include "share/share_metrics.h"
 
 /* Java's ShareConsumerConfig refuses these: a share group has no
  * offsets to reset or commit, no static membership, no assignor. */
@@ -108,6 +110,11 @@ kn_share_consumer *kn_share_consumer_new(const kn_conf *conf, char *errstr, size
     sc->client = knw_client_new(copy, "share-consumer", errstr, errstr_size);
     if (!sc->client) {
         err = kn_last_error(); /* knw_client_new's reason */
+        goto fail_sync;
+    }
+    if (kns_metrics_init(sc, knw_client_metrics(sc->client)) != 0) {
+        kn_errstr_set(errstr, errstr_size, "out of memory");
+        knw_client_destroy(sc->client);
         goto fail_sync;
     }
     sc->ticker_id = knw_ticker_add(sc->client, kns_tick, sc);
@@ -215,6 +222,8 @@ void kns_result_add(kn_share_consumer *sc, kns_part *p, const kns_ranges *sent, 
                 r->offsets[r->count++] = o;
     r->partition = p->partition;
     r->err = err;
+    if (err)
+        kns_metrics_acks_failed(sc, (int64_t)r->count, knw_now_ms());
     r->commit_id = ++sc->commit_seq;
     if (sc->res_tail)
         sc->res_tail->next = r;
@@ -417,6 +426,7 @@ int kn_share_consumer_poll(kn_share_consumer *sc, int timeout_ms, kn_records **r
         kn_errstr_set(errstr, errstr_size, "the share consumer is closed");
         goto out;
     }
+    kns_metrics_poll_start(sc, knw_now_ms());
     if (sc->explicit_mode) {
         int32_t left = kns_unacked(sc);
         if (left) {
@@ -480,6 +490,7 @@ int kn_share_consumer_poll(kn_share_consumer *sc, int timeout_ms, kn_records **r
         pthread_mutex_lock(&sc->lock);
         pthread_cond_timedwait(&sc->cond, &sc->lock, &ts);
     }
+    kns_metrics_poll_end(sc, rc ? NULL : out, knw_now_ms());
 out:
     pthread_mutex_unlock(&sc->lock);
     knw_wakeup(sc->client);
@@ -491,27 +502,80 @@ out:
     return KN_OK;
 }
 
-static int kns_ack(kn_share_consumer *sc, const char *topic, int32_t partition, int64_t offset, int type) {
-    if (!sc || !topic || type < KN_SHARE_ACCEPT || type > KN_SHARE_REJECT)
-        return KN_ERR__INVALID_ARG;
-    if (!sc->explicit_mode)
-        return KN_ERR__STATE;
-    int rc = KN_ERR__STATE;
-    pthread_mutex_lock(&sc->lock);
-    kns_part *p = kns_find_part(sc, topic, partition);
+/* The last poll's delivery of offset in p, or NULL (sc->lock held). */
+static kns_deliv *kns_find_deliv(kns_part *p, int64_t offset) {
     /* deliv is ascending: binary search */
     int32_t lo = 0, hi = p ? p->deliv_count - 1 : -1;
     while (lo <= hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (p->deliv[mid].offset == offset) {
-            p->deliv[mid].ack = (int8_t)type;
-            rc = KN_OK;
-            break;
-        }
+        if (p->deliv[mid].offset == offset)
+            return &p->deliv[mid];
         if (p->deliv[mid].offset < offset)
             lo = mid + 1;
         else
             hi = mid - 1;
+    }
+    return NULL;
+}
+
+static int kns_range_cmp(const void *a, const void *b) {
+    const kns_range *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Adds offset to the renewals waiting to be sent, once, keeping them
+ * ascending: the broker wants ascending, non-overlapping batches, and
+ * the application may renew in any order and more often than they go. */
+static int kns_renew_add(kns_part *p, int64_t offset) {
+    for (int32_t i = 0; i < p->renews.count; i++)
+        if (p->renews.items[i].first <= offset && offset <= p->renews.items[i].last)
+            return KN_OK;
+    int rc = kns_ranges_add(&p->renews, offset, offset, KN_SHARE_RENEW);
+    int32_t c = p->renews.count;
+    if (rc == KN_OK && c > 1 && p->renews.items[c - 2].first > p->renews.items[c - 1].first)
+        qsort(p->renews.items, (size_t)c, sizeof(*p->renews.items), kns_range_cmp);
+    return rc;
+}
+
+/* KN_SHARE_RENEW (KIP-1222): queues a renewal of an unacknowledged
+ * record's lock and wakes the network thread, which sends it alone in a
+ * ShareAcknowledge (share_fetch.c). */
+static int kns_renew(kn_share_consumer *sc, const char *topic, int32_t partition, int64_t offset) {
+    pthread_mutex_lock(&sc->lock);
+    kns_part *p = kns_find_part(sc, topic, partition);
+    kns_deliv *d = kns_find_deliv(p, offset);
+    int32_t leader = p ? p->leader : -1;
+    pthread_mutex_unlock(&sc->lock);
+    if (!d || d->ack)
+        return KN_ERR__STATE;
+    /* Asked with no share lock held: the wire layer has its own. */
+    if (leader < 0 || knw_api_version(sc->client, leader, KP_API_SHARE_ACKNOWLEDGE) < 2)
+        return KN_ERR__UNSUPPORTED_VERSION;
+    int rc = KN_ERR__STATE;
+    pthread_mutex_lock(&sc->lock);
+    p = kns_find_part(sc, topic, partition);
+    d = kns_find_deliv(p, offset);
+    if (d && !d->ack)
+        rc = kns_renew_add(p, offset);
+    pthread_mutex_unlock(&sc->lock);
+    if (rc == KN_OK)
+        knw_wakeup(sc->client);
+    return rc;
+}
+
+static int kns_ack(kn_share_consumer *sc, const char *topic, int32_t partition, int64_t offset, int type) {
+    if (!sc || !topic || type < KN_SHARE_ACCEPT || type > KN_SHARE_RENEW)
+        return KN_ERR__INVALID_ARG;
+    if (!sc->explicit_mode)
+        return KN_ERR__STATE;
+    if (type == KN_SHARE_RENEW)
+        return kns_renew(sc, topic, partition, offset);
+    int rc = KN_ERR__STATE;
+    pthread_mutex_lock(&sc->lock);
+    kns_deliv *d = kns_find_deliv(kns_find_part(sc, topic, partition), offset);
+    if (d) {
+        d->ack = (int8_t)type;
+        rc = KN_OK;
     }
     pthread_mutex_unlock(&sc->lock);
     return rc;
@@ -695,6 +759,7 @@ int kn_share_consumer_close(kn_share_consumer *sc, int timeout_ms) {
     for (size_t i = 0; i < sc->part_count; i++) {
         kns_part *p = sc->parts[i];
         kns_part_drop(p, -1);
+        kns_ranges_free(&p->renews); /* the session's end released those records */
         if (p->acks.count)
             kns_result_add(sc, p, &p->acks, KN_ERR__CLOSED, 0);
         kns_ranges_free(&p->acks);

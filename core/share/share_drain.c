@@ -136,6 +136,7 @@ void kns_part_free(kns_part *p) {
     kns_part_drop(p, -1);
     kns_ranges_free(&p->acks);
     kns_ranges_free(&p->sent);
+    kns_ranges_free(&p->renews);
     kn_free(p->deliv);
     kn_free(p->topic);
     kn_free(p);

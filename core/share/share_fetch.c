@@ -31,6 +31,7 @@
 #include "proto/generated/kp_share_acknowledge.h"
 #include "proto/generated/kp_share_fetch.h"
 #include "share/share_int.h"
+#include "share/share_metrics.h"
 
 #define KNS_MAX_PARTS_PER_REQ 4096
 
@@ -40,8 +41,10 @@ typedef struct kns_req {
     int32_t epoch;
     bool ack_only;
     bool final;
+    bool renew; /* a ShareAcknowledge of lock renewals only (v2+, IsRenewAck) */
     kns_part **parts; /* the partitions whose acknowledgements it carries */
     int32_t part_count;
+    int64_t ack_count; /* offsets acknowledged in it (gaps left out), for the metrics */
     kn_arena arena;
     union {
         kp_ShareFetchRequest fetch;
@@ -71,7 +74,9 @@ static int32_t kns_leader(const knw_metadata *md, const kns_part *p) {
  * p->sent. The array lives in the request's arena. Returns the count,
  * or -1 on NOMEM. */
 static int32_t kns_fill_acks(kns_req *q, kns_part *p, kp_ShareFetchRequest_AcknowledgementBatch **out) {
-    int32_t n = p->acks.count;
+    /* A renewal request carries p->renews instead (same path back). */
+    kns_ranges *src = q->renew ? &p->renews : &p->acks;
+    int32_t n = src->count;
     *out = NULL;
     if (!n)
         return 0;
@@ -80,16 +85,18 @@ static int32_t kns_fill_acks(kns_req *q, kns_part *p, kp_ShareFetchRequest_Ackno
     if (!b || !types)
         return -1;
     for (int32_t i = 0; i < n; i++) {
-        b[i].first_offset = p->acks.items[i].first;
-        b[i].last_offset = p->acks.items[i].last;
-        types[i] = p->acks.items[i].type;
+        b[i].first_offset = src->items[i].first;
+        b[i].last_offset = src->items[i].last;
+        types[i] = src->items[i].type;
+        if (types[i] != KNS_ACK_GAP)
+            q->ack_count += src->items[i].last - src->items[i].first + 1;
         b[i].acknowledge_types.items = &types[i];
         b[i].acknowledge_types.count = 1;
     }
     *out = b;
     kns_ranges_free(&p->sent);
-    p->sent = p->acks;
-    memset(&p->acks, 0, sizeof(p->acks));
+    p->sent = *src;
+    memset(src, 0, sizeof(*src));
     return n;
 }
 
@@ -213,7 +220,8 @@ fail:
 
 /* Builds a ShareAcknowledge for node carrying the acknowledgements of
  * list[0..n) (sorted); final: epoch -1 (closes the session). */
-static kns_req *kns_build_ack(kn_share_consumer *sc, kns_node *node, kns_part **list, int32_t n, bool final) {
+static kns_req *kns_build_ack(kn_share_consumer *sc, kns_node *node, kns_part **list, int32_t n, bool final,
+                              bool renew) {
     kns_req *q = kn_calloc(1, sizeof(*q));
     if (!q)
         return NULL;
@@ -222,6 +230,7 @@ static kns_req *kns_build_ack(kn_share_consumer *sc, kns_node *node, kns_part **
     q->node = node->node_id;
     q->ack_only = true;
     q->final = final;
+    q->renew = renew;
     q->epoch = final ? -1 : node->epoch;
     q->parts = kn_calloc((size_t)(n ? n : 1), sizeof(*q->parts));
     kns_tgroup *groups = kn_arena_calloc(&q->arena, (size_t)(n ? n : 1), sizeof(*groups));
@@ -232,6 +241,7 @@ static kns_req *kns_build_ack(kn_share_consumer *sc, kns_node *node, kns_part **
     r->group_id = kn_str_c(sc->group_id);
     r->member_id = kn_str_c(sc->grp.member_id);
     r->share_session_epoch = q->epoch;
+    r->is_renew_ack = renew;
     int32_t g = kns_group_topics(list, n, groups);
     r->topics.items = kn_arena_calloc(&q->arena, (size_t)(g ? g : 1), sizeof(*r->topics.items));
     if (!r->topics.items)
@@ -263,8 +273,9 @@ static kns_req *kns_build_ack(kn_share_consumer *sc, kns_node *node, kns_part **
 fail:
     for (int32_t i = 0; q && i < q->part_count; i++) {
         kns_part *p = q->parts[i];
-        kns_ranges_free(&p->acks);
-        p->acks = p->sent;
+        kns_ranges *back = renew ? &p->renews : &p->acks;
+        kns_ranges_free(back);
+        *back = p->sent;
         memset(&p->sent, 0, sizeof(p->sent));
     }
     kns_req_free(q);
@@ -326,10 +337,12 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
         const kp_ShareAcknowledgeResponse *r = resp->body;
         top = r ? r->error_code : 0;
         msg = r ? &r->error_message : NULL;
+        kns_metrics_ack_throttle(sc, r ? r->throttle_time_ms : -1, now);
     } else if (!err) {
         const kp_ShareFetchResponse *r = resp->body;
         top = r ? r->error_code : 0;
         msg = r ? &r->error_message : NULL;
+        kns_metrics_fetch(sc, resp->latency_us, resp->raw_len, r ? r->throttle_time_ms : -1, now);
     }
     if (!err && !resp->body)
         err = KN_ERR__PROTOCOL;
@@ -443,8 +456,8 @@ out:
 
 static void kns_send(kn_share_consumer *sc, kns_req *q) {
     if (q->ack_only)
-        knw_send(sc->client, q->node, KP_API_SHARE_ACKNOWLEDGE, 1, -1, &q->u.ack, sc->request_timeout_ms,
-                 kns_done, q);
+        knw_send(sc->client, q->node, KP_API_SHARE_ACKNOWLEDGE, q->renew ? 2 : 1, -1, &q->u.ack,
+                 sc->request_timeout_ms, kns_done, q);
     else
         knw_send(sc->client, q->node, KP_API_SHARE_FETCH, 1, -1, &q->u.fetch,
                  sc->request_timeout_ms + sc->fetch_max_wait_ms, kns_done, q);
@@ -455,6 +468,24 @@ static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_m
                               kns_part **tmp, kns_part **fgt) {
     if (node->inflight || node->closed || now_ms < node->backoff_until_ms)
         return NULL;
+    /* Lock renewals go first, alone (KIP-1222: a ShareAcknowledge with
+     * IsRenewAck), so they never wait behind a long-polling fetch. */
+    int32_t nr = 0;
+    for (size_t i = 0; i < sc->part_count && nr < KNS_MAX_PARTS_PER_REQ; i++) {
+        kns_part *p = sc->parts[i];
+        if (p->renews.count && !p->sent.count && p->leader == node->node_id)
+            tmp[nr++] = p;
+    }
+    if (nr && node->epoch == 0) {
+        /* the session they were acquired in is gone, and the records with it */
+        for (int32_t i = 0; i < nr; i++) {
+            kns_result_add(sc, tmp[i], &tmp[i]->renews, KN_ERR_SHARE_SESSION_NOT_FOUND, 0);
+            kns_ranges_free(&tmp[i]->renews);
+        }
+    } else if (nr) {
+        qsort(tmp, (size_t)nr, sizeof(*tmp), kns_part_cmp);
+        return kns_build_ack(sc, node, tmp, nr, false, true);
+    }
     int32_t n = 0, nf = 0;
     bool buffered = false, want = false, stranded = false;
     for (size_t i = 0; i < sc->part_count && n < KNS_MAX_PARTS_PER_REQ; i++) {
@@ -523,7 +554,7 @@ static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_m
         return NULL;
     }
     qsort(tmp, (size_t)m, sizeof(*tmp), kns_part_cmp);
-    return kns_build_ack(sc, node, tmp, m, false);
+    return kns_build_ack(sc, node, tmp, m, false, false);
 }
 
 int kns_tick(knw_client *client, int64_t now_ms, void *opaque) {
@@ -557,6 +588,7 @@ int kns_tick(knw_client *client, int64_t now_ms, void *opaque) {
             node->inflight = true;
             if (q->part_count)
                 sc->inflight_acks++;
+            kns_metrics_acks_sent(sc, q->ack_count, now_ms);
             node->epoch = kns_next_epoch(node->epoch);
             reqs[nreq++] = q;
         }
@@ -614,13 +646,14 @@ void kns_close_sessions(kn_share_consumer *sc, int64_t deadline_ms) {
                 sc->parts[i]->leader == node->node_id)
                 tmp[m++] = sc->parts[i];
         qsort(tmp, (size_t)m, sizeof(*tmp), kns_part_cmp);
-        kns_req *q = kns_build_ack(sc, node, tmp, m, true);
+        kns_req *q = kns_build_ack(sc, node, tmp, m, true, false);
         if (!q)
             continue;
         node->inflight = true;
         node->closed = true;
         if (q->part_count)
             sc->inflight_acks++;
+        kns_metrics_acks_sent(sc, q->ack_count, knw_now_ms());
         reqs[nreq++] = q;
     }
     kn_free(tmp);

@@ -32,6 +32,7 @@
 #include "consumer/consumer_int.h"
 #include "kafka_native.h"
 #include "kafka_native_share.h"
+#include "share/share_metrics_state.h"
 #include "wire/wire.h"
 
 #define KNS_ACK_GAP 0 /* an acquired offset that holds no record (control, compacted) */
@@ -86,6 +87,10 @@ typedef struct kns_part {
     /* Acknowledgements to send, and those sent in the request in flight. */
     kns_ranges acks;
     kns_ranges sent;
+    /* Lock renewals (KN_SHARE_RENEW, KIP-1222) to send: apart from acks,
+     * as they go in their own ShareAcknowledge (IsRenewAck) at once and
+     * may name an offset that is acknowledged later. */
+    kns_ranges renews;
 } kns_part;
 
 typedef struct kns_node {
@@ -165,6 +170,7 @@ struct kn_share_consumer {
     void *ready_opaque;
     int cb_depth;
     int64_t close_deadline_ms;
+    kns_metrics metrics; /* share_metrics.h */
 };
 
 /* share_ranges (share_drain.c): appends [first, last] with type,

@@ -7,7 +7,10 @@
  * others with delivery count 2; bad input (an acknowledgement for a
  * record not acquired, an expired acquisition lock, keys a share
  * consumer refuses) gets a clear error; a destroy from the consumer's
- * own callback, in poll or in close, is ignored and logged.
+ * own callback, in poll or in close, is ignored and logged. The
+ * explicit-acknowledgement test also reads the share consumer's Kafka
+ * metrics (consumer-share-fetch-manager-metrics, as Java's) after
+ * consuming: every delivery, byte and acknowledgement counted.
  *
  * KN_SHARE_RECORDS sets the record count of the work-split test
  * (default 2000; the acceptance run uses 10000). About 90 s in all:
@@ -30,27 +33,40 @@
 
 #define WAIT_MS 60000
 
-static void produce(const char *topic, int from, int n) {
+static kn_producer *producer_new(void) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
     kn_test_conf_set(conf, "linger.ms", "5");
     char es[512];
     kn_producer *p = kn_producer_new(conf, NULL, NULL, es, sizeof es);
-    assert_non_null(p);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", es);
+    return p;
+}
+
+/* Queues records from..from+n-1 (value: the number, partition: the
+ * number modulo partitions) without waiting. */
+static void send_values(kn_producer *p, const char *topic, int partitions, int from, int n) {
+    char es[512];
     for (int i = from; i < from + n; i++) {
         char v[32];
         int len = snprintf(v, sizeof v, "%d", i);
         kn_record_out r = KN_RECORD_OUT_INIT;
         r.topic = topic;
-        r.partition = i % 2;
+        r.partition = i % partitions;
         r.value = v;
         r.value_len = (size_t)len;
         assert_int_equal(kn_producer_send(p, &r, es, sizeof es), KN_OK);
     }
+}
+
+static void produce(const char *topic, int from, int n) {
+    kn_producer *p = producer_new();
+    send_values(p, topic, 2, from, n);
     assert_int_equal(kn_producer_flush(p, 30000), KN_OK);
     kn_producer_close(p, 10000);
     kn_producer_destroy(p);
-    kn_conf_destroy(conf);
 }
 
 /* Sets share group configs (pairs of key, value; NULL ends) with the
@@ -106,12 +122,17 @@ static void group_config(const char *group, ...) {
     kn_conf_destroy(conf);
 }
 
-static kn_share_consumer *share_new(const char *group, const char *mode, const char *topic) {
+/* A share consumer of group on topic; key/value: one more setting
+ * (NULL: none). */
+static kn_share_consumer *share_new_with(const char *group, const char *mode, const char *topic,
+                                         const char *key, const char *value) {
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     kn_test_conf_set(conf, "bootstrap.servers", kn_test_bootstrap());
     kn_test_conf_set(conf, "group.id", group);
     kn_test_conf_set(conf, "share.acknowledgement.mode", mode);
     kn_test_conf_set(conf, "max.poll.records", "200");
+    if (key)
+        kn_test_conf_set(conf, key, value);
     char es[512];
     kn_share_consumer *sc = kn_share_consumer_new(conf, es, sizeof es);
     if (!sc)
@@ -119,6 +140,10 @@ static kn_share_consumer *share_new(const char *group, const char *mode, const c
     kn_conf_destroy(conf);
     assert_int_equal(kn_share_consumer_subscribe(sc, &topic, 1), KN_OK);
     return sc;
+}
+
+static kn_share_consumer *share_new(const char *group, const char *mode, const char *topic) {
+    return share_new_with(group, mode, topic, NULL, NULL);
 }
 
 static int value_of(const kn_records *r, size_t i) {
@@ -196,6 +221,33 @@ static void test_work_split(void **state) {
     free(seen);
 }
 
+/* ---- metrics: Java's consumer-share-fetch-manager-metrics ---- */
+
+typedef struct metric_find {
+    const char *group, *name;
+    double value;
+    int found;
+} metric_find;
+
+static void find_metric(void *ctx, const kn_metric_view *m) {
+    metric_find *f = ctx;
+    if (!strcmp(m->group, f->group) && !strcmp(m->name, f->name)) {
+        f->value = m->value;
+        f->found++;
+    }
+}
+
+/* The value of group/name in sc's metrics; fails the test when absent. */
+static double metric(kn_share_consumer *sc, const char *group, const char *name) {
+    metric_find f = {group, name, 0, 0};
+    assert_int_equal(kn_share_consumer_metrics(sc, find_metric, &f), KN_OK);
+    if (f.found != 1)
+        fail_msg("metric %s %s: found %d times", group, name, f.found);
+    return f.value;
+}
+
+#define FM "consumer-share-fetch-manager-metrics"
+
 typedef struct cbstate {
     int calls, errs, offsets;
     int last_err;
@@ -232,7 +284,8 @@ static void test_explicit_acks(void **state) {
     kn_share_consumer_set_ack_commit_cb(sc, ack_cb, &cbs);
     int *dc = calloc((size_t)n, sizeof(int)), *accepted = calloc((size_t)n, sizeof(int));
     int *released = calloc((size_t)n, sizeof(int)), *rejected = calloc((size_t)n, sizeof(int));
-    int done = 0, nrel = 0, nrej = 0;
+    int done = 0, nrel = 0, nrej = 0, deliveries = 0;
+    int64_t bytes = 0;
     int64_t until = kn_test_now_ms() + WAIT_MS;
     while (done < n && kn_test_now_ms() < until) {
         kn_records *r = NULL;
@@ -242,6 +295,10 @@ static void test_explicit_acks(void **state) {
             fail_msg("poll: %s", es);
         for (size_t k = 0; k < kn_records_count(r); k++) {
             int v = value_of(r, k);
+            size_t vlen;
+            (void)kn_records_value(r, k, &vlen);
+            deliveries++;
+            bytes += (int64_t)vlen;
             assert_false(rejected[v]);
             assert_false(accepted[v]);
             int d = kn_records_delivery_count(r, k);
@@ -288,6 +345,29 @@ static void test_explicit_acks(void **state) {
     kn_records_free(r);
     assert_int_equal(cbs.errs, 0);
     assert_int_equal(cbs.offsets, n + n / 4); /* every acknowledgement, released ones twice */
+    /* The metrics Java's KafkaShareConsumer keeps, read after
+     * consuming: every delivery and its bytes, every acknowledgement
+     * sent (the released ones twice), none failed. */
+    assert_int_equal(deliveries, n + n / 4);
+    assert_true(metric(sc, FM, "records-consumed-total") == deliveries);
+    assert_true(metric(sc, FM, "bytes-consumed-total") == (double)bytes);
+    assert_true(metric(sc, FM, "records-consumed-rate") > 0);
+    assert_true(metric(sc, FM, "records-per-request-max") >= 1);
+    assert_true(metric(sc, FM, "records-per-request-max") <= 200); /* max.poll.records */
+    assert_true(metric(sc, FM, "acknowledgements-send-total") == n + n / 4);
+    assert_true(metric(sc, FM, "acknowledgements-send-rate") > 0);
+    assert_true(metric(sc, FM, "acknowledgements-error-total") == 0);
+    double fetches = metric(sc, FM, "fetch-total");
+    assert_true(fetches >= 1);
+    assert_true(metric(sc, FM, "fetch-latency-max") >= 0); /* NaN (no fetch in the window) fails */
+    assert_true(metric(sc, FM, "fetch-size-max") > 0);
+    assert_true(metric(sc, FM, "fetch-throttle-time-max") == 0); /* no quota on this client */
+    assert_true(metric(sc, "consumer-share-metrics", "time-between-poll-max") >= 0);
+    double idle = metric(sc, "consumer-share-metrics", "poll-idle-ratio-avg");
+    assert_true(idle >= 0 && idle <= 1);
+    assert_true(metric(sc, "consumer-share-metrics", "last-poll-seconds-ago") >= 0);
+    print_message("share metrics: %.0f fetches, %.0f records, %.0f acknowledgements sent\n", fetches,
+                  metric(sc, FM, "records-consumed-total"), metric(sc, FM, "acknowledgements-send-total"));
     assert_int_equal(kn_share_consumer_close(sc, -1), KN_OK);
     kn_share_consumer_destroy(sc);
     free(dc);
@@ -295,6 +375,7 @@ static void test_explicit_acks(void **state) {
     free(released);
     free(rejected);
 }
+
 
 /* Polls sc until it returns records (explicit mode leaves them
  * unacknowledged); returns them. */
@@ -487,6 +568,188 @@ static void test_bad_input(void **state) {
     kn_share_consumer_destroy(sc);
 }
 
+/* ---- KIP-1222: acquisition lock renewal ---- */
+
+#define LOCK_MS 1000 /* the group's share.record.lock.duration.ms (the harness minimum) */
+
+/* Whether b's records (accepted at once) include one of held's,
+ * delivered again after held's delivery (a higher delivery count: b may
+ * first hand out a stale copy it fetched ahead, whose lock is gone). */
+static bool took_any_of(kn_share_consumer *b, const kn_records *held, int *delivery_count) {
+    kn_records *r = NULL;
+    char es[512];
+    if (kn_share_consumer_poll(b, 100, &r, es, sizeof es))
+        fail_msg("poll: %s", es);
+    bool hit = false;
+    for (size_t k = 0; k < kn_records_count(r); k++) {
+        for (size_t h = 0; h < kn_records_count(held); h++)
+            if (kn_records_offset(r, k) == kn_records_offset(held, h) &&
+                kn_records_partition(r, k) == kn_records_partition(held, h) &&
+                kn_records_delivery_count(r, k) > kn_records_delivery_count(held, h)) {
+                hit = true;
+                *delivery_count = kn_records_delivery_count(r, k);
+            }
+        assert_int_equal(kn_share_consumer_acknowledge(b, r, k, KN_SHARE_ACCEPT), KN_OK);
+    }
+    size_t got = kn_records_count(r);
+    kn_records_free(r);
+    if (got) {
+        kn_topic_partition_list *res = NULL;
+        (void)kn_share_consumer_commit_sync(b, 30000, &res, es, sizeof es);
+        kn_topic_partition_list_destroy(res);
+    }
+    return hit;
+}
+
+/* A member holds the records of one poll for many lock durations,
+ * renewing their locks (KN_SHARE_RENEW) while a second member of the
+ * group (both assigned the topic's one partition) polls: the second
+ * never gets them, and the first accepts them afterwards without
+ * error. Then a batch held without renewal: the second member gets it
+ * (delivery count above the first's). Renewal is refused in implicit
+ * mode and for a record already acknowledged. */
+static void test_renew_lock(void **state) {
+    (void)state;
+    char topic[128], group[160], es[512], ms[16];
+    snprintf(topic, sizeof topic, "%s", kn_test_topic("share-renew"));
+    snprintf(group, sizeof group, "%s-g", topic);
+    snprintf(ms, sizeof ms, "%d", LOCK_MS);
+    /* One partition: both members are assigned it (a share group gives
+     * each member its own partitions while there are enough), so the
+     * second can take whatever lock lapses. */
+    kn_test_create_topic(topic, 1);
+    group_config(group, "share.auto.offset.reset", "earliest", "share.record.lock.duration.ms", ms, NULL);
+    kn_producer *prod = producer_new();
+    send_values(prod, topic, 1, 0, 10);
+    assert_int_equal(kn_producer_flush(prod, 30000), KN_OK);
+
+    /* a short fetch wait: a renewal never queues long behind a fetch */
+    kn_share_consumer *a = share_new_with(group, "explicit", topic, "fetch.max.wait.ms", "100");
+    cbstate cbs = {0};
+    kn_share_consumer_set_ack_commit_cb(a, ack_cb, &cbs);
+    kn_records *held = poll_some(a);
+    size_t n = kn_records_count(held);
+    kn_share_consumer *b = NULL;
+    int dc = 0, b_took = 0;
+    int64_t start = kn_test_now_ms(), proved = 0, renewals = 0;
+    while (kn_test_now_ms() < start + WAIT_MS) {
+        for (size_t k = 0; k < n; k++) {
+            int rc = kn_share_consumer_acknowledge(a, held, k, KN_SHARE_RENEW);
+            if (rc == KN_ERR__UNSUPPORTED_VERSION && renewals == 0 && k == 0) {
+                /* a broker before 4.3: refused, as promised, nothing sent */
+                print_message("skipped: the broker has no ShareAcknowledge v2 (KIP-1222): "
+                              "renewal refused with _UNSUPPORTED_VERSION\n");
+                for (size_t j = 0; j < n; j++)
+                    kn_share_consumer_acknowledge(a, held, j, KN_SHARE_RELEASE);
+                kn_records_free(held);
+                kn_share_consumer_close(a, -1);
+                kn_share_consumer_destroy(a);
+                kn_producer_close(prod, 10000);
+                kn_producer_destroy(prod);
+                skip();
+            }
+            if (rc != KN_OK)
+                fail_msg("renew: %s", kn_err_name(rc));
+        }
+        renewals++;
+        if (!b) {
+            /* b proves it is assigned and fetching by taking records
+             * produced now (or, if a fetched them ahead, once a's
+             * unpolled locks on them expire). Nothing here waits on
+             * the network: the next renewal is due. */
+            b = share_new(group, "explicit", topic);
+            send_values(prod, topic, 1, 100, 10);
+            continue;
+        }
+        int64_t until = kn_test_now_ms() + LOCK_MS / 4;
+        while (kn_test_now_ms() < until) {
+            kn_records *r = NULL;
+            if (kn_share_consumer_poll(b, 50, &r, es, sizeof es))
+                fail_msg("poll: %s", es);
+            for (size_t k = 0; k < kn_records_count(r); k++) {
+                for (size_t h = 0; h < n; h++)
+                    if (kn_records_offset(r, k) == kn_records_offset(held, h) &&
+                        kn_records_partition(r, k) == kn_records_partition(held, h))
+                        fail_msg("offset %lld of partition %d went to the other member while renewed",
+                                 (long long)kn_records_offset(r, k), (int)kn_records_partition(r, k));
+                assert_int_equal(kn_share_consumer_acknowledge(b, r, k, KN_SHARE_ACCEPT), KN_OK);
+                b_took++;
+            }
+            kn_records_free(r);
+        }
+        if (b_took && !proved)
+            proved = kn_test_now_ms();
+        /* held on for 4 lock durations after b showed it was fetching */
+        if (proved && kn_test_now_ms() > proved + 4 * LOCK_MS)
+            break;
+    }
+    assert_true(proved > 0);
+    int64_t held_ms = kn_test_now_ms() - start;
+    print_message("held %zu records %lld ms (lock %d ms) with %lld renewals; the other member took %d others\n",
+                  n, (long long)held_ms, LOCK_MS, (long long)renewals, b_took);
+    assert_true(held_ms > 4 * LOCK_MS);
+    /* still a's: the accept succeeds */
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(kn_share_consumer_acknowledge(a, held, k, KN_SHARE_ACCEPT), KN_OK);
+    /* accepted (not sent yet): no renewal any more */
+    assert_int_equal(kn_share_consumer_acknowledge(a, held, 0, KN_SHARE_RENEW), KN_ERR__STATE);
+    kn_topic_partition_list *res = NULL;
+    int rc = kn_share_consumer_commit_sync(a, 30000, &res, es, sizeof es);
+    if (rc != KN_OK)
+        fail_msg("commit after renewals: %s %s", kn_err_name(rc), es);
+    kn_topic_partition_list_destroy(res);
+    if (cbs.errs)
+        fail_msg("%d acknowledgement answer(s) with an error, the last %s", cbs.errs, kn_err_name(cbs.last_err));
+    kn_records_free(held);
+
+    /* Without renewal: the next batch a takes goes to b once its lock
+     * expires, and a's late accept fails. a may first return records it
+     * fetched ahead while holding (their locks long gone, b has them):
+     * passed over until a batch holds one produced now (value 200+). */
+    send_values(prod, topic, 1, 200, 10);
+    assert_int_equal(kn_producer_flush(prod, 30000), KN_OK);
+    for (;;) {
+        held = poll_some(a);
+        bool fresh = false;
+        for (size_t k = 0; k < kn_records_count(held); k++)
+            fresh |= value_of(held, k) >= 200;
+        if (fresh)
+            break;
+        for (size_t k = 0; k < kn_records_count(held); k++)
+            assert_int_equal(kn_share_consumer_acknowledge(a, held, k, KN_SHARE_ACCEPT), KN_OK);
+        kn_topic_partition_list *stale = NULL;
+        (void)kn_share_consumer_commit_sync(a, 30000, &stale, es, sizeof es); /* INVALID_RECORD_STATE */
+        kn_topic_partition_list_destroy(stale);
+        kn_records_free(held);
+    }
+    n = kn_records_count(held);
+    bool taken = false;
+    int64_t until = kn_test_now_ms() + WAIT_MS;
+    while (!taken && kn_test_now_ms() < until)
+        taken = took_any_of(b, held, &dc);
+    assert_true(taken);
+    assert_true(dc >= 2);
+    /* a's late accept: test_bad_input checks its INVALID_RECORD_STATE
+     * (here a may have fetched some of them again meanwhile) */
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(kn_share_consumer_acknowledge(a, held, k, KN_SHARE_ACCEPT), KN_OK);
+    (void)kn_share_consumer_commit_sync(a, 30000, &res, es, sizeof es);
+    kn_topic_partition_list_destroy(res);
+    kn_records_free(held);
+
+    /* implicit mode: no renewal */
+    kn_share_consumer *im = share_new(group, "implicit", topic);
+    assert_int_equal(kn_share_consumer_acknowledge_offset(im, topic, 0, 0, KN_SHARE_RENEW), KN_ERR__STATE);
+    kn_share_consumer_close(im, -1);
+    kn_share_consumer_destroy(im);
+    kn_share_consumer_close(b, -1);
+    kn_share_consumer_destroy(b);
+    kn_share_consumer_close(a, -1);
+    kn_share_consumer_destroy(a);
+    kn_producer_close(prod, 10000);
+    kn_producer_destroy(prod);
+}
+
 /* A share consumer destroyed from one of its own callbacks: the
  * header promises the call is ignored and logged (through the client's
  * log handler), in poll and in close alike; the consumer goes on
@@ -606,6 +869,7 @@ int main(void) {
         cmocka_unit_test(test_wakeup),        cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_explicit_acks), cmocka_unit_test(test_close_and_kill_redeliver),
         cmocka_unit_test(test_work_split),    cmocka_unit_test(test_destroy_from_callback),
+        cmocka_unit_test(test_renew_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
