@@ -16,6 +16,12 @@
  *       <seq>" per record: the log as it is, for the checker's
  *       no-duplicate, in-order and nothing-lost checks.
  *
+ * lag and dump take --isolation read_committed: the end is then the last
+ * stable offset, and dump prints only committed transactions' records
+ * (a partition is read to its end once the position reaches it: the
+ * last entries may be aborted records or transaction markers, which
+ * poll never returns).
+ *
  * Exit 0 on success, 1 on failure (the reason on stderr).
  */
 #include <stdio.h>
@@ -25,7 +31,7 @@
 
 #include "kafka_native.h"
 
-static const char *bootstrap, *topic, *group;
+static const char *bootstrap, *topic, *group, *isolation = "read_uncommitted";
 static long partitions;
 
 static long long now_ms(void) {
@@ -106,6 +112,7 @@ static int cmd_lag(void) {
     char es[512];
     kn_conf *conf = conf_for(KN_CLIENT_CONSUMER);
     kn_conf_set(conf, "group.id", group, es, sizeof es);
+    kn_conf_set(conf, "isolation.level", isolation, es, sizeof es);
     kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
     kn_conf_destroy(conf);
     if (!c) {
@@ -141,6 +148,7 @@ static int cmd_dump(void) {
     char es[512];
     kn_conf *conf = conf_for(KN_CLIENT_CONSUMER);
     kn_conf_set(conf, "auto.offset.reset", "earliest", es, sizeof es);
+    kn_conf_set(conf, "isolation.level", isolation, es, sizeof es);
     kn_consumer *c = kn_consumer_new(conf, es, sizeof es);
     kn_conf_destroy(conf);
     if (!c) {
@@ -153,10 +161,17 @@ static int cmd_dump(void) {
         rc = kn_consumer_assign(c, parts);
     if (rc == KN_OK)
         rc = kn_consumer_seek_to_beginning(c, parts);
-    long long *next = calloc((size_t)partitions, sizeof *next), left = 0, deadline = now_ms() + 120000;
-    for (long p = 0; p < partitions; p++)
-        left += kn_topic_partition_list_offset(end, (size_t)p) > 0;
-    while (rc == KN_OK && left > 0) {
+    long long left = 0, deadline = now_ms() + 120000;
+    while (rc == KN_OK) {
+        /* Done once every partition's position reached its end offset. */
+        left = 0;
+        for (long p = 0; p < partitions; p++) {
+            int64_t pos = -1, e = kn_topic_partition_list_offset(end, (size_t)p);
+            if (e > 0 && (kn_consumer_position(c, topic, (int32_t)p, 0, &pos) != KN_OK || pos < e))
+                left++;
+        }
+        if (!left)
+            break;
         if (now_ms() > deadline) {
             rc = KN_ERR__TIMED_OUT;
             break;
@@ -180,9 +195,6 @@ static int cmd_dump(void) {
             if (sscanf(buf, "%63s %lld", w, &seq) != 2)
                 strcpy(w, "?");
             printf("%d %lld %s %lld\n", (int)p, off, w, seq);
-            next[p] = off + 1;
-            if (off + 1 >= e)
-                left--;
         }
         kn_records_free(recs);
     }
@@ -192,7 +204,6 @@ static int cmd_dump(void) {
     for (long p = 0; p < partitions; p++)
         fprintf(stderr, "soak_admin: dump: partition %ld end %lld\n", p,
                 (long long)kn_topic_partition_list_offset(end, (size_t)p));
-    free(next);
     kn_topic_partition_list_destroy(parts);
     kn_topic_partition_list_destroy(end);
     kn_consumer_close(c, 10000);
@@ -203,7 +214,7 @@ static int cmd_dump(void) {
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: %s create|controller|lag|dump --bootstrap B [--topic T] [--partitions N] "
-                        "[--group G]\n",
+                        "[--group G] [--isolation read_committed]\n",
                 argv[0]);
         return 2;
     }
@@ -217,6 +228,8 @@ int main(int argc, char **argv) {
             partitions = atol(v);
         else if (strcmp(a, "--group") == 0)
             group = v;
+        else if (strcmp(a, "--isolation") == 0)
+            isolation = v;
         else {
             fprintf(stderr, "unknown option %s\n", a);
             return 2;
