@@ -300,10 +300,13 @@ int main(int argc, char **argv) {
         soak_conf_set(conf, id, "partition.assignment.strategy",
                       "org.apache.kafka.clients.consumer.CooperativeStickyAssignor") ||
         soak_conf_set(conf, id, "session.timeout.ms", session) || soak_conf_set(conf, id, "heartbeat.interval.ms", hb) ||
-        /* The loop is bound by its transaction rate (a commit per poll of
-         * up to max.poll.records), so it lags after a fault; 128 KiB per
-         * partition (~1,000 records) keeps up with it, where the default
-         * 1 MiB would fill with backlog (RSS growing with the lag). */
+        /* The loop is bound by its transaction rate (a commit per poll),
+         * so it lags after a fault and on a loaded machine: up to 2,000
+         * records per transaction spread a commit's cost when it must
+         * catch up. 128 KiB per partition (~1,000 records) keeps up with
+         * that, where the default 1 MiB would fill with backlog (RSS
+         * growing with the lag). */
+        soak_conf_set(conf, id, "max.poll.records", "2000") ||
         soak_conf_set(conf, id, "max.partition.fetch.bytes", "131072"))
         return 2;
     char es[512];
