@@ -1,14 +1,26 @@
 /*
  * soak_txn.c: the transactional consume-transform-produce loop of
  * tools/soak. A member of a consumer group (classic, cooperative-sticky)
- * reading the soak topic with isolation.level=read_committed; for each
- * poll that returned records, one transaction: every record is written
- * to the output topic (same partition, value "<writer> <seq> <input
- * partition> <input offset> <member>") and the input offsets are
- * committed inside it (send_offsets_to_transaction with the consumer's
- * group metadata, so a fenced member's offsets are refused). A
- * read_committed reader of the output must then see every input record
- * exactly once, whatever faults hit the run.
+ * reading the soak topic with isolation.level=read_committed. A poll that
+ * returns records begins a transaction; it takes the records of further
+ * polls until it holds TXN_MAX_RECORDS, TXN_WINDOW_MS have passed or a
+ * poll returns nothing. Every record is written to the output topic (same
+ * partition, value "<writer> <seq> <input partition> <input offset>
+ * <member>") and the input offsets are committed inside the transaction
+ * (send_offsets_to_transaction with the consumer's group metadata, so a
+ * fenced member's offsets are refused). A read_committed reader of the
+ * output must then see every input record exactly once, whatever faults
+ * hit the run.
+ *
+ * Why several polls per transaction: a transaction costs a few replicated
+ * writes (the records, the offsets, the markers) whatever its size: 1.5-3
+ * s each on a loaded machine. A poll returns what is buffered, about one
+ * partition's fetch (~500 records of 128 KiB), so one transaction per
+ * poll moved ~330 records/s for two members, below the writers' 450: the
+ * loop fell behind through the run and its lag could not drain in time.
+ * A partition revoked or lost while a transaction is open aborts it (its
+ * records may already be in it, and its next owner starts from the
+ * committed offset).
  *
  * On a failed transaction it aborts (an abortable error) or, when the
  * producer is fenced or otherwise fatal, makes a new producer with the
@@ -45,10 +57,16 @@
 #include "kafka_native.h"
 #include "soak_member.h"
 
+/* A transaction's bounds (see above); the window stays well inside
+ * transaction.timeout.ms. */
+#define TXN_MAX_RECORDS 2000
+#define TXN_WINDOW_MS 1000
+
 static volatile sig_atomic_t stop;
 static FILE *out;
 static const char *id = "t", *bootstrap, *txn_id;
 static long long txn;
+static int revoked; /* a partition was revoked or lost in the open transaction */
 
 /* Writer names seen in the input, so a delivery report's opaque can
  * carry (transaction, writer, seq) without a per-record allocation. */
@@ -59,6 +77,14 @@ static int nwriters;
 static void on_signal(int sig) {
     (void)sig;
     stop = 1;
+}
+
+/* soak_member's listener, which also notes a revocation mid-transaction. */
+static int on_rebalance(kn_consumer *c, kn_rebalance_event ev, const kn_topic_partition_list *parts,
+                        void *opaque) {
+    if (ev != KN_REBALANCE_ASSIGNED && kn_topic_partition_list_count(parts))
+        revoked = 1;
+    return soak_member_on_rebalance(c, ev, parts, opaque);
 }
 
 static int writer_index(const char *w) {
@@ -194,14 +220,12 @@ static void recover(kn_producer **pp, kn_consumer *c, int rc, const char *es) {
     rewind_to_committed(c);
 }
 
-/* One transaction for the records of one poll: 0, or the failing call's
- * error with es filled. */
-static int transform(kn_producer *p, kn_consumer *c, kn_records *recs, const char *output, char *es, size_t esz) {
-    int rc = kn_producer_begin_transaction(p, es, esz);
-    if (rc != KN_OK)
-        return rc;
+/* Sends one poll's records into the open transaction, noting in next the
+ * offset to commit for each partition (the next record to read). */
+static int send_records(kn_producer *p, kn_records *recs, const char *output, kn_topic_partition_list *next,
+                        char *es, size_t esz) {
+    int rc = KN_OK;
     size_t n = kn_records_count(recs);
-    kn_topic_partition_list *next = kn_topic_partition_list_new();
     for (size_t i = 0; i < n && rc == KN_OK; i++) {
         size_t vlen;
         const char *v = kn_records_value(recs, i, &vlen);
@@ -225,13 +249,48 @@ static int transform(kn_producer *p, kn_consumer *c, kn_records *recs, const cha
         rec.opaque = pack(txn, writer_index(w), seq);
         while ((rc = kn_producer_send(p, &rec, es, esz)) == KN_ERR__QUEUE_FULL && !stop)
             kn_producer_poll(p, 50);
-        /* The offset to commit: the next record to read. */
         int at = kn_topic_partition_list_find(next, kn_records_topic(recs, i), part);
         if (at < 0) {
             kn_topic_partition_list_add(next, kn_records_topic(recs, i), part);
             at = (int)kn_topic_partition_list_count(next) - 1;
         }
         kn_topic_partition_list_set_offset(next, (size_t)at, off + 1);
+    }
+    return rc;
+}
+
+/* One transaction: the records of the poll that began it (first) and of
+ * the polls after it (see the top of the file). 0, or the failing call's
+ * error with es filled; *count: the records in it. */
+static int transform(kn_producer *p, kn_consumer *c, soak_member *m, kn_records *first, const char *output,
+                     size_t *count, char *es, size_t esz) {
+    *count = 0;
+    int rc = kn_producer_begin_transaction(p, es, esz);
+    if (rc != KN_OK)
+        return rc;
+    kn_topic_partition_list *next = kn_topic_partition_list_new();
+    rc = send_records(p, first, output, next, es, esz);
+    *count = kn_records_count(first);
+    long long deadline = soak_now_ms() + TXN_WINDOW_MS;
+    while (rc == KN_OK && *count < TXN_MAX_RECORDS && !stop) {
+        long long left = deadline - soak_now_ms();
+        if (left <= 0)
+            break;
+        kn_records *recs = NULL;
+        rc = kn_consumer_poll(c, left < 100 ? (int)left : 100, &recs, es, esz);
+        soak_member_after_poll(m, c);
+        if (rc == KN_OK && revoked) {
+            snprintf(es, esz, "a partition was revoked or lost in the open transaction");
+            rc = KN_ERR__STATE;
+        }
+        size_t n = rc == KN_OK ? kn_records_count(recs) : 0;
+        if (n) {
+            rc = send_records(p, recs, output, next, es, esz);
+            *count += n;
+        }
+        kn_records_free(recs);
+        if (!n)
+            break; /* nothing buffered (or an error): commit what there is */
     }
     if (rc == KN_OK) {
         kn_group_metadata *gm = kn_consumer_group_metadata(c);
@@ -300,12 +359,11 @@ int main(int argc, char **argv) {
         soak_conf_set(conf, id, "partition.assignment.strategy",
                       "org.apache.kafka.clients.consumer.CooperativeStickyAssignor") ||
         soak_conf_set(conf, id, "session.timeout.ms", session) || soak_conf_set(conf, id, "heartbeat.interval.ms", hb) ||
-        /* The loop is bound by its transaction rate (a commit per poll),
-         * so it lags after a fault and on a loaded machine: up to 2,000
-         * records per transaction spread a commit's cost when it must
-         * catch up. 128 KiB per partition (~1,000 records) keeps up with
-         * that, where the default 1 MiB would fill with backlog (RSS
-         * growing with the lag). */
+        /* A poll returns what is buffered, at most a transaction's worth.
+         * 128 KiB per partition (~500 records) is enough for a
+         * transaction gathered over several polls, where the default 1
+         * MiB filled with backlog after a fault (RSS growing with the
+         * lag). */
         soak_conf_set(conf, id, "max.poll.records", "2000") ||
         soak_conf_set(conf, id, "max.partition.fetch.bytes", "131072"))
         return 2;
@@ -324,7 +382,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *topics[1] = {input};
-    int rc = kn_consumer_subscribe(c, topics, 1, soak_member_on_rebalance, &m);
+    int rc = kn_consumer_subscribe(c, topics, 1, on_rebalance, &m);
     if (rc != KN_OK) {
         fprintf(out, "%lld %s ERROR subscribe %s\n", soak_now_ms(), id, kn_err_name(rc));
         fclose(out);
@@ -346,10 +404,13 @@ int main(int argc, char **argv) {
             }
             continue;
         }
-        size_t n = kn_records_count(recs);
-        if (n) {
+        /* The records of this poll never belong to a partition it
+         * revoked: a rebalance step runs before any record is drained. */
+        revoked = 0;
+        if (kn_records_count(recs)) {
+            size_t n;
             txn++;
-            rc = transform(p, c, recs, output, es, sizeof es);
+            rc = transform(p, c, &m, recs, output, &n, es, sizeof es);
             if (rc == KN_OK)
                 fprintf(out, "%lld %s COMMITTED %lld %zu\n", soak_now_ms(), id, txn, n);
             else
