@@ -38,16 +38,20 @@ local function resources()
   return { threads = count("task"), fds = count("fd") }
 end
 
--- back to the counts taken before the client was made (bounded wait)
+-- back to at most the counts taken before the client was made (bounded
+-- wait): what the client made is gone. At most, not exactly: something
+-- of an earlier spec may let go of an fd during a case (seen under
+-- LuaJIT in CI: fds 9 before, 8 after), and fewer is no leak.
 local function assert_back(before, what)
   local now = resources()
   for _ = 1, 50 do
-    if now.threads == before.threads and now.fds == before.fds then break end
+    if now.threads <= before.threads and now.fds <= before.fds then break end
     os.execute("sleep 0.1")
     now = resources()
   end
-  assert.are.equal(before.threads, now.threads, what .. ": threads")
-  assert.are.equal(before.fds, now.fds, what .. ": fds")
+  assert.is_true(now.threads <= before.threads,
+    what .. ": threads " .. now.threads .. " after, " .. before.threads .. " before")
+  assert.is_true(now.fds <= before.fds, what .. ": fds " .. now.fds .. " after, " .. before.fds .. " before")
 end
 
 local function assert_bounded(t0, timeout, what)
