@@ -180,7 +180,9 @@ static inline bool rb_fast_field(const uint8_t **pp, const uint8_t *end, kn_byte
 
 static bool rb_next_fast(kn_rb *b, kn_record *rec) {
     kn_rd *r = &b->rd;
-    if (r->err)
+    /* Nothing left (an empty decompressed body has buf NULL, and NULL + 0
+     * is undefined): the checked reader says what is wrong. */
+    if (r->err || r->off >= r->len)
         return false;
     const uint8_t *p = r->buf + r->off, *lim = r->buf + r->len;
     int32_t body_len, ts_delta, header_count;
