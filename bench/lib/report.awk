@@ -132,6 +132,7 @@ function throughput_section(s, title, kind,    i, cl, line, r, first, peer) {
         line = "**" name[cl] "**:"
         first = 1
         if (cl != "kn" && (r = ratio(s, cl, s, "kn", 1)) != "") { line = line " " sprintf("%.2f", r) " of C"; first = 0 }
+        if (cl == "kn" && (r = ratio(s, cl, s, "kn-base", 1)) != "") { line = line " " sprintf("%.3f", r) " of the base commit"; first = 0 }
         split("java-warm java-cold java rdk-cur-tuned rdk-cur rdk", peers, " ")
         for (j = 1; j <= 6; j++) {
             peer = peers[j]
@@ -154,9 +155,10 @@ BEGIN {
         split(l, f, "\t")
         sums[f[1]] = sums[f[1]] f[2] "\t" f[3] "\t" f[4] "\t" f[5] "\n"
     }
-    nclients = split("kn kn-osbuf lua luajit java-warm java-cold java-cp java java-e2e-tool rdk rdk-cur rdk-cur-tuned probe", order, " ")
+    nclients = split("kn kn-base kn-osbuf lua luajit java-warm java-cold java-cp java java-e2e-tool rdk rdk-cur rdk-cur-tuned probe", order, " ")
     name["java-e2e-tool"] = "Kafka's EndToEndLatency (Java, one record at a time, for reference)"
     name["kn"] = "kafka-native (C), defaults"
+    name["kn-base"] = "kafka-native (C), base commit " set["base"] " (--base-build)"
     name["kn-osbuf"] = "kafka-native (C), receive.buffer.bytes=-1 (the OS's autotuning)"
     name["lua"] = "kafka-native (Lua 5.4)"
     name["luajit"] = "kafka-native (LuaJIT)"
