@@ -10,13 +10,24 @@
  * Java's tool measures (it cannot exclude the share group join); a
  * second line gives the rate from the first record:
  *
- *   from first record: N records, S s, R records/sec --prepare-group only sets the group's
- * share.auto.offset.reset to earliest (a new share group starts at the
- * log end) and exits: bench/run runs it before Java's tool too.
+ *   from first record: N records, S s, R records/sec
+ *
+ * and a third the round trips, CPU-independent (from the client's own
+ * metrics, read before close):
+ *
+ *   share fetches: F (R records/fetch), requests: Q, fetch-latency-avg: L ms, in poll: W s
+ *
+ * (requests: every request sent, acknowledgements, heartbeats and
+ * metadata included; in poll: the time spent inside poll after the
+ * first record, waiting for answers and decoding them).
+ * --prepare-group only sets the group's share.auto.offset.reset to
+ * earliest (a new share group starts at the log end) and exits: bench/run
+ * runs it before Java's tool too.
  *
  *   kn_share_perf --bootstrap-server B --topic T --num-records N --group G
  *                 [--timeout MS] [--command-property k=v]... [--prepare-group]
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +100,21 @@ static int prepare_group(const char *bootstrap, const char *group) {
     return rc ? 1 : 0;
 }
 
+typedef struct perf_stats {
+    double fetches, requests, latency_avg;
+} perf_stats;
+
+static void stat_visit(void *ctx, const kn_metric_view *m) {
+    perf_stats *st = ctx;
+    bool fm = !strcmp(m->group, "consumer-share-fetch-manager-metrics");
+    if (fm && !strcmp(m->name, "fetch-total"))
+        st->fetches = m->value;
+    else if (fm && !strcmp(m->name, "fetch-latency-avg"))
+        st->latency_avg = m->value;
+    else if (!strcmp(m->group, "consumer-share-metrics") && !strcmp(m->name, "request-total"))
+        st->requests = m->value;
+}
+
 int main(int argc, char **argv) {
     const char *bootstrap = NULL, *topic = NULL, *group = "perf-share-consumer";
     long long n = 0;
@@ -156,9 +182,14 @@ int main(int argc, char **argv) {
     }
     long long count = 0, bytes = 0;
     int rc = 0;
+    double waited = 0;
     while (count < n) {
         kn_records *r = NULL;
-        if (kn_share_consumer_poll(sc, 100, &r, es, sizeof es)) {
+        double p0 = now_s();
+        int prc = kn_share_consumer_poll(sc, 100, &r, es, sizeof es);
+        if (!prc && count)
+            waited += now_s() - p0;
+        if (prc) {
             fprintf(stderr, "kn_share_perf: poll: %s\n", es);
             rc = 1;
             break;
@@ -187,6 +218,8 @@ int main(int argc, char **argv) {
     }
     t_end = now_s();
     wall(end_wall, sizeof end_wall);
+    perf_stats st = {0, 0, 0};
+    kn_share_consumer_metrics(sc, stat_visit, &st);
     kn_share_consumer_close(sc, -1);
     kn_share_consumer_destroy(sc);
     double secs = count && t_end > t0 ? t_end - t0 : 1e-9;
@@ -198,5 +231,9 @@ int main(int argc, char **argv) {
     if (count && t_end > t_first)
         printf("from first record: %lld records, %.3f s, %.1f records/sec\n", count, t_end - t_first,
                (double)count / (t_end - t_first));
+    printf("share fetches: %.0f (%.1f records/fetch), requests: %.0f, fetch-latency-avg: %.2f ms, "
+           "in poll: %.3f s\n",
+           st.fetches, st.fetches > 0 ? (double)count / st.fetches : 0.0, st.requests, st.latency_avg,
+           waited);
     return rc;
 }

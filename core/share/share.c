@@ -63,6 +63,7 @@ static int kns_settings(kn_share_consumer *sc, kn_conf *conf, char *errstr, size
     sc->max_poll_records = kns_int(conf, "max.poll.records");
     if (sc->max_poll_records < 1)
         sc->max_poll_records = 1;
+    sc->fetch_records = sc->max_poll_records;
     sc->fetch_max_wait_ms = kns_int(conf, "fetch.max.wait.ms");
     sc->fetch_min_bytes = kns_int(conf, "fetch.min.bytes");
     sc->fetch_max_bytes = kns_int(conf, "fetch.max.bytes");
@@ -464,6 +465,8 @@ int kn_share_consumer_poll(kn_share_consumer *sc, int timeout_ms, kn_records **r
         /* Room for the next batch: fetch it while the application works
          * on this one. */
         sc->want_fetch = !buffered;
+        if (!buffered && sc->landed_ms)
+            kns_fetch_adapt(sc, knw_now_ms());
         if (rc || out->count)
             break;
         if (sc->wakeup) {

@@ -15,10 +15,21 @@
  * releases records of a lost session itself).
  *
  * Fetching is driven by the application: a leader is fetched when poll
- * wants records (sc->want_fetch) and nothing from it is buffered, so a
- * member never holds acquisition locks on more than about one poll of
- * records ahead. Acknowledgements ride on that fetch, or go alone in a
- * ShareAcknowledge when no fetch is due (or at once for a commit).
+ * wants records (sc->want_fetch) and nothing from it is buffered. The
+ * broker has one request per session in flight, so a member reads at
+ * most one answer per round trip: the answer's size (MaxRecords) is
+ * what bounds a fast application. It starts at max.poll.records and
+ * doubles while the application empties each answer within
+ * KNS_FETCH_BUDGET_MS of its landing (halving when it takes longer), up
+ * to KNS_FETCH_POLLS_MAX polls: acquisition locks run while records wait
+ * in the buffer, so only an application that consumes them at once gets
+ * more than a poll's worth ahead (kns_fetch_adapt).
+ *
+ * Acknowledgements ride on the next fetch, or go alone in a
+ * ShareAcknowledge when no fetch is due (or at once for a commit). While
+ * a grown answer is being emptied they wait for the fetch that follows
+ * it, at most KNS_FETCH_BUDGET_MS: sent alone they would hold the
+ * session (one request at a time) when that fetch is due.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +45,33 @@
 #include "share/share_metrics.h"
 
 #define KNS_MAX_PARTS_PER_REQ 4096
+/* How long fetched records may wait in the buffer for a fetch to grow
+ * (and acknowledgements for the next fetch): far below any acquisition
+ * lock (the broker's group.share.min.record.lock.duration.ms is 15 s by
+ * default, 1 s at the lowest tools/kafka/broker sets). */
+#define KNS_FETCH_BUDGET_MS 100
+/* The largest answer asked for, in max.poll.records: bounds the records
+ * one member holds however fast it consumes (16 x 500 = 8000 by
+ * default, 500 per partition of a 16-partition topic). */
+#define KNS_FETCH_POLLS_MAX 16
+
+void kns_fetch_adapt(kn_share_consumer *sc, int64_t now_ms) {
+    int64_t took = now_ms - sc->landed_ms;
+    sc->landed_ms = 0;
+    /* record_limit asks the broker for exactly max.poll.records: the
+     * application chose the fewest locks over fewer round trips. */
+    if (sc->record_limit)
+        return;
+    int64_t n = sc->fetch_records;
+    if (took * 2 <= KNS_FETCH_BUDGET_MS)
+        n *= 2;
+    else if (took > KNS_FETCH_BUDGET_MS)
+        n /= 2;
+    int64_t max = (int64_t)sc->max_poll_records * KNS_FETCH_POLLS_MAX;
+    if (max > 0x7fffffff)
+        max = 0x7fffffff;
+    sc->fetch_records = (int)(n < sc->max_poll_records ? sc->max_poll_records : n > max ? max : n);
+}
 
 typedef struct kns_req {
     kn_share_consumer *sc;
@@ -80,6 +118,8 @@ static int32_t kns_fill_acks(kns_req *q, kns_part *p, kp_ShareFetchRequest_Ackno
     *out = NULL;
     if (!n)
         return 0;
+    if (!q->renew)
+        p->acks_held_ms = 0;
     kp_ShareFetchRequest_AcknowledgementBatch *b = kn_arena_calloc(&q->arena, (size_t)n, sizeof(*b));
     int8_t *types = kn_arena_alloc(&q->arena, (size_t)n);
     if (!b || !types)
@@ -152,8 +192,8 @@ static kns_req *kns_build_fetch(kn_share_consumer *sc, kns_node *node, kns_part 
     r->max_wait_ms = sc->fetch_max_wait_ms;
     r->min_bytes = sc->fetch_min_bytes;
     r->max_bytes = sc->fetch_max_bytes;
-    r->max_records = sc->max_poll_records;
-    r->batch_size = sc->max_poll_records;
+    r->max_records = sc->fetch_records;
+    r->batch_size = sc->max_poll_records; /* acquired and acknowledged per poll */
     r->share_acquire_mode = sc->record_limit ? 1 : 0;
     int32_t g = kns_group_topics(list, n, groups);
     r->topics.items = kn_arena_calloc(&q->arena, (size_t)(g ? g : 1), sizeof(*r->topics.items));
@@ -429,6 +469,8 @@ static void kns_done(knw_client *client, knw_resp *resp, void *opaque) {
                 rc = kns_part_take(p, buf, pd->records.ptr, pd->records.len > 0 ? (size_t)pd->records.len : 0,
                                    acq, pd->acquired_records.count);
                 kn_free(acq);
+                if (rc == 0 && !sc->landed_ms)
+                    sc->landed_ms = now;
             }
             if (rc != 0) {
                 kn_log(knw_client_logger(client), KN_LOG_WARN, "ShareFetch %s [%d]: %s acquired ranges",
@@ -465,7 +507,7 @@ static void kns_send(kn_share_consumer *sc, kns_req *q) {
 
 /* Plans the request for one node (sc->lock held). */
 static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_metadata *md, int64_t now_ms,
-                              kns_part **tmp, kns_part **fgt) {
+                              kns_part **tmp, kns_part **fgt, int *next_ms) {
     if (node->inflight || node->closed || now_ms < node->backoff_until_ms)
         return NULL;
     /* Lock renewals go first, alone (KIP-1222: a ShareAcknowledge with
@@ -537,12 +579,26 @@ static kns_req *kns_plan_node(kn_share_consumer *sc, kns_node *node, const knw_m
         return kns_build_fetch(sc, node, tmp, n, fgt, nf);
     }
     /* No fetch now: acknowledgements go alone (partitions no longer
-     * assigned included). */
+     * assigned included), unless a grown answer is still being emptied:
+     * then they wait for the fetch that follows it, at most
+     * KNS_FETCH_BUDGET_MS. */
+    bool hold = buffered && !sc->flush_acks && !sc->closing && sc->fetch_records > sc->max_poll_records;
     int32_t m = 0;
     for (size_t i = 0; i < sc->part_count && m < KNS_MAX_PARTS_PER_REQ; i++) {
         kns_part *p = sc->parts[i];
-        if (p->acks.count && !p->sent.count && p->leader == node->node_id)
-            tmp[m++] = p;
+        if (!p->acks.count || p->sent.count || p->leader != node->node_id)
+            continue;
+        if (hold && p->assigned) {
+            if (!p->acks_held_ms)
+                p->acks_held_ms = now_ms;
+            int64_t left = p->acks_held_ms + KNS_FETCH_BUDGET_MS - now_ms;
+            if (left > 0) {
+                if (left < *next_ms)
+                    *next_ms = (int)left;
+                continue;
+            }
+        }
+        tmp[m++] = p;
     }
     if (!m)
         return NULL;
@@ -582,7 +638,7 @@ int kns_tick(knw_client *client, int64_t now_ms, void *opaque) {
         kns_part **fgt = kn_malloc(cap * sizeof(*fgt));
         for (size_t k = 0; tmp && fgt && k < sc->node_count && nreq < 64; k++) {
             kns_node *node = &sc->nodes[k];
-            kns_req *q = kns_plan_node(sc, node, md, now_ms, tmp, fgt);
+            kns_req *q = kns_plan_node(sc, node, md, now_ms, tmp, fgt, &next_ms);
             if (!q)
                 continue;
             node->inflight = true;

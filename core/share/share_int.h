@@ -87,6 +87,9 @@ typedef struct kns_part {
     /* Acknowledgements to send, and those sent in the request in flight. */
     kns_ranges acks;
     kns_ranges sent;
+    /* When the fetch planner first held p->acks back for the next fetch
+     * (share_fetch.c), 0 when none are held. */
+    int64_t acks_held_ms;
     /* Lock renewals (KN_SHARE_RENEW, KIP-1222) to send: apart from acks,
      * as they go in their own ShareAcknowledge (IsRenewAck) at once and
      * may name an offset that is acknowledged later. */
@@ -151,6 +154,10 @@ struct kn_share_consumer {
     bool explicit_mode;
     bool record_limit; /* share.acquire.mode=record_limit */
     int max_poll_records;
+    /* ShareFetch MaxRecords: adapts between max.poll.records and
+     * KNS_FETCH_POLLS_MAX polls (kns_fetch_adapt). */
+    int fetch_records;
+    int64_t landed_ms; /* when records landed in an empty buffer, 0 while it is empty */
     int fetch_max_wait_ms, fetch_min_bytes, fetch_max_bytes;
     int retry_backoff_ms, request_timeout_ms, default_api_timeout_ms;
     size_t scratch_max;
@@ -206,6 +213,10 @@ void kns_group_send(kn_share_consumer *sc, void *plan);
 void kns_group_leave(kn_share_consumer *sc, int timeout_ms);
 void kns_group_free(kns_group *g);
 
+/* share_fetch.c, sc->lock held, application thread: the buffer was just
+ * emptied by poll; sizes the next fetch from how long the application
+ * took to empty it since records landed (sc->landed_ms). */
+void kns_fetch_adapt(kn_share_consumer *sc, int64_t now_ms);
 /* share_fetch.c: the network-thread ticker (takes sc->lock itself). */
 int kns_tick(knw_client *client, int64_t now_ms, void *opaque);
 /* close, application thread, no lock: sends each session's final
