@@ -28,6 +28,9 @@
 #include "kn_alloc.h"
 #include "lk.h"
 #include "lk_metrics.h"
+#if defined(LUA_LJDIR)
+#include "lk_send_lua.h" /* lk_send.lua: the FFI half of send */
+#endif
 
 #define LK_PRODUCER_MT "kafka_native.producer"
 
@@ -68,6 +71,9 @@ typedef struct lk_producer {
     int failed_records;     /* options.failed_records: reports of failures carry the record */
     int64_t queued;         /* reports in head..tail */
     lk_ready ready;         /* readiness socket (ready_listen / ready_accept) */
+    int ffi_send;           /* send(topic, value) may take the FFI path: no Lua hook to run */
+    int send_err;           /* the FFI path's last failure, for lk_producer_send_error */
+    char send_errstr[512];
 } lk_producer;
 
 /* The library forbids re-entering a producer from its hooks. */
@@ -418,6 +424,15 @@ int lk_producer_new(lua_State *L) {
     kn_conf *conf = lk_conf_from_arg(L, 1, KN_CLIENT_PRODUCER, errstr, sizeof(errstr), &err);
     if (!conf)
         return lk_push_error(L, err, errstr);
+    /* No Lua runs inside the library's send without these hooks (the
+     * OAUTHBEARER token function is called from it, so it counts). */
+    int has_oauth = 0;
+    if (!lua_isnil(L, 2)) {
+        lua_getfield(L, 2, "oauthbearer_token");
+        has_oauth = lua_isfunction(L, -1);
+        lua_pop(L, 1);
+    }
+    lp->ffi_send = !lp->has_on_send && !lp->has_serializer && !lp->has_partitioner && !has_oauth;
     lua_getuservalue(L, 3);
     err = lk_log_setup(L, 2, lua_gettop(L), conf, &lp->logq);
     if (!err)
@@ -573,6 +588,38 @@ static int lk_on_send(lua_State *L) {
     return LUA_OK;
 }
 
+/* The part of a send that needs no Lua, shared by send and its FFI fast
+ * path (lk_producer_send_ffi): allocates the record's report when a
+ * Lua callback will want one (ref: the per-record on_delivery's
+ * reference, or LUA_NOREF), then hands the record to the library.
+ * Returns KN_OK, or an error with errstr filled ("" for out of memory)
+ * and nothing kept: ref stays the caller's to release. */
+static int lk_producer_enqueue(lk_producer *lp, kn_record_out *rec, size_t topic_len, int ref, char *errstr,
+                               size_t errsize) {
+    lk_report *r = NULL;
+    if (ref != LUA_NOREF || lp->has_default_cb || lp->has_on_ack) {
+        r = (lk_report *)kn_malloc(sizeof(*r) + topic_len + 1);
+        if (!r) {
+            errstr[0] = '\0';
+            return KN_ERR__NOMEM;
+        }
+        memset(r, 0, sizeof(*r));
+        r->ref = ref;
+        if (lp->failed_records && !(r->copy = lk_rec_copy_new(rec))) {
+            kn_free(r);
+            errstr[0] = '\0';
+            return KN_ERR__NOMEM;
+        }
+        memcpy(r->topic, rec->topic, topic_len + 1);
+        rec->dr = lk_producer_dr;
+        rec->opaque = r;
+    }
+    int err = kn_producer_send(lp->p, rec, errstr, errsize);
+    if (err && r)
+        lk_report_free(r);
+    return err;
+}
+
 /* producer:send(topic, value [, {key=, partition=, headers=, timestamp=,
  * on_delivery=}]) -> true, or nil, message, code (and, on a
  * transactional producer, the kind of lk_txn.c). With the producer's
@@ -636,44 +683,18 @@ static int lk_producer_send(lua_State *L) {
     int in_part = lp->has_partitioner && rec.partition == KN_PARTITION_ANY;
     if (in_part)
         lk_partitioner_enter(L, &lp->part, 6); /* may raise: nothing allocated yet */
-    lk_report *r = NULL;
     int ref = LUA_NOREF;
-    if (per_record_cb || lp->has_default_cb || lp->has_on_ack) {
-        if (per_record_cb) {
-            lua_getfield(L, 4, "on_delivery");
-            ref = luaL_ref(L, 6); /* may raise: nothing allocated yet */
-        }
-        r = (lk_report *)kn_malloc(sizeof(*r) + topic_len + 1);
-        if (!r) {
-            if (ref != LUA_NOREF)
-                luaL_unref(L, 6, ref);
-            if (in_part)
-                lk_partitioner_leave(L, &lp->part);
-            return lk_push_error(L, KN_ERR__NOMEM, NULL);
-        }
-        memset(r, 0, sizeof(*r));
-        r->ref = ref;
-        if (lp->failed_records && !(r->copy = lk_rec_copy_new(&rec))) {
-            if (ref != LUA_NOREF)
-                luaL_unref(L, 6, ref);
-            kn_free(r);
-            if (in_part)
-                lk_partitioner_leave(L, &lp->part);
-            return lk_push_error(L, KN_ERR__NOMEM, NULL);
-        }
-        memcpy(r->topic, rec.topic, topic_len + 1);
-        rec.dr = lk_producer_dr;
-        rec.opaque = r;
+    if (per_record_cb) {
+        lua_getfield(L, 4, "on_delivery");
+        ref = luaL_ref(L, 6); /* may raise: nothing allocated yet */
     }
     char errstr[512];
     errstr[0] = '\0'; /* not "" (that zeroes all 512 bytes, per record) */
-    int err = kn_producer_send(lp->p, &rec, errstr, sizeof(errstr));
+    int err = lk_producer_enqueue(lp, &rec, topic_len, ref, errstr, sizeof(errstr));
     int part_err = in_part ? lk_partitioner_leave(L, &lp->part) : 0;
     if (err) {
         if (ref != LUA_NOREF)
             luaL_unref(L, 6, ref);
-        if (r)
-            lk_report_free(r);
         if (part_err) /* the record was refused because the Lua function failed */
             return lk_push_error(L, KN_ERR__CALLBACK, lua_tostring(L, part_err));
         lk_push_error(L, err, errstr);
@@ -685,6 +706,43 @@ static int lk_producer_send(lua_State *L) {
     lua_pushboolean(L, 1);
     return 1;
 }
+
+#if defined(LUA_LJDIR)
+/* LuaJIT's FFI fast path of producer:send(topic, value) (lk_send.lua):
+ * the same send without a lua_CFunction call, which LuaJIT cannot
+ * compile (each one ends a trace and runs through the interpreter, a
+ * good part of a record's cost in a request handler's send loop).
+ * ud is the producer userdata's payload (lk_send.lua checked its
+ * metatable), topic and value Lua strings. Returns 0 when the record
+ * was accepted; 1 when this producer or call needs the full send
+ * (closed, forked, inside its partitioner, a Lua hook that send would
+ * run), with nothing attempted; 2 when the send failed, its error kept
+ * for lk_producer_send_error. Never calls Lua (an FFI call must not
+ * re-enter the VM) and never raises. */
+static int lk_producer_send_ffi(void *ud, const char *topic, const char *value, size_t value_len) {
+    lk_producer *lp = (lk_producer *)ud;
+    if (!lp->ffi_send || lp->p == NULL || lp->part.running || kn_producer_forked(lp->p))
+        return 1;
+    kn_record_out rec = KN_RECORD_OUT_INIT;
+    rec.topic = topic;
+    rec.value = value;
+    rec.value_len = value_len;
+    lp->send_errstr[0] = '\0';
+    lp->send_err = lk_producer_enqueue(lp, &rec, strlen(topic), LUA_NOREF, lp->send_errstr, sizeof lp->send_errstr);
+    return lp->send_err ? 2 : 0;
+}
+
+/* The results of a send the FFI path refused (its return 2): nil,
+ * message, code, and on a transactional producer the kind, as send. */
+static int lk_producer_send_error(lua_State *L) {
+    lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
+    lk_push_error(L, lp->send_err, lp->send_errstr);
+    if (lp->p == NULL || !kn_producer_transaction_state(lp->p))
+        return 3;
+    lk_txn_push_send_kind(L, lp->p, lp->send_err);
+    return 4;
+}
+#endif
 
 int lk_producer_serve(lua_State *L) {
     lk_producer *lp = (lk_producer *)luaL_checkudata(L, 1, LK_PRODUCER_MT);
@@ -870,11 +928,37 @@ static const luaL_Reg lk_producer_meta[] = {
     {NULL, NULL},
 };
 
+#if defined(LUA_LJDIR)
+/* Replaces methods.send (the table on top, the metatable below it) by
+ * lk_send.lua's wrapper, which takes the FFI path when it can. Without
+ * the ffi module the C send stays: the chunk's error is dropped. */
+static void lk_producer_ffi_send(lua_State *L) {
+    int methods = lua_gettop(L);
+    if (luaL_loadbuffer(L, (const char *)lk_send_lua, sizeof(lk_send_lua), "=kafka_native.send") != LUA_OK) {
+        lua_settop(L, methods);
+        return;
+    }
+    lua_pushvalue(L, methods);
+    lua_pushvalue(L, methods - 1);
+    void *fn;
+    int (*send_ffi)(void *, const char *, const char *, size_t) = lk_producer_send_ffi;
+    memcpy(&fn, &send_ffi, sizeof fn); /* POSIX: a function pointer fits a void * */
+    lua_pushlightuserdata(L, fn);
+    lua_pushcfunction(L, lk_producer_send);
+    lua_pushcfunction(L, lk_producer_send_error);
+    if (lua_pcall(L, 5, 0, 0) != LUA_OK)
+        lua_settop(L, methods);
+}
+#endif
+
 void lk_producer_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_PRODUCER_MT)) {
         luaL_setfuncs(L, lk_producer_meta, 0);
         luaL_newlib(L, lk_producer_methods);
         luaL_setfuncs(L, lk_txn_methods, 0);
+#if defined(LUA_LJDIR)
+        lk_producer_ffi_send(L);
+#endif
         lua_setfield(L, -2, "__index");
         lua_pushliteral(L, "kafka_native.producer");
         lua_setfield(L, -2, "__name");
