@@ -1,10 +1,10 @@
 /*
  * lk_view.c: the C half of batch:view(), the zero-copy LuaJIT FFI view
  * of a poll's records. Owns the lk_vblock (the poll's kn_records,
- * reference counted; the view reads its knc_rec array in place: see
- * lk_view.h) and the three functions
- * the FFI calls through pointers (attach, release, header); the Lua half
- * is lk_view.lua, embedded as lk_view_lua.h and run once per lua_State.
+ * reference counted; the view reads its knc_rec array in place, see
+ * lk_view.h) and the three functions the FFI calls through pointers
+ * (attach, release, header); the Lua half is lk_view.lua, embedded as
+ * lk_view_lua.h and run once per lua_State.
  *
  * Lifetime rule (why references, not a generation counter): a kn_records
  * already survives later polls and the consumer's close (core keeps the
