@@ -3,9 +3,11 @@
 -- every record read in place, keys and values nil vs empty, headers,
 -- offsets, partitions, timestamps), a view read after the next poll,
 -- after its batch and the consumer were closed and collected, and after
--- view:close(); batch:value_lens() / batch:key_lens() (every Lua);
--- positions and commits advancing as with poll; and the rule that the
--- raw forms raise when a deserializer or on_consume is set.
+-- view:close(); batch:value_lens() / batch:key_lens(),
+-- batch:values_blob() / batch:keys_blob() and batch:offsets() /
+-- batch:partitions() (every Lua); positions and commits advancing as
+-- with poll; and the rule that the raw forms raise when a deserializer
+-- or on_consume is set.
 --
 -- The view needs LuaJIT's ffi: on PUC Lua its tests are reported as
 -- pending (named, not counted as passing) and the test that checks the
@@ -145,9 +147,14 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
         assert.are.equal(i % 2, r.partition)
         expect_len(b:value(j), r.value_len)
         expect_len(b:key(j), r.key_len)
-        if r.value_len >= 0 then assert.are.equal(b:value(j), ffi.string(r.value, r.value_len))
+        -- NULL only for null: an empty key or value is a valid pointer
+        if r.value_len >= 0 then
+          assert.is_true(r.value ~= nil)
+          assert.are.equal(b:value(j), ffi.string(r.value, r.value_len))
         else assert.is_true(r.value == nil) end
-        if r.key_len >= 0 then assert.are.equal(b:key(j), ffi.string(r.key, r.key_len))
+        if r.key_len >= 0 then
+          assert.is_true(r.key ~= nil)
+          assert.are.equal(b:key(j), ffi.string(r.key, r.key_len))
         else assert.is_true(r.key == nil) end
         assert.are.equal(i % 4 ~= 0 and 2 or 0, r.header_count)
         assert.are.equal(0, r.timestamp_type)
@@ -329,6 +336,72 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
     consumer:close()
   end)
 
+  it("values_blob() and keys_blob() give every non-null value (key) end to end and the lengths, in reused tables", function()
+    local consumer = new_consumer()
+    local vlens, klens = { 99, 99, 99 }, {}
+    local got = drain(consumer, 200, function(b)
+      local values, vl = b:values_blob(vlens)
+      local keys, kl = b:keys_blob(klens)
+      assert.are.equal(vlens, vl)
+      assert.are.equal(klens, kl)
+      assert.is_string(values)
+      local fresh_values, fresh = b:values_blob()
+      assert.are.equal(values, fresh_values)
+      local vpos, kpos, total = 1, 1, 0
+      for j = 1, #b do
+        local i = b:timestamp(j) - ts_base
+        expect_len(b:value(j), vlens[j])
+        expect_len(b:key(j), klens[j])
+        assert.are.equal(vlens[j], fresh[j])
+        -- record j's bytes start where record j - 1's ended (null ones take none)
+        local value = vlens[j] >= 0 and values:sub(vpos, vpos + vlens[j] - 1) or nil
+        local key = klens[j] >= 0 and keys:sub(kpos, kpos + klens[j] - 1) or nil
+        expect_value(i, value)
+        expect_key(i, key)
+        if vlens[j] > 0 then vpos = vpos + vlens[j]; total = total + vlens[j] end
+        if klens[j] > 0 then kpos = kpos + klens[j] end
+      end
+      assert.are.equal(#values, total)
+      assert.are.equal(#values + 1, vpos)
+      assert.are.equal(#keys + 1, kpos)
+    end)
+    assert.are.equal(200, got)
+    local b = assert(consumer:poll_batch(0))
+    b:close()
+    assert.has_error(function() b:values_blob() end, "batch is closed")
+    assert.has_error(function() b.keys_blob({}, {}) end)
+    consumer:close()
+  end)
+
+  it("offsets() and partitions() give each record's as integers in reused tables, raw or not", function()
+    for _, opts in ipairs({ {}, { value_deserializer = function(v) return v end } }) do
+      local consumer = new_consumer(nil, opts)
+      local offs, parts = { 99, 99, 99 }, {}
+      local next_off = {}
+      local got = drain(consumer, 200, function(b)
+        assert.are.equal(offs, b:offsets(offs))
+        assert.are.equal(parts, b:partitions(parts))
+        local fresh = b:offsets()
+        for j = 1, #b do
+          assert.are.equal(b:offset(j), offs[j])
+          assert.are.equal(b:partition(j), parts[j])
+          assert.are.equal(offs[j], fresh[j])
+          assert.is_true(math.type == nil or math.type(offs[j]) == "integer")
+          -- each partition's offsets one after the other from 0
+          assert.are.equal(next_off[parts[j]] or 0, offs[j])
+          next_off[parts[j]] = offs[j] + 1
+        end
+      end)
+      assert.are.equal(200, got)
+      assert.are.same({ [0] = 100, [1] = 100 }, next_off)
+      local b = assert(consumer:poll_batch(0))
+      b:close()
+      assert.has_error(function() b:offsets() end, "batch is closed")
+      assert.has_error(function() b.partitions({}, {}) end)
+      consumer:close()
+    end
+  end)
+
   it("raises on the raw forms when a deserializer or on_consume is set, naming the reason", function()
     local cases = {
       { value_deserializer = function(v) return v:upper() end },
@@ -338,7 +411,7 @@ describe("kafka_native batch:view() and batch:*_lens()", function()
     for _, opts in ipairs(cases) do
       local consumer = new_consumer(nil, opts)
       local b = first_batch(consumer)
-      for _, method in ipairs({ "view", "value_lens", "key_lens" }) do
+      for _, method in ipairs({ "view", "value_lens", "key_lens", "values_blob", "keys_blob" }) do
         local ok, err = pcall(b[method], b)
         assert.is_false(ok)
         assert.matches("batch:" .. method .. "() reads raw record bytes", err, 1, true)

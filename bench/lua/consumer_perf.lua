@@ -8,7 +8,8 @@
 -- and the same per-record work: every key and value read into the
 -- checksum of bench/bench_check.h and every offset checked, through the
 -- fastest form the running Lua has (docs/lua-api.md, "Zero-copy views"):
--- batch:view() on LuaJIT, batch:keys(t) / batch:values(t) on PUC Lua.
+-- batch:view() on LuaJIT, batch:keys_blob / batch:values_blob with
+-- batch:offsets / batch:partitions on PUC Lua.
 --
 --   lua5.4 bench/lua/consumer_perf.lua BOOTSTRAP TOPIC NUM [TIMEOUT_MS] [latest|earliest] [MIN_SECONDS]
 -- Output:

@@ -15,8 +15,9 @@
  *    its user value. Same results as poll, same cost.
  *
  * Raw batches also have the raw-bytes forms that make no Lua string per
- * record: batch:view() (LuaJIT FFI, lk_view.c) and batch:value_lens(t) /
- * batch:key_lens(t) (PUC Lua). They raise on a tables batch, whose
+ * record: batch:view() (LuaJIT FFI, lk_view.c), batch:value_lens(t) /
+ * batch:key_lens(t) and batch:values_blob(t) / batch:keys_blob(t) (one
+ * string per batch; PUC Lua). They raise on a tables batch, whose
  * values are what the deserializers and on_consume made of the bytes.
  *
  * Why this shape: per record, poll builds a table with seven fields
@@ -192,6 +193,40 @@ static int lk_batch_fill(lua_State *L, const char *field,
 static int lk_batch_values(lua_State *L) { return lk_batch_fill(L, "value", kn_records_value); }
 static int lk_batch_keys(lua_State *L) { return lk_batch_fill(L, "key", kn_records_key); }
 
+/* batch:offsets([t]) / batch:partitions([t]): t[i] = offset (partition)
+ * of record i, integers, for i = 1..#batch; the table reuse rule of
+ * values(). With values_blob() they give a PUC Lua loop everything it
+ * needs per record without one C call per record (batch:offset(i) is
+ * one each). */
+static int lk_batch_fill_ints(lua_State *L, const char *field, int partitions) {
+    lk_batch *b = lk_batch_self(L);
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_createtable(L, (int)b->n, 0);
+    } else {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_settop(L, 2);
+    }
+    if (b->tables)
+        lua_getuservalue(L, 1); /* 3 */
+    for (lua_Integer i = 0; i < b->n; i++) {
+        if (b->tables) {
+            lua_rawgeti(L, 3, (int)(i + 1));
+            lua_getfield(L, -1, field);
+            lua_remove(L, -2);
+        } else if (partitions) {
+            lua_pushinteger(L, kn_records_partition(b->recs, (size_t)i));
+        } else {
+            lua_pushinteger(L, (lua_Integer)kn_records_offset(b->recs, (size_t)i));
+        }
+        lua_rawseti(L, 2, (int)(i + 1));
+    }
+    lua_settop(L, 2);
+    return 1;
+}
+static int lk_batch_offsets(lua_State *L) { return lk_batch_fill_ints(L, "offset", 0); }
+static int lk_batch_partitions(lua_State *L) { return lk_batch_fill_ints(L, "partition", 1); }
+
 /* Raises on a tables batch: the raw-bytes forms (view, *_lens) would
  * bypass the deserializers and on_consume. */
 static void lk_batch_check_raw(lua_State *L, const lk_batch *b, const char *what) {
@@ -206,9 +241,10 @@ static void lk_batch_check_raw(lua_State *L, const lk_batch *b, const char *what
 /* batch:value_lens([t]) / batch:key_lens([t]): t[i] = the byte length of
  * record i's value (key), -1 for a null one; integers only, so no Lua
  * string is made (the PUC Lua fast path). Same table reuse rule as
- * values(). Raw batches only. */
+ * values(). Raw batches only. total (may be NULL): the sum of the
+ * non-null lengths. */
 static int lk_batch_fill_lens(lua_State *L, const char *what,
-                              const void *(*get)(const kn_records *, size_t, size_t *)) {
+                              const void *(*get)(const kn_records *, size_t, size_t *), size_t *total) {
     lk_batch *b = lk_batch_self(L);
     lk_batch_check_raw(L, b, what);
     if (lua_isnoneornil(L, 2)) {
@@ -218,16 +254,65 @@ static int lk_batch_fill_lens(lua_State *L, const char *what,
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_settop(L, 2);
     }
+    size_t sum = 0;
     for (lua_Integer i = 0; i < b->n; i++) {
         size_t len;
         const void *p = get(b->recs, (size_t)i, &len);
         lua_pushinteger(L, p ? (lua_Integer)len : -1);
         lua_rawseti(L, 2, (int)(i + 1));
+        sum += len; /* 0 for null */
     }
+    if (total)
+        *total = sum;
     return 1;
 }
-static int lk_batch_value_lens(lua_State *L) { return lk_batch_fill_lens(L, "value_lens", kn_records_value); }
-static int lk_batch_key_lens(lua_State *L) { return lk_batch_fill_lens(L, "key_lens", kn_records_key); }
+static int lk_batch_value_lens(lua_State *L) {
+    return lk_batch_fill_lens(L, "value_lens", kn_records_value, NULL);
+}
+static int lk_batch_key_lens(lua_State *L) { return lk_batch_fill_lens(L, "key_lens", kn_records_key, NULL); }
+
+/* batch:values_blob([lens]) / batch:keys_blob([lens]) -> blob, lens:
+ * every non-null value (key) of the batch end to end in one Lua string,
+ * and lens filled as value_lens() (-1: null, no bytes in blob), so
+ * record i's bytes are blob:sub(p, p + lens[i] - 1) where p is 1 + the
+ * sum of the non-negative lens before i. One string per batch instead of
+ * one per record: on PUC Lua each string (allocate, hash, intern,
+ * collect) costs more than the C client's whole per-record work, and a
+ * loop that parses or hashes the bytes with string.unpack / string.find
+ * / string.byte at a position needs no string of its own. Raw batches
+ * only. */
+static int lk_batch_blob(lua_State *L, const char *what,
+                         const void *(*get)(const kn_records *, size_t, size_t *)) {
+    lk_batch *b = lk_batch_self(L);
+    size_t total;
+    lk_batch_fill_lens(L, what, get, &total); /* 2: lens; raises on a tables batch */
+    luaL_Buffer B;
+#if LUA_VERSION_NUM >= 502
+    char *out = luaL_buffinitsize(L, &B, total);
+    for (lua_Integer i = 0; i < b->n; i++) {
+        size_t len;
+        const void *p = get(b->recs, (size_t)i, &len);
+        if (p && len) {
+            memcpy(out, p, len);
+            out += len;
+        }
+    }
+    luaL_pushresultsize(&B, total);
+#else
+    luaL_buffinit(L, &B);
+    for (lua_Integer i = 0; i < b->n; i++) {
+        size_t len;
+        const void *p = get(b->recs, (size_t)i, &len);
+        if (p && len)
+            luaL_addlstring(&B, (const char *)p, len);
+    }
+    luaL_pushresult(&B);
+#endif
+    lua_pushvalue(L, 2);
+    return 2;
+}
+static int lk_batch_values_blob(lua_State *L) { return lk_batch_blob(L, "values_blob", kn_records_value); }
+static int lk_batch_keys_blob(lua_State *L) { return lk_batch_blob(L, "keys_blob", kn_records_key); }
 
 /* batch:view() -> a LuaJIT FFI view of the records (lk_view.c,
  * lk_view.lua): plain C structs read in place, valid until the view is
@@ -349,6 +434,10 @@ static const luaL_Reg lk_batch_methods[] = {
     {"keys", lk_batch_keys},
     {"value_lens", lk_batch_value_lens},
     {"key_lens", lk_batch_key_lens},
+    {"values_blob", lk_batch_values_blob},
+    {"keys_blob", lk_batch_keys_blob},
+    {"offsets", lk_batch_offsets},
+    {"partitions", lk_batch_partitions},
     {"view", lk_batch_view},
     {NULL, NULL},
 };
@@ -367,7 +456,7 @@ static const luaL_Reg lk_batch_meta[] = {
 void lk_batch_register(lua_State *L) {
     if (luaL_newmetatable(L, LK_BATCH_MT)) {
         luaL_setfuncs(L, lk_batch_meta, 0);
-        lua_createtable(L, 0, 14);
+        lua_createtable(L, 0, 18);
         lua_pushvalue(L, -2); /* upvalue: the metatable */
         luaL_setfuncs(L, lk_batch_methods, 1);
         lua_pushcfunction(L, lk_batch_close);

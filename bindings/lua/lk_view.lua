@@ -6,9 +6,12 @@
 -- Called with the C glue: attach, release and header (lightuserdata
 -- function pointers into lk_view.c) and the C struct sizes and offsets,
 -- which are checked against the cdef below so a layout drift fails
--- loudly here instead of reading the wrong bytes. Returns the view
--- constructor: new(block) -> a view cdata holding one reference on the
--- block (the poll's records), dropped by view:close() or the collector.
+-- loudly here instead of reading the wrong bytes. The record struct is
+-- the core's own (knc_rec, core/consumer/records.h), read in place, so
+-- a view copies nothing per record; the fields ending in _ are the
+-- core's and not part of the view's API. Returns the view constructor:
+-- new(block) -> a view cdata holding one reference on the block (the
+-- poll's records), dropped by view:close() or the collector.
 --
 -- Why a GC-owned struct (ffi.new) and not a pointer to C memory: after
 -- close the view's own fields (n, recs) must still be readable; close
@@ -27,16 +30,18 @@ if not pcall(ffi.typeof, "struct kafka_native_view") then
 struct kafka_native_view_rec {
   int64_t offset;
   int64_t timestamp;
-  const char *key;        /* NULL: null key */
-  const char *value;      /* NULL: null value */
-  int32_t key_len;        /* -1: null */
-  int32_t value_len;      /* -1: null */
-  int32_t partition;
-  int32_t leader_epoch;   /* -1: unknown */
+  const char *key;          /* NULL: null key */
+  const char *value;        /* NULL: null value */
+  const void *headers_;     /* private (v:headers(i) reads them) */
+  int32_t key_len;          /* -1: null */
+  int32_t value_len;        /* -1: null */
+  int32_t headers_len_;     /* private */
   int32_t header_count;
-  uint16_t topic_idx;     /* index into topics */
-  uint8_t timestamp_type; /* 0 CreateTime, 1 LogAppendTime */
-  uint8_t reserved;
+  int32_t partition;
+  int32_t leader_epoch;     /* -1: unknown */
+  uint16_t topic_idx;       /* index into topics */
+  uint8_t timestamp_type;   /* 0 CreateTime, 1 LogAppendTime */
+  int16_t delivery_count_;  /* private */
 };
 struct kafka_native_view {
   const struct kafka_native_view_rec *recs; /* 0-based, n entries */
@@ -55,9 +60,11 @@ local function check(what, got, want)
     error(string.format("kafka_native view layout mismatch: %s is %d in Lua, %d in C", what, got, want), 0)
   end
 end
-check("sizeof(rec)", ffi.sizeof(rec_t), layout.rec_size)
-check("offsetof(rec, value_len)", ffi.offsetof(rec_t, "value_len"), layout.value_len)
-check("offsetof(rec, topic_idx)", ffi.offsetof(rec_t, "topic_idx"), layout.topic_idx)
+check("sizeof(rec)", ffi.sizeof(rec_t), layout.sizeof)
+for _, f in ipairs({ "offset", "timestamp", "key", "value", "key_len", "value_len", "header_count",
+  "partition", "leader_epoch", "topic_idx", "timestamp_type" }) do
+  check("offsetof(rec, " .. f .. ")", ffi.offsetof(rec_t, f), layout[f])
+end
 check("sizeof(view)", ffi.sizeof(view_t), layout.view_size)
 check("offsetof(view, n)", ffi.offsetof(view_t, "n"), layout.view_n)
 

@@ -97,6 +97,19 @@ static int knc_records_topic(kn_records *recs, const char *topic) {
     return (int)i;
 }
 
+/* knc_rec's slice convention, which LuaJIT reads in place
+ * (records.h): null is NULL with length -1, empty a valid non-NULL
+ * pointer with length 0, whatever the decoder left in ptr. */
+static const uint8_t knc_empty[1];
+static inline const uint8_t *knc_slice_ptr(kn_bytes b, int32_t *len) {
+    if (b.len < 0) {
+        *len = -1;
+        return NULL;
+    }
+    *len = b.len;
+    return b.ptr ? b.ptr : knc_empty;
+}
+
 int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
                     int ts_type, const kn_record *rec, knc_buf *buf) {
     if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + 1, sizeof(knc_rec)))
@@ -113,10 +126,8 @@ int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int3
     knc_rec *r = &recs->recs[recs->count++];
     r->offset = rec->offset;
     r->timestamp = rec->timestamp;
-    r->key = rec->key.ptr;
-    r->key_len = rec->key.len;
-    r->value = rec->value.ptr;
-    r->value_len = rec->value.len;
+    r->key = knc_slice_ptr(rec->key, &r->key_len);
+    r->value = knc_slice_ptr(rec->value, &r->value_len);
     r->headers = rec->headers.ptr;
     r->headers_len = rec->headers.len;
     r->header_count = rec->header_count;

@@ -45,14 +45,17 @@ void knc_buf_release(knc_buf *buf);
 
 /* ---- kn_records (records.c) -------------------------------------------- */
 
+/* One record. Also the struct LuaJIT's batch:view() reads in place
+ * (bindings/lua/lk_view.lua mirrors it and checks every offset it names
+ * when the first view is made): a change here is a change there. */
 typedef struct knc_rec {
     int64_t offset;
     int64_t timestamp;
-    const uint8_t *key;
-    const uint8_t *value;
+    const uint8_t *key;     /* NULL: null; never NULL when key_len >= 0 */
+    const uint8_t *value;   /* NULL: null; never NULL when value_len >= 0 */
     const uint8_t *headers; /* encoded headers (record_batch.h layout) */
-    int32_t key_len;        /* < 0: null */
-    int32_t value_len;      /* < 0: null */
+    int32_t key_len;        /* -1: null */
+    int32_t value_len;      /* -1: null */
     int32_t headers_len;
     int32_t header_count;
     int32_t partition;
