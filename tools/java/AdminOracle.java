@@ -9,6 +9,9 @@
 //   AdminOracle reads BOOTSTRAP TOPIC GROUP USER TIMESTAMP
 //   AdminOracle quorum BOOTSTRAP
 //   AdminOracle txn BOOTSTRAP ID UNKNOWN_ID TOPIC
+//   AdminOracle elect BOOTSTRAP TOPIC MISSING
+//   AdminOracle tokens BOOTSTRAP USER PASSWORD CA_PEM OWNER
+//   AdminOracle configres BOOTSTRAP TYPE...
 //
 // Prints describeConfigs (with synonyms and documentation) of the topic
 // and of the broker, one line per config sorted by name, then
@@ -27,7 +30,12 @@
 // read-only calls of it_admin_oracle_reads.c (see reads() below);
 // "quorum": describeMetadataQuorum's leader, voters and observers;
 // "txn": describeTransactions, listTransactions and describeProducers
-// around an open transaction (it_admin_txn.c).
+// around an open transaction (it_admin_txn.c); "elect": electLeaders
+// on TOPIC's partitions (it_admin_oracle_elect.c, see elect() below);
+// "tokens": describeDelegationToken by OWNER and of every token, logged
+// in over SASL_SSL with SCRAM-SHA-256 as USER (it_admin_oracle_tokens.c);
+// "configres": listConfigResources of every type and of the given types
+// (it_admin_oracle_configres.c).
 import java.util.*;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.admin.*;
@@ -371,6 +379,83 @@ public class AdminOracle {
             System.out.println(l);
     }
 
+    // electLeaders as it_admin_oracle_elect.c runs it on its own topic:
+    // preferred on partitions 0 (its preferred replica does not lead), 1
+    // (it does), 9 (no such partition) and MISSING-0; unclean on 1 and 9;
+    // preferred on 0 again. TOPIC is printed
+    // as "topic" and MISSING as "missing": both sides run on topics of
+    // their own, laid out alike.
+    static void elect(Admin admin, String topic, String missing) throws Exception {
+        org.apache.kafka.common.TopicPartition p0 = new org.apache.kafka.common.TopicPartition(topic, 0),
+            p1 = new org.apache.kafka.common.TopicPartition(topic, 1),
+            p9 = new org.apache.kafka.common.TopicPartition(topic, 9),
+            m0 = new org.apache.kafka.common.TopicPartition(missing, 0);
+        electLines(admin, "preferred", org.apache.kafka.common.ElectionType.PREFERRED, Set.of(p0, p1, p9, m0),
+                   topic, missing);
+        electLines(admin, "unclean", org.apache.kafka.common.ElectionType.UNCLEAN, Set.of(p1, p9), topic, missing);
+        electLines(admin, "again", org.apache.kafka.common.ElectionType.PREFERRED, Set.of(p0), topic, missing);
+    }
+
+    static void electLines(Admin admin, String step, org.apache.kafka.common.ElectionType type,
+                           Set<org.apache.kafka.common.TopicPartition> parts, String topic, String missing)
+        throws Exception {
+        List<String> lines = new ArrayList<>();
+        for (Map.Entry<org.apache.kafka.common.TopicPartition, Optional<Throwable>> e
+             : admin.electLeaders(type, parts).partitions().get().entrySet()) {
+            String t = e.getKey().topic().equals(topic) ? "topic" : e.getKey().topic().equals(missing) ? "missing"
+                : e.getKey().topic();
+            lines.add("elect " + step + " " + t + "-" + e.getKey().partition() + " error="
+                + e.getValue().map(x -> Errors.forException(x).name()).orElse("NONE"));
+        }
+        Collections.sort(lines);
+        for (String l : lines)
+            System.out.println(l);
+    }
+
+    static String tokenLine(String what, org.apache.kafka.common.security.token.delegation.DelegationToken t) {
+        org.apache.kafka.common.security.token.delegation.TokenInformation i = t.tokenInfo();
+        List<String> rs = new ArrayList<>();
+        for (org.apache.kafka.common.security.auth.KafkaPrincipal r : i.renewers())
+            rs.add(r.toString());
+        return "token " + what + " id=" + i.tokenId() + " owner=" + i.owner() + " requester=" + i.tokenRequester()
+            + " renewers=" + String.join(",", rs) + " issue=" + i.issueTimestamp() + " expiry="
+            + i.expiryTimestamp() + " max=" + i.maxTimestamp() + " hmac=" + t.hmacAsBase64String();
+    }
+
+    // describeDelegationToken by owner, then of every token the login may
+    // see, one line per token sorted (it_admin_oracle_tokens.c).
+    static void tokens(Admin admin, String owner) throws Exception {
+        for (int all = 0; all < 2; all++) {
+            DescribeDelegationTokenOptions o = new DescribeDelegationTokenOptions();
+            if (all == 0)
+                o.owners(List.of(org.apache.kafka.common.utils.SecurityUtils.parseKafkaPrincipal(owner)));
+            List<String> lines = new ArrayList<>();
+            for (org.apache.kafka.common.security.token.delegation.DelegationToken t
+                 : admin.describeDelegationToken(o).delegationTokens().get())
+                lines.add(tokenLine(all == 0 ? "owner" : "all", t));
+            Collections.sort(lines);
+            for (String l : lines)
+                System.out.println(l);
+        }
+    }
+
+    // listConfigResources of every type, then of the given types, one line
+    // per resource sorted (it_admin_oracle_configres.c).
+    static void configres(Admin admin, List<String> types) throws Exception {
+        Set<ConfigResource.Type> want = new HashSet<>();
+        for (String t : types)
+            want.add(ConfigResource.Type.valueOf(t));
+        for (int k = 0; k < 2; k++) {
+            List<String> lines = new ArrayList<>();
+            for (ConfigResource r : admin.listConfigResources(k == 0 ? Set.of() : want,
+                     new ListConfigResourcesOptions()).all().get())
+                lines.add("configres " + (k == 0 ? "all" : "typed") + " " + r.type() + " " + r.name());
+            Collections.sort(lines);
+            for (String l : lines)
+                System.out.println(l);
+        }
+    }
+
     static String outcome(org.apache.kafka.common.KafkaFuture<Void> f) throws InterruptedException {
         try {
             f.get();
@@ -381,6 +466,36 @@ public class AdminOracle {
     }
 
     public static void main(String[] a) throws Exception {
+        if (a.length == 4 && a[0].equals("elect")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                elect(admin, a[2], a[3]);
+            }
+            return;
+        }
+        if (a.length == 6 && a[0].equals("tokens")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            p.put("security.protocol", "SASL_SSL");
+            p.put("sasl.mechanism", "SCRAM-SHA-256");
+            p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\""
+                + a[2] + "\" password=\"" + a[3] + "\";");
+            p.put("ssl.truststore.type", "PEM");
+            p.put("ssl.truststore.location", a[4]);
+            try (Admin admin = Admin.create(p)) {
+                tokens(admin, a[5]);
+            }
+            return;
+        }
+        if (a.length >= 2 && a[0].equals("configres")) {
+            Properties p = new Properties();
+            p.put("bootstrap.servers", a[1]);
+            try (Admin admin = Admin.create(p)) {
+                configres(admin, Arrays.asList(a).subList(2, a.length));
+            }
+            return;
+        }
         if (a.length == 6 && a[0].equals("raft")) {
             Properties p = new Properties();
             p.put("bootstrap.servers", a[1]);

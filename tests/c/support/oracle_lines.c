@@ -71,7 +71,7 @@ kn_admin *oracle_admin_new(void) {
     return a;
 }
 
-static void java_lines(const char *kind, const char *const *groups, size_t n, lines *out) {
+void oracle_java_lines(const char *kind, const char *const *groups, size_t n, lines *out) {
     char cmd[2048];
     int w = snprintf(cmd, sizeof cmd, "%s %s %s", kn_test_source_path("tools/java/admin-oracle"), kind,
                      kn_test_bootstrap());
@@ -92,14 +92,18 @@ void oracle_same_as_java(kn_admin *a, const char *kind, const char *const *group
                          void (*our_lines)(kn_admin *, const char *const *, size_t, lines *), lines *ours) {
     lines java = {0};
     our_lines(a, groups, n, ours);
-    java_lines(kind, groups, n, &java);
-    size_t k = ours->n < java.n ? ours->n : java.n;
+    oracle_java_lines(kind, groups, n, &java);
+    oracle_assert_same(ours, &java);
+    free_lines(&java);
+}
+
+void oracle_assert_same(const lines *ours, const lines *java) {
+    size_t k = ours->n < java->n ? ours->n : java->n;
     for (size_t i = 0; i < k; i++)
-        if (strcmp(ours->v[i], java.v[i]))
-            fail_msg("line %zu differs:\n ours: %s\n java: %s", i, ours->v[i], java.v[i]);
-    if (ours->n != java.n)
-        fail_msg("%zu lines from us, %zu from Java", ours->n, java.n);
+        if (strcmp(ours->v[i], java->v[i]))
+            fail_msg("line %zu differs:\n ours: %s\n java: %s", i, ours->v[i], java->v[i]);
+    if (ours->n != java->n)
+        fail_msg("%zu lines from us, %zu from Java", ours->n, java->n);
     for (size_t i = 0; i < ours->n; i++)
         print_message("  %s\n", ours->v[i]);
-    free_lines(&java);
 }

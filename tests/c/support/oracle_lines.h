@@ -34,6 +34,12 @@ bool has_line(const lines *l, const char *needle);
 void oracle_tps(const kn_topic_partition_list *l, char *out, size_t size);
 /* A new admin client on the test broker (fails the test otherwise). */
 kn_admin *oracle_admin_new(void);
+/* The oracle's lines: tools/java/admin-oracle KIND KAFKA_BOOTSTRAP
+ * args... (fails the test when it fails). */
+void oracle_java_lines(const char *kind, const char *const *args, size_t n, lines *out);
+/* Fails the test at the first line where ours and java differ (or on a
+ * different count); prints ours when equal. */
+void oracle_assert_same(const lines *ours, const lines *java);
 /* Runs our_lines(a, groups, n, ours) and the oracle's `kind` for the
  * same groups, fails the test at the first differing line, and prints
  * ours; ours keeps its lines for further checks. */
