@@ -97,38 +97,26 @@ static int knc_records_topic(kn_records *recs, const char *topic) {
     return (int)i;
 }
 
-int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
-                    int ts_type, const kn_record *rec, knc_buf *buf) {
-    if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + 1, sizeof(knc_rec)))
-        return KN_ERR__NOMEM;
+int knc_records_source(kn_records *recs, size_t n, const char *topic, knc_buf *buf) {
+    if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + n, sizeof(knc_rec)))
+        return -1;
     if (!recs->buf_count || recs->bufs[recs->buf_count - 1] != buf) {
         if (!knc_grow((void **)&recs->bufs, &recs->buf_cap, recs->buf_count + 1,
                       sizeof(knc_buf *)))
-            return KN_ERR__NOMEM;
+            return -1;
         recs->bufs[recs->buf_count++] = knc_buf_retain(buf);
     }
-    int t = knc_records_topic(recs, topic);
+    return knc_records_topic(recs, topic);
+}
+
+int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
+                    int ts_type, const kn_record *rec, knc_buf *buf) {
+    int t = knc_records_source(recs, 1, topic, buf);
     if (t < 0)
         return KN_ERR__NOMEM;
-    knc_rec *r = &recs->recs[recs->count++];
-    r->offset = rec->offset;
-    r->timestamp = rec->timestamp;
-    r->key = rec->key.ptr;
-    r->key_len = rec->key.len;
-    r->value = rec->value.ptr;
-    r->value_len = rec->value.len;
-    r->headers = rec->headers.ptr;
-    r->headers_len = rec->headers.len;
-    r->header_count = rec->header_count;
-    r->partition = partition;
-    r->leader_epoch = leader_epoch;
-    r->topic_idx = (uint16_t)t;
-    r->ts_type = (uint8_t)ts_type;
-    r->delivery_count = 0;
-    int64_t b = (rec->key.len > 0 ? rec->key.len : 0) + (rec->value.len > 0 ? rec->value.len : 0);
-    recs->bytes += b;
-    recs->topic_counts[2 * t]++;
-    recs->topic_counts[2 * t + 1] += b;
+    knc_rec_set(&recs->recs[recs->count], rec->offset, rec->timestamp, rec, partition, leader_epoch,
+                t, ts_type);
+    knc_records_commit(recs, t, 1, knc_rec_bytes(rec));
     return 0;
 }
 
