@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "consumer/drain.h"
-#include "proto/record_next.h"
 #include "kn_alloc.h"
 
 static bool knc_aborting_has(const knc_fetched *f, int64_t pid) {
@@ -155,7 +154,7 @@ static knc_fetched *knc_next_slice(knc_part *p) {
 
 /* The usual records of the open batch, straight into out: the run's
  * topic and buffer are set up once, and each record is decoded inline
- * (record_next.h) into its slot, the batch's reading position and the
+ * (record_batch.h, "the fast record reader") into its slot, the batch's reading position and the
  * counts kept in locals until the end (small records are where a
  * consumer's time goes). Stops at max, at the batch's declared end, or
  * at a record that only kn_rb_next's checked reader may judge. Returns

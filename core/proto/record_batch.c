@@ -12,7 +12,6 @@
  * header key length are all corrupt batches.
  */
 #include "proto/record_batch.h"
-#include "proto/record_next.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -138,7 +137,7 @@ static inline kn_bytes rb_rd_field(kn_rd *r, const char *what) {
 }
 
 int kn_rb_next(kn_rb *b, kn_record *rec, char *errstr, size_t errsize) {
-    /* The usual record (record_next.h); the checked reader below takes
+    /* The usual record (record_batch.h); the checked reader below takes
      * everything else and names what is wrong. */
     if (kn_rb_next_fast(b, rec))
         return 1;
