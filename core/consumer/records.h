@@ -91,4 +91,50 @@ kn_records *knc_records_new(size_t cap);
 int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
                     int ts_type, const kn_record *rec, knc_buf *buf);
 
+/* The same in steps, for a loop that adds many records of one batch
+ * (drain.c): knc_records_source, once per run of records, makes room
+ * for n more, interns topic and retains buf, and returns the topic's
+ * index (or -1: out of memory); the loop fills the slots from
+ * recs->recs + recs->count on with knc_rec_set, and knc_records_commit
+ * counts the n it filled, with their key + value bytes. */
+int knc_records_source(kn_records *recs, size_t n, const char *topic, knc_buf *buf);
+/* knc_rec's slice convention, which LuaJIT reads in place: null is
+ * NULL with length -1, empty a valid non-NULL pointer with length 0,
+ * whatever the decoder left in ptr. */
+extern const uint8_t knc_empty_slice[1];
+static inline const uint8_t *knc_slice_ptr(kn_bytes b, int32_t *len) {
+    if (b.len < 0) {
+        *len = -1;
+        return NULL;
+    }
+    *len = b.len;
+    return b.ptr ? b.ptr : knc_empty_slice;
+}
+static inline void knc_rec_set(knc_rec *r, int64_t offset, int64_t timestamp, const kn_record *rec,
+                               int32_t partition, int32_t leader_epoch, int topic_idx,
+                               int ts_type) {
+    r->offset = offset;
+    r->timestamp = timestamp;
+    r->key = knc_slice_ptr(rec->key, &r->key_len);
+    r->value = knc_slice_ptr(rec->value, &r->value_len);
+    r->headers = rec->headers.ptr;
+    r->headers_len = rec->headers.len;
+    r->header_count = rec->header_count;
+    r->partition = partition;
+    r->leader_epoch = leader_epoch;
+    r->topic_idx = (uint16_t)topic_idx;
+    r->ts_type = (uint8_t)ts_type;
+    r->delivery_count = 0;
+}
+/* Key + value bytes of a record, null ones 0 (what the metrics count). */
+static inline int64_t knc_rec_bytes(const kn_record *rec) {
+    return (rec->key.len > 0 ? rec->key.len : 0) + (rec->value.len > 0 ? rec->value.len : 0);
+}
+static inline void knc_records_commit(kn_records *recs, int topic_idx, size_t n, int64_t bytes) {
+    recs->count += n;
+    recs->bytes += bytes;
+    recs->topic_counts[2 * topic_idx] += (int64_t)n;
+    recs->topic_counts[2 * topic_idx + 1] += bytes;
+}
+
 #endif
