@@ -152,52 +152,6 @@ static knc_fetched *knc_next_slice(knc_part *p) {
     return next;
 }
 
-/* The usual records of the open batch, straight into out: the run's
- * topic and buffer are set up once, and each record is decoded inline
- * (record_batch.h, "the fast record reader") into its slot, the batch's reading position and the
- * counts kept in locals until the end (small records are where a
- * consumer's time goes). Stops at max, at the batch's declared end, or
- * at a record that only kn_rb_next's checked reader may judge. Returns
- * the records added (the position moved past them) or KN_ERR__NOMEM
- * (nothing read). */
-static int knc_drain_fast(knc_part *p, knc_fetched *f, kn_records *out, int max) {
-    kn_rb *b = &f->batch;
-    kn_rb_cursor cur;
-    if (!kn_rb_cursor_begin(b, &cur))
-        return 0;
-    if (max > cur.left)
-        max = cur.left;
-    int t = knc_records_source(out, (size_t)max, p->topic, f->batch_buf);
-    if (t < 0)
-        return KN_ERR__NOMEM;
-    int ts_type = (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME) ? KN_TIMESTAMP_LOG_APPEND_TIME
-                                                                 : KN_TIMESTAMP_CREATE_TIME;
-    const kn_rb_header h = b->h; /* in locals: the stores below may alias b */
-    int32_t epoch = h.partition_leader_epoch, partition = p->partition;
-    int64_t pos = p->position, bytes = 0;
-    knc_rec *dst = out->recs + out->count;
-    int n = 0, read = 0;
-    kn_record rec;
-    while (n < max && kn_rb_cursor_next(&cur, &rec)) {
-        read++;
-        int64_t offset = kn_rb_record_offset(&h, rec.offset_delta);
-        if (offset < pos)
-            continue;
-        knc_rec_set(&dst[n++], offset, kn_rb_record_timestamp(&h, rec.timestamp_delta), &rec,
-                    partition, epoch, t, ts_type);
-        bytes += knc_rec_bytes(&rec);
-        pos = offset + 1;
-    }
-    kn_rb_cursor_end(b, &cur, read);
-    knc_records_commit(out, t, (size_t)n, bytes);
-    if (n) {
-        p->position = pos;
-        if (epoch >= 0)
-            p->position_epoch = epoch;
-    }
-    return n;
-}
-
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts) {
     knc_fetched *f = p->fetched;
     int n = 0;
@@ -237,16 +191,6 @@ int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts)
             if (rc != 0)
                 goto dry;
         }
-        if (!f->has_pending) {
-            int got = knc_drain_fast(p, f, out, max - n);
-            if (got < 0)
-                return got;
-            n += got;
-            if (n >= max)
-                break;
-        }
-        /* The batch's end, a record the fast path refused, or one held
-         * back by NOMEM: the checked reader. */
         kn_record rec;
         int rc;
         if (f->has_pending) {

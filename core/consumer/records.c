@@ -97,29 +97,49 @@ static int knc_records_topic(kn_records *recs, const char *topic) {
     return (int)i;
 }
 
-/* The non-NULL pointer an empty key or value gets (records.h). */
-const uint8_t knc_empty_slice[1];
-
-int knc_records_source(kn_records *recs, size_t n, const char *topic, knc_buf *buf) {
-    if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + n, sizeof(knc_rec)))
-        return -1;
-    if (!recs->buf_count || recs->bufs[recs->buf_count - 1] != buf) {
-        if (!knc_grow((void **)&recs->bufs, &recs->buf_cap, recs->buf_count + 1,
-                      sizeof(knc_buf *)))
-            return -1;
-        recs->bufs[recs->buf_count++] = knc_buf_retain(buf);
+/* knc_rec's slice convention, which LuaJIT reads in place
+ * (records.h): null is NULL with length -1, empty a valid non-NULL
+ * pointer with length 0, whatever the decoder left in ptr. */
+static const uint8_t knc_empty[1];
+static inline const uint8_t *knc_slice_ptr(kn_bytes b, int32_t *len) {
+    if (b.len < 0) {
+        *len = -1;
+        return NULL;
     }
-    return knc_records_topic(recs, topic);
+    *len = b.len;
+    return b.ptr ? b.ptr : knc_empty;
 }
 
 int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
                     int ts_type, const kn_record *rec, knc_buf *buf) {
-    int t = knc_records_source(recs, 1, topic, buf);
+    if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + 1, sizeof(knc_rec)))
+        return KN_ERR__NOMEM;
+    if (!recs->buf_count || recs->bufs[recs->buf_count - 1] != buf) {
+        if (!knc_grow((void **)&recs->bufs, &recs->buf_cap, recs->buf_count + 1,
+                      sizeof(knc_buf *)))
+            return KN_ERR__NOMEM;
+        recs->bufs[recs->buf_count++] = knc_buf_retain(buf);
+    }
+    int t = knc_records_topic(recs, topic);
     if (t < 0)
         return KN_ERR__NOMEM;
-    knc_rec_set(&recs->recs[recs->count], rec->offset, rec->timestamp, rec, partition, leader_epoch,
-                t, ts_type);
-    knc_records_commit(recs, t, 1, knc_rec_bytes(rec));
+    knc_rec *r = &recs->recs[recs->count++];
+    r->offset = rec->offset;
+    r->timestamp = rec->timestamp;
+    r->key = knc_slice_ptr(rec->key, &r->key_len);
+    r->value = knc_slice_ptr(rec->value, &r->value_len);
+    r->headers = rec->headers.ptr;
+    r->headers_len = rec->headers.len;
+    r->header_count = rec->header_count;
+    r->partition = partition;
+    r->leader_epoch = leader_epoch;
+    r->topic_idx = (uint16_t)t;
+    r->ts_type = (uint8_t)ts_type;
+    r->delivery_count = 0;
+    int64_t b = (rec->key.len > 0 ? rec->key.len : 0) + (rec->value.len > 0 ? rec->value.len : 0);
+    recs->bytes += b;
+    recs->topic_counts[2 * t]++;
+    recs->topic_counts[2 * t + 1] += b;
     return 0;
 }
 

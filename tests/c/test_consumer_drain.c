@@ -5,8 +5,7 @@
  * (lazy per-batch decode across polls, every codec, offsets below the
  * position, control batches, read_committed filtering, a corrupt batch
  * as a partition error, a partial trailing batch, records outliving
- * the buffer they came from, the inline fast decoder handing records
- * to the checked reader).
+ * the buffer they came from).
  */
 #include "kn_test.h"
 
@@ -653,84 +652,6 @@ static void test_drain_transactions(void **state) {
     }
 }
 
-/* Records the inline fast decoder leaves to the checked reader (a
- * timestamp delta too long for it) come out in place among the others,
- * across polls of every size; a record whose declared length its fields
- * do not fill fails the partition after the records before it. */
-static void test_drain_fast_and_checked(void **state) {
-    (void)state;
-    static const knc_drain_opts no_crc = {false, false, (size_t)16 << 20};
-    for (int max = 1; max <= 12; max++) {
-        for (int corrupt = 0; corrupt < 2; corrupt++) {
-            kn_rb_builder_conf conf;
-            kn_rb_builder_conf_init(&conf);
-            conf.base_offset = 50;
-            kn_rb_builder b;
-            kn_rb_builder_init(&b, &conf, 0);
-            for (int i = 0; i < 10; i++) {
-                char v[16];
-                snprintf(v, sizeof v, "v%d", 50 + i);
-                /* every third record: a 6-byte timestamp delta */
-                int64_t ts = 1000 + i + (i % 3 == 1 ? ((int64_t)1 << 40) : 0);
-                assert_int_equal(kn_rb_builder_append(&b, i, ts, NULLB, B(v), NULL, 0), 0);
-            }
-            kn_wr blob;
-            kn_wr_init(&blob, 0, 0);
-            char es[128];
-            assert_int_equal(kn_rb_builder_finish(&b, &blob, es, sizeof es), 0);
-            kn_rb_builder_free(&b);
-            if (corrupt) {
-                /* record 6's length claims one byte more than its fields */
-                kn_rb rb;
-                kn_record rec;
-                assert_int_equal(kn_rb_parse(&rb, blob.buf, blob.len, 0, es, sizeof es), 0);
-                assert_int_equal(kn_rb_records_begin(&rb, NULL, es, sizeof es), 0);
-                for (int i = 0; i < 6; i++)
-                    assert_int_equal(kn_rb_next(&rb, &rec, es, sizeof es), 1);
-                uint8_t *len_byte = blob.buf + KN_RB_HEADER_SIZE + rb.rd.off;
-                assert_true(*len_byte < 0x7e);
-                *len_byte += 2; /* zigzag: length + 1 */
-            }
-            knc_part *p = knc_part_new("t", 4, 1, KNC_RESET_EARLIEST, false);
-            knc_part_seek(p, 51, -1); /* the first record is below the position */
-            buffer_blob(p, &blob, NULL, 0);
-            kn_wr_free(&blob);
-            int64_t next = 51;
-            for (int round = 0; round < 20 && p->fetched && p->state == KNC_POS_VALID; round++) {
-                kn_records *r = knc_records_new((size_t)max);
-                int n = knc_drain(p, r, max, &no_crc);
-                assert_true(n >= 0 && n <= max);
-                for (size_t i = 0; i < kn_records_count(r); i++, next++) {
-                    size_t len;
-                    char v[32];
-                    snprintf(v, sizeof v, "v%lld", (long long)next);
-                    int i_in = (int)(next - 50);
-                    assert_int_equal(kn_records_offset(r, i), next);
-                    assert_int_equal(kn_records_timestamp(r, i),
-                                     1000 + i_in + (i_in % 3 == 1 ? ((int64_t)1 << 40) : 0));
-                    assert_null(kn_records_key(r, i, &len));
-                    const void *val = kn_records_value(r, i, &len);
-                    assert_int_equal(len, strlen(v));
-                    assert_memory_equal(val, v, len);
-                    assert_int_equal(kn_records_partition(r, i), 4);
-                }
-                assert_int_equal(p->position, next);
-                kn_records_free(r);
-            }
-            if (corrupt) {
-                assert_int_equal(next, 56);
-                assert_int_equal(p->state, KNC_POS_FAILED);
-                assert_int_equal(p->err, KN_ERR__BAD_BATCH);
-                assert_non_null(strstr(p->errstr, "t [4] at offset 56"));
-            } else {
-                assert_int_equal(next, 60);
-                assert_int_equal(p->state, KNC_POS_VALID);
-            }
-            knc_part_free(p);
-        }
-    }
-}
-
 /* A corrupt batch: the records before it are returned, then the
  * partition stops at the bad offset with an error naming it. */
 static void test_drain_corrupt(void **state) {
@@ -776,7 +697,6 @@ int main(void) {
         cmocka_unit_test(test_read_ahead),
         cmocka_unit_test(test_drain_transactions),
         cmocka_unit_test(test_drain_corrupt),
-        cmocka_unit_test(test_drain_fast_and_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
