@@ -158,13 +158,10 @@ static int lk_batch_record(lua_State *L) {
     return 1;
 }
 
-/* batch:values([t]) / batch:keys([t]): t[i] = value (key) of record i
- * for i = 1..#batch, nil for a null one; t (reused across polls: the
- * entries past #batch are not touched) or a new table is returned. One
- * C call per poll instead of one per record: the loop over t stays in
- * the VM (and in LuaJIT's traces). */
-static int lk_batch_fill(lua_State *L, const char *field,
-                         const void *(*get)(const kn_records *, size_t, size_t *)) {
+/* The table batch:values() and its kin fill: the caller's t (argument
+ * 2) or a new one, left at index 2; a batch of Lua tables (b->tables)
+ * also pushes them at index 3. */
+static lk_batch *lk_batch_fill_target(lua_State *L) {
     lk_batch *b = lk_batch_self(L);
     if (lua_isnoneornil(L, 2)) {
         lua_settop(L, 1);
@@ -175,6 +172,17 @@ static int lk_batch_fill(lua_State *L, const char *field,
     }
     if (b->tables)
         lua_getuservalue(L, 1); /* 3 */
+    return b;
+}
+
+/* batch:values([t]) / batch:keys([t]): t[i] = value (key) of record i
+ * for i = 1..#batch, nil for a null one; t (reused across polls: the
+ * entries past #batch are not touched) or a new table is returned. One
+ * C call per poll instead of one per record: the loop over t stays in
+ * the VM (and in LuaJIT's traces). */
+static int lk_batch_fill(lua_State *L, const char *field,
+                         const void *(*get)(const kn_records *, size_t, size_t *)) {
+    lk_batch *b = lk_batch_fill_target(L);
     for (lua_Integer i = 0; i < b->n; i++) {
         if (b->tables) {
             lua_rawgeti(L, 3, (int)(i + 1));
@@ -199,16 +207,7 @@ static int lk_batch_keys(lua_State *L) { return lk_batch_fill(L, "key", kn_recor
  * needs per record without one C call per record (batch:offset(i) is
  * one each). */
 static int lk_batch_fill_ints(lua_State *L, const char *field, int partitions) {
-    lk_batch *b = lk_batch_self(L);
-    if (lua_isnoneornil(L, 2)) {
-        lua_settop(L, 1);
-        lua_createtable(L, (int)b->n, 0);
-    } else {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        lua_settop(L, 2);
-    }
-    if (b->tables)
-        lua_getuservalue(L, 1); /* 3 */
+    lk_batch *b = lk_batch_fill_target(L);
     for (lua_Integer i = 0; i < b->n; i++) {
         if (b->tables) {
             lua_rawgeti(L, 3, (int)(i + 1));
