@@ -194,12 +194,21 @@ static const void *knc_slice(const uint8_t *ptr, int32_t n, size_t *len) {
     return n == 0 || !ptr ? empty : ptr;
 }
 
+/* Every knc_rec keeps the slice convention from the moment it is added
+ * (knc_slice_ptr, and drain.c's fast reader), so key and value are
+ * handed out as they are: these run once per record in most loops. */
 const void *kn_records_key(const kn_records *recs, size_t i, size_t *len) {
-    return knc_slice(recs->recs[i].key, recs->recs[i].key_len, len);
+    const knc_rec *r = &recs->recs[i];
+    if (len)
+        *len = r->key_len > 0 ? (size_t)r->key_len : 0;
+    return r->key;
 }
 
 const void *kn_records_value(const kn_records *recs, size_t i, size_t *len) {
-    return knc_slice(recs->recs[i].value, recs->recs[i].value_len, len);
+    const knc_rec *r = &recs->recs[i];
+    if (len)
+        *len = r->value_len > 0 ? (size_t)r->value_len : 0;
+    return r->value;
 }
 
 size_t kn_records_header_count(const kn_records *recs, size_t i) {
