@@ -346,9 +346,7 @@ int kn_consumer_poll(kn_consumer *c, int timeout_ms, kn_records **recs, char *er
     if (!c->app.closed) /* close destroyed the network client and its metrics registry */
         knc_metrics_poll(c, rc == KN_OK ? out : NULL, knw_now_ms());
     c->stats.records += (int64_t)out->count;
-    for (size_t i = 0; i < out->count; i++)
-        c->stats.record_bytes += (out->recs[i].key_len > 0 ? out->recs[i].key_len : 0) +
-                                 (out->recs[i].value_len > 0 ? out->recs[i].value_len : 0);
+    c->stats.record_bytes += out->bytes; /* counted as the drain added them */
     /* This poll returned one outcome but another is already due (more
      * records than max.poll.records, a second partition's error, a commit
      * callback): no network event will announce it, so an event loop that

@@ -152,6 +152,83 @@ static knc_fetched *knc_next_slice(knc_part *p) {
     return next;
 }
 
+/* The usual records of the open batch, decoded inline (record_batch.h,
+ * "the fast record reader") straight into out's slots: the buffer
+ * reference, the topic and the room are taken once per run, and the
+ * batch's reading position, the partition's position and the byte count
+ * stay in locals until the run ends. Records below the position (a
+ * fetch or a seek into the middle of a batch) are read past, as the
+ * checked loop below does. Stops at max, at the batch's declared end or
+ * at a record only kn_rb_next may judge, and gives the reading position
+ * back to the batch, so the checked loop goes on exactly there. Returns
+ * the records added (p->position moved past them), or KN_ERR__NOMEM
+ * with the record that found no room left unread. */
+static int knc_drain_run(knc_part *p, knc_fetched *f, kn_records *out, int max) {
+    kn_rb *b = &f->batch;
+    kn_rb_cursor cur;
+    kn_record rec;
+    if (!kn_rb_cursor_begin(b, &cur))
+        return 0;
+    /* The header in locals: the slot stores below could alias it for
+     * all the compiler knows. */
+    const uint64_t base = (uint64_t)b->h.base_offset;
+    const bool log_append = (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME) != 0;
+    const uint64_t ts_base = (uint64_t)(log_append ? b->h.max_timestamp : b->h.base_timestamp);
+    const uint64_t ts_mask = log_append ? 0 : ~(uint64_t)0;
+    const int32_t epoch = b->h.partition_leader_epoch, partition = p->partition;
+    const uint8_t ts_type = log_append ? KN_TIMESTAMP_LOG_APPEND_TIME : KN_TIMESTAMP_CREATE_TIME;
+    int64_t pos = p->position;
+    const uint8_t *at;
+    do {
+        at = cur.p;
+        if (!kn_rb_cursor_next(&cur, &rec)) {
+            kn_rb_cursor_end(b, &cur);
+            return 0;
+        }
+    } while ((int64_t)(base + (uint64_t)(int64_t)rec.offset_delta) < pos);
+    int room = cur.left + 1 < max ? cur.left + 1 : max;
+    int t = knc_records_reserve(out, (size_t)room, p->topic, f->batch_buf);
+    if (t < 0) {
+        cur.p = at; /* rec stays unread */
+        cur.left++;
+        kn_rb_cursor_end(b, &cur);
+        return KN_ERR__NOMEM;
+    }
+    knc_rec *dst = out->recs + out->count;
+    int64_t bytes = 0;
+    int n = 0;
+    do {
+        int64_t offset = (int64_t)(base + (uint64_t)(int64_t)rec.offset_delta);
+        if (offset < pos)
+            continue; /* to the loop's condition: the next record */
+        knc_rec *r = &dst[n++];
+        r->offset = offset;
+        r->timestamp = (int64_t)(ts_base + ((uint64_t)rec.timestamp_delta & ts_mask));
+        /* The fast reader keeps knc_rec's slice convention already:
+         * null is NULL/-1, anything else a pointer into the record. */
+        r->key = rec.key.ptr;
+        r->key_len = rec.key.len;
+        r->value = rec.value.ptr;
+        r->value_len = rec.value.len;
+        r->headers = rec.headers.ptr;
+        r->headers_len = rec.headers.len;
+        r->header_count = rec.header_count;
+        r->partition = partition;
+        r->leader_epoch = epoch;
+        r->topic_idx = (uint16_t)t;
+        r->ts_type = ts_type;
+        r->delivery_count = 0;
+        bytes += (rec.key.len > 0 ? rec.key.len : 0) + (rec.value.len > 0 ? rec.value.len : 0);
+        pos = offset + 1;
+    } while (n < room && kn_rb_cursor_next(&cur, &rec));
+    kn_rb_cursor_end(b, &cur);
+    knc_records_commit(out, t, (size_t)n, bytes);
+    p->position = pos;
+    if (epoch >= 0)
+        p->position_epoch = epoch;
+    return n;
+}
+
 int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts) {
     knc_fetched *f = p->fetched;
     int n = 0;
@@ -191,6 +268,16 @@ int knc_drain(knc_part *p, kn_records *out, int max, const knc_drain_opts *opts)
             if (rc != 0)
                 goto dry;
         }
+        if (!f->has_pending) {
+            int got = knc_drain_run(p, f, out, max - n);
+            if (got < 0)
+                return got;
+            n += got;
+            if (n >= max)
+                break;
+        }
+        /* The batch's end, a record the fast reader left to the checked
+         * one, or a record NOMEM held back. */
         kn_record rec;
         int rc;
         if (f->has_pending) {

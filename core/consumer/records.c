@@ -110,17 +110,21 @@ static inline const uint8_t *knc_slice_ptr(kn_bytes b, int32_t *len) {
     return b.ptr ? b.ptr : knc_empty;
 }
 
-int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
-                    int ts_type, const kn_record *rec, knc_buf *buf) {
-    if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + 1, sizeof(knc_rec)))
-        return KN_ERR__NOMEM;
+int knc_records_reserve(kn_records *recs, size_t n, const char *topic, knc_buf *buf) {
+    if (!knc_grow((void **)&recs->recs, &recs->cap, recs->count + n, sizeof(knc_rec)))
+        return -1;
     if (!recs->buf_count || recs->bufs[recs->buf_count - 1] != buf) {
         if (!knc_grow((void **)&recs->bufs, &recs->buf_cap, recs->buf_count + 1,
                       sizeof(knc_buf *)))
-            return KN_ERR__NOMEM;
+            return -1;
         recs->bufs[recs->buf_count++] = knc_buf_retain(buf);
     }
-    int t = knc_records_topic(recs, topic);
+    return knc_records_topic(recs, topic);
+}
+
+int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
+                    int ts_type, const kn_record *rec, knc_buf *buf) {
+    int t = knc_records_reserve(recs, 1, topic, buf);
     if (t < 0)
         return KN_ERR__NOMEM;
     knc_rec *r = &recs->recs[recs->count++];
@@ -190,12 +194,21 @@ static const void *knc_slice(const uint8_t *ptr, int32_t n, size_t *len) {
     return n == 0 || !ptr ? empty : ptr;
 }
 
+/* Every knc_rec keeps the slice convention from the moment it is added
+ * (knc_slice_ptr, and drain.c's fast reader), so key and value are
+ * handed out as they are: these run once per record in most loops. */
 const void *kn_records_key(const kn_records *recs, size_t i, size_t *len) {
-    return knc_slice(recs->recs[i].key, recs->recs[i].key_len, len);
+    const knc_rec *r = &recs->recs[i];
+    if (len)
+        *len = r->key_len > 0 ? (size_t)r->key_len : 0;
+    return r->key;
 }
 
 const void *kn_records_value(const kn_records *recs, size_t i, size_t *len) {
-    return knc_slice(recs->recs[i].value, recs->recs[i].value_len, len);
+    const knc_rec *r = &recs->recs[i];
+    if (len)
+        *len = r->value_len > 0 ? (size_t)r->value_len : 0;
+    return r->value;
 }
 
 size_t kn_records_header_count(const kn_records *recs, size_t i) {

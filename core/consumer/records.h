@@ -91,4 +91,19 @@ kn_records *knc_records_new(size_t cap);
 int knc_records_add(kn_records *recs, const char *topic, int32_t partition, int32_t leader_epoch,
                     int ts_type, const kn_record *rec, knc_buf *buf);
 
+/* The same for a run of records of one batch (drain.c), in two steps so
+ * the per-run work is done once: knc_records_reserve makes room for n
+ * more records, retains buf and interns topic, returning the topic's
+ * index (or -1: out of memory, and recs is as it was apart from spare
+ * room); the caller fills slots recs->recs[recs->count ...] itself,
+ * keeping knc_rec's slice convention, then knc_records_commit counts
+ * the n it filled with their key + value bytes (null ones 0). */
+int knc_records_reserve(kn_records *recs, size_t n, const char *topic, knc_buf *buf);
+static inline void knc_records_commit(kn_records *recs, int topic_idx, size_t n, int64_t bytes) {
+    recs->count += n;
+    recs->bytes += bytes;
+    recs->topic_counts[2 * topic_idx] += (int64_t)n;
+    recs->topic_counts[2 * topic_idx + 1] += bytes;
+}
+
 #endif

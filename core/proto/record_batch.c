@@ -136,96 +136,21 @@ static inline kn_bytes rb_rd_field(kn_rd *r, const char *what) {
     return kn_rd_slice(r, n < 0 ? -1 : n, what);
 }
 
-/* The fast path of kn_rb_next: one record decoded with plain pointers,
- * for the usual shape (every varint at most 4 bytes, every field inside
- * the record). Consumers spend a quarter of their time here on small
- * records, and the checked reader pays an error test and an offset store
- * per byte. Anything else -- a longer varint, a field past the end, a
- * header that does not fit, bytes left over -- returns false with the
- * reader where it was, and the checked reader decodes the record again and
- * names the fault; so both paths accept exactly the same records. */
-static inline bool rb_fast_varint(const uint8_t **pp, const uint8_t *end, int32_t *out) {
-    const uint8_t *p = *pp;
-    uint32_t u = 0;
-    for (int shift = 0; shift < 28 && p < end; shift += 7) {
-        uint8_t c = *p++;
-        u |= (uint32_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *out = (int32_t)(u >> 1) ^ -(int32_t)(u & 1);
-            *pp = p;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* A varint-length field at *pp inside [*pp, end): negative lengths are
- * null, as rb_rd_field reads them. */
-static inline bool rb_fast_field(const uint8_t **pp, const uint8_t *end, kn_bytes *out) {
-    int32_t n;
-    if (!rb_fast_varint(pp, end, &n))
-        return false;
-    if (n < 0) {
-        out->ptr = NULL;
-        out->len = -1;
-        return true;
-    }
-    if (n > end - *pp)
-        return false;
-    out->ptr = *pp;
-    out->len = n;
-    *pp += n;
-    return true;
-}
-
-static bool rb_next_fast(kn_rb *b, kn_record *rec) {
-    kn_rd *r = &b->rd;
-    /* Nothing left (an empty decompressed body has buf NULL, and NULL + 0
-     * is undefined): the checked reader says what is wrong. */
-    if (r->err || r->off >= r->len)
-        return false;
-    const uint8_t *p = r->buf + r->off, *lim = r->buf + r->len;
-    int32_t body_len, ts_delta, header_count;
-    if (!rb_fast_varint(&p, lim, &body_len) || body_len < 1 || body_len > lim - p)
-        return false;
-    const uint8_t *end = p + body_len;
-    int8_t attributes = (int8_t)*p++;
-    if (!rb_fast_varint(&p, end, &ts_delta) || !rb_fast_varint(&p, end, &rec->offset_delta) ||
-        !rb_fast_field(&p, end, &rec->key) || !rb_fast_field(&p, end, &rec->value) ||
-        !rb_fast_varint(&p, end, &header_count) || header_count < 0)
-        return false;
-    const uint8_t *hstart = p;
-    for (int32_t i = 0; i < header_count; i++) {
-        kn_bytes k, v;
-        if (!rb_fast_field(&p, end, &k) || k.len < 0 || !rb_fast_field(&p, end, &v))
-            return false;
-    }
-    if (p != end)
-        return false;
-    rec->attributes = attributes;
-    rec->timestamp_delta = ts_delta;
-    rec->header_count = header_count;
-    rec->headers.ptr = hstart;
-    rec->headers.len = (int32_t)(end - hstart);
-    r->off = (size_t)(end - r->buf);
-    return true;
-}
-
 /* The fields a record takes from its batch header, once its own are
- * read (both paths of kn_rb_next); returns 1. */
+ * read (both paths of kn_rb_next); counts it read and returns 1. */
 static inline int rb_record_done(kn_rb *b, kn_record *rec) {
-    rec->offset = (int64_t)((uint64_t)b->h.base_offset + (uint64_t)(int64_t)rec->offset_delta);
-    if (b->h.attributes & KN_RB_ATTR_LOG_APPEND_TIME)
-        rec->timestamp = b->h.max_timestamp;
-    else
-        rec->timestamp = (int64_t)((uint64_t)b->h.base_timestamp + (uint64_t)rec->timestamp_delta);
+    rec->offset = kn_rb_record_offset(&b->h, rec->offset_delta);
+    rec->timestamp = kn_rb_record_timestamp(&b->h, rec->timestamp_delta);
     b->index++;
     return 1;
 }
 
 int kn_rb_next(kn_rb *b, kn_record *rec, char *errstr, size_t errsize) {
-    if (b->index < b->h.record_count && rb_next_fast(b, rec))
+    kn_rb_cursor cur;
+    if (kn_rb_cursor_begin(b, &cur) && kn_rb_cursor_next(&cur, rec)) {
+        b->rd.off = (size_t)(cur.p - b->rd.buf); /* rb_record_done counts it */
         return rb_record_done(b, rec);
+    }
     if (b->index >= b->h.record_count) {
         if (kn_rd_remaining(&b->rd) != 0 || !kn_rd_ok(&b->rd))
             return rb_bad(b, errstr, errsize, "%zu bytes of records left after the %d declared",

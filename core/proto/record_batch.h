@@ -255,6 +255,161 @@ static inline bool kn_record_hdr_next(kn_record_hdr_iter *it, kn_rb_kv *kv) {
  * type Kafka defines) read from its key, or -1 if the key is malformed. */
 int kn_record_control_type(const kn_record *rec);
 
+/* ---- the fast record reader ------------------------------------------ */
+
+/* kn_rb_next's fast path, inline so that a loop over many records (the
+ * consumer's drain) decodes each one straight into its own structure
+ * with the reading position in registers: with small records a consumer
+ * spends much of its time here, and a call, a kn_record copied out and
+ * the position stored back per record were a good part of it.
+ *
+ * Only the usual shape is decoded (every varint at most 4 bytes, every
+ * field inside its record, nothing left over). Anything else -- and the
+ * batch's declared end -- is refused with nothing read, and
+ * kn_rb_next's checked reader decodes that record again and names the
+ * fault: both paths accept exactly the same records. */
+/* Always inlined (GCC and clang otherwise call these out of line in a
+ * record loop): a call per field, and the record stored to memory and
+ * read back, cost as much as the decoding. */
+#if defined(__GNUC__)
+#define KN_RB_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define KN_RB_ALWAYS_INLINE
+#endif
+static inline KN_RB_ALWAYS_INLINE bool kn_rb_fast_varint(const uint8_t **pp, const uint8_t *end, int32_t *out) {
+    /* Unrolled: records' lengths and deltas are one or two bytes, and a
+     * loop costs a branch and a shift per byte more. */
+    const uint8_t *p = *pp;
+    uint32_t u;
+    if (p >= end)
+        return false;
+    u = p[0];
+    if (u < 0x80) {
+        p += 1;
+    } else {
+        if (end - p < 2)
+            return false;
+        u = (u & 0x7f) | (uint32_t)p[1] << 7;
+        if (p[1] < 0x80) {
+            p += 2;
+        } else {
+            if (end - p < 3)
+                return false;
+            u = (u & 0x3fff) | (uint32_t)p[2] << 14;
+            if (p[2] < 0x80) {
+                p += 3;
+            } else {
+                if (end - p < 4 || p[3] >= 0x80)
+                    return false; /* five bytes: the checked reader's */
+                u = (u & 0x1fffff) | (uint32_t)p[3] << 21;
+                p += 4;
+            }
+        }
+    }
+    *out = (int32_t)(u >> 1) ^ -(int32_t)(u & 1);
+    *pp = p;
+    return true;
+}
+
+/* A varint-length field inside [*pp, end): a negative length is null
+ * (NULL, -1), as the checked reader reads it; otherwise ptr is never
+ * NULL (it points into the record). */
+static inline KN_RB_ALWAYS_INLINE bool kn_rb_fast_field(const uint8_t **pp, const uint8_t *end, kn_bytes *out) {
+    int32_t n;
+    if (!kn_rb_fast_varint(pp, end, &n))
+        return false;
+    if (n < 0) {
+        out->ptr = NULL;
+        out->len = -1;
+        return true;
+    }
+    if (n > end - *pp)
+        return false;
+    out->ptr = *pp;
+    out->len = n;
+    *pp += n;
+    return true;
+}
+
+/* A batch's reading position as plain pointers (kn_rb_cursor_begin),
+ * given back to the kn_rb once at the end (kn_rb_cursor_end). */
+typedef struct kn_rb_cursor {
+    const uint8_t *p;   /* the next record */
+    const uint8_t *lim; /* the end of the record section */
+    int32_t left;       /* records the batch still declares */
+} kn_rb_cursor;
+
+/* Takes b's reading position (after kn_rb_records_begin). False when
+ * nothing is left to read fast -- the declared count reached, no bytes
+ * left (an empty decompressed section has buf NULL, and NULL + 0 is
+ * undefined), a reader error -- and then kn_rb_next says what comes. */
+static inline bool kn_rb_cursor_begin(const kn_rb *b, kn_rb_cursor *c) {
+    const kn_rd *r = &b->rd;
+    if (b->index >= b->h.record_count || r->err || r->off >= r->len)
+        return false;
+    c->p = r->buf + r->off;
+    c->lim = r->buf + r->len;
+    c->left = b->h.record_count - b->index;
+    return true;
+}
+
+/* Gives the position back to b: every record kn_rb_cursor_next returned
+ * counts as read. */
+static inline void kn_rb_cursor_end(kn_rb *b, const kn_rb_cursor *c) {
+    b->rd.off = (size_t)(c->p - b->rd.buf);
+    b->index = b->h.record_count - c->left;
+}
+
+/* The next record's own fields into *rec (offset and timestamp come
+ * from the batch header: kn_rb_record_offset, kn_rb_record_timestamp):
+ * true, or false with nothing read when the checked reader must take
+ * over. */
+static inline KN_RB_ALWAYS_INLINE bool kn_rb_cursor_next(kn_rb_cursor *c, kn_record *rec) {
+    if (c->left <= 0 || c->p >= c->lim)
+        return false;
+    const uint8_t *p = c->p, *lim = c->lim;
+    int32_t body_len, ts_delta, offset_delta, header_count;
+    kn_bytes key, value;
+    if (!kn_rb_fast_varint(&p, lim, &body_len) || body_len < 1 || body_len > lim - p)
+        return false;
+    const uint8_t *end = p + body_len;
+    int8_t attributes = (int8_t)*p++;
+    if (!kn_rb_fast_varint(&p, end, &ts_delta) || !kn_rb_fast_varint(&p, end, &offset_delta) ||
+        !kn_rb_fast_field(&p, end, &key) || !kn_rb_fast_field(&p, end, &value) ||
+        !kn_rb_fast_varint(&p, end, &header_count) || header_count < 0)
+        return false;
+    const uint8_t *hstart = p;
+    for (int32_t i = 0; i < header_count; i++) {
+        kn_bytes k, v;
+        if (!kn_rb_fast_field(&p, end, &k) || k.len < 0 || !kn_rb_fast_field(&p, end, &v))
+            return false;
+    }
+    if (p != end)
+        return false;
+    rec->attributes = attributes;
+    rec->timestamp_delta = ts_delta;
+    rec->offset_delta = offset_delta;
+    rec->key = key;
+    rec->value = value;
+    rec->header_count = header_count;
+    rec->headers.ptr = hstart;
+    rec->headers.len = (int32_t)(end - hstart);
+    c->p = end;
+    c->left--;
+    return true;
+}
+
+/* A record's offset and timestamp from its deltas and the batch header,
+ * wrapping like Java's long arithmetic on hostile input. */
+static inline int64_t kn_rb_record_offset(const kn_rb_header *h, int32_t offset_delta) {
+    return (int64_t)((uint64_t)h->base_offset + (uint64_t)(int64_t)offset_delta);
+}
+static inline int64_t kn_rb_record_timestamp(const kn_rb_header *h, int64_t timestamp_delta) {
+    if (h->attributes & KN_RB_ATTR_LOG_APPEND_TIME)
+        return h->max_timestamp;
+    return (int64_t)((uint64_t)h->base_timestamp + (uint64_t)timestamp_delta);
+}
+
 /* ---- many batches: a Fetch partition's records ------------------------ */
 
 typedef struct kn_records_iter {
