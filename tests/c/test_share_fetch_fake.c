@@ -507,9 +507,9 @@ static bool all_acked_below(env *e, int64_t below) {
     return ok;
 }
 
-/* Acknowledgements while a grown answer is being emptied. A loop taking
- * about 1 ms per poll still empties each 16-poll answer within 50 ms
- * (MaxRecords stays at the top), and the network thread sees every
+/* Acknowledgements while a grown answer is being emptied. A loop that
+ * pauses 0.3 ms after each poll still empties each answer quickly
+ * (MaxRecords stays above a poll), and the network thread sees every
  * poll's acknowledgements before the buffer is empty: they ride on the
  * next ShareFetch (hardly any ShareAcknowledge; sent alone, nearly every
  * poll would send one). With a slow loop (1 s between polls, 16 polls
@@ -528,7 +528,7 @@ static void test_acks_wait_at_most_100ms(void **state) {
     int64_t until = kn_test_now_ms() + 20000;
     while (fetches(&e) < from + 10 && kn_test_now_ms() < until)
         if (poll_once(&e))
-            usleep(1000);
+            usleep(300);
     /* Stop right after a poll that left most of a 16-poll answer. */
     until = kn_test_now_ms() + 20000;
     while (outstanding(&e) < 12 * MPR && kn_test_now_ms() < until)
@@ -538,15 +538,15 @@ static void test_acks_wait_at_most_100ms(void **state) {
     int paced_fetches = e.f->nfetch - from, paced_acks = e.f->ack_reqs - acks_before, carried = 0, grown = 0;
     for (int i = from; i < e.f->nfetch; i++) {
         carried += e.f->fetch[i].acks > 0;
-        grown += e.f->fetch[i].max_records == 16 * MPR;
+        grown += e.f->fetch[i].max_records > MPR;
     }
     int fast_fetches = e.f->nfetch;
     pthread_mutex_unlock(&e.f->mu);
-    print_message("paced: %d ShareFetch (%d asking 16 polls, %d carrying acknowledgements), "
+    print_message("paced: %d ShareFetch (%d asking over a poll, %d carrying acknowledgements), "
                   "%d ShareAcknowledge\n",
                   paced_fetches, grown, carried, paced_acks);
     assert_true(paced_fetches >= 10);
-    assert_true(grown >= paced_fetches / 2); /* the answers were grown ones */
+    assert_true(grown >= paced_fetches / 2); /* grown answers: the wait applies */
     /* A stall over 100 ms (loaded machine) may send a few alone. */
     assert_true(carried >= paced_fetches / 2);
     assert_true(paced_acks <= paced_fetches / 4);
