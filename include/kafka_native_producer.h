@@ -258,9 +258,11 @@ KN_API int kn_producer_forked(const kn_producer *p);
  *                      record or offset of this transaction failed; only
  *                      abort_transaction is allowed now;
  *  KN_ERR__FATAL / KN_ERR_PRODUCER_FENCED / KN_ERR_INVALID_PRODUCER_EPOCH
- *  / KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED: fatal (e.g. another
- *                      producer with the same transactional.id fenced
- *                      this one): close the producer.
+ *  / KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+ *  / KN_ERR_INVALID_PRODUCER_ID_MAPPING: fatal (e.g. another producer
+ *                      with the same transactional.id fenced this one,
+ *                      or the id expired on the coordinator): close the
+ *                      producer.
  * The protocol follows the cluster's finalized feature
  * transaction.version (KIP-890), as Java decides it: read when
  * init_transactions completes and when each transaction ends.

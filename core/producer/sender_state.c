@@ -56,9 +56,14 @@ int64_t knp_backoff_ms(const knp_sender *s, int32_t attempts) {
     return b;
 }
 
+/* INVALID_PRODUCER_ID_MAPPING (the coordinator no longer maps our
+ * transactional id to this producer id: it expired, or a newer producer
+ * took the id and both idled past transactional.id.expiration.ms) is
+ * fatal from any broker, as in Java 4.x (KAFKA-18019): going on with a
+ * new InitProducerId could process the same input twice. */
 bool knp_is_fatal_err(int err) {
     return err == KN_ERR__AUTHENTICATION || err == KN_ERR_PRODUCER_FENCED || err == KN_ERR_CLUSTER_AUTHORIZATION_FAILED ||
-           err == KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+           err == KN_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED || err == KN_ERR_INVALID_PRODUCER_ID_MAPPING;
 }
 
 void knp_fatal_locked(knp_sender *s, int err, const char *msg) {

@@ -32,6 +32,8 @@
  *  - fatal (the producer must be closed): PRODUCER_FENCED,
  *    INVALID_PRODUCER_EPOCH (another producer took the transactional id),
  *    TRANSACTIONAL_ID_AUTHORIZATION_FAILED, INVALID_TXN_STATE, ...;
+ *    INVALID_PRODUCER_ID_MAPPING from any broker (Java 4.x, KAFKA-18019;
+ *    the sender's knp_is_fatal_err for Produce and AddPartitionsToTxn);
  *  - abortable (only abort_transaction is allowed): a record that failed,
  *    TRANSACTION_ABORTABLE, group/topic authorization, a consumer group
  *    generation that moved on;

@@ -7,7 +7,8 @@
  * others with delivery count 2; bad input (an acknowledgement for a
  * record not acquired, an expired acquisition lock, keys a share
  * consumer refuses) gets a clear error; a destroy from the consumer's
- * own callback, in poll or in close, is ignored and logged. The
+ * own callback, in commit_sync or in close, is ignored and logged
+ * (test_share_fetch_fake.c: from poll). The
  * explicit-acknowledgement test also reads the share consumer's Kafka
  * metrics (consumer-share-fetch-manager-metrics, as Java's) after
  * consuming: every delivery, byte and acknowledgement counted.
@@ -752,7 +753,7 @@ static void test_renew_lock(void **state) {
 
 /* A share consumer destroyed from one of its own callbacks: the
  * header promises the call is ignored and logged (through the client's
- * log handler), in poll and in close alike; the consumer goes on
+ * log handler), in commit_sync and in close alike; the consumer goes on
  * working, and the real destroy after close frees it (ASan: no use
  * after free, no leak). Re-entering poll or close from the callback is
  * refused with KN_ERR__STATE. */
@@ -817,7 +818,7 @@ static void test_destroy_from_callback(void **state) {
     const char *topics[] = {topic};
     assert_int_equal(kn_share_consumer_subscribe(sc, topics, 1), KN_OK);
 
-    /* In poll (through commit_sync): the callback's destroy is ignored. */
+    /* In commit_sync: the callback's destroy is ignored. */
     kn_records *r = poll_some(sc);
     int got = (int)kn_records_count(r);
     kn_records_free(r);

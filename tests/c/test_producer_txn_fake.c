@@ -13,10 +13,20 @@
  * bumps as usual. The real-broker side of version 2 (the per-transaction
  * bump, the fenced late write) is it_producer_txn_v2.c.
  *
- * The fake serves ApiVersions (with transaction.version finalized at 2),
- * Metadata (topic "t", partition 0 on node 1), FindCoordinator (node
- * 1), InitProducerId, Produce (records each batch's producer id, epoch
- * and base sequence) and EndTxn (scripted answers).
+ * Also INVALID_PRODUCER_ID_MAPPING, which a real broker only sends once
+ * the transactional id expired (transactional.id.expiration.ms, 7 days by
+ * default): from Produce (version 2) or AddPartitionsToTxn (version 1)
+ * it is fatal, as Java 4.x makes it (KAFKA-18019: recovering by a new
+ * InitProducerId could process input twice); UNKNOWN_PRODUCER_ID from
+ * AddPartitionsToTxn and INVALID_PRODUCER_EPOCH from Produce stay
+ * abortable.
+ *
+ * The fake serves ApiVersions (with transaction.version finalized at 2,
+ * or none: version 1), Metadata (topic "t", partition 0 on node 1),
+ * FindCoordinator (node 1), InitProducerId, AddPartitionsToTxn (v3, the
+ * partition error a case sets), Produce (records each batch's producer
+ * id, epoch and base sequence; the partition error a case sets) and
+ * EndTxn (scripted answers).
  */
 #include "kn_test.h"
 
@@ -29,6 +39,7 @@
 #include "fake_broker.h"
 #include "fake_metadata.h"
 #include "kn_alloc.h"
+#include "proto/generated/kp_add_partitions_to_txn.h"
 #include "proto/generated/kp_apis.h"
 #include "proto/generated/kp_end_txn.h"
 #include "proto/generated/kp_find_coordinator.h"
@@ -62,6 +73,10 @@ typedef struct fake {
     seen end[MAX_SEEN];
     int nend;
     int64_t next_offset;
+    bool txn_v1;         /* ApiVersions without transaction.version: version 1 */
+    int16_t produce_err; /* every Produce partition answers it (0: success) */
+    int16_t add_err;     /* every AddPartitionsToTxn partition answers it */
+    int nadd;            /* AddPartitionsToTxn requests */
 } fake;
 
 static const kn_uuid topic_id = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
@@ -70,9 +85,15 @@ static uint32_t be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* ApiVersions with transaction.version finalized at 2 (a 4.x cluster). */
-static void answer_api_versions(kp_ApiVersionsResponse *r, kn_arena *a) {
+/* ApiVersions with transaction.version finalized at 2 (a 4.x cluster),
+ * or without the feature (version 1). */
+static void answer_api_versions(fake *f, kp_ApiVersionsResponse *r, kn_arena *a) {
     kn_fake_api_versions(a, r);
+    pthread_mutex_lock(&f->mu);
+    bool v1 = f->txn_v1;
+    pthread_mutex_unlock(&f->mu);
+    if (v1)
+        return;
     kp_ApiVersionsResponse_FinalizedFeatureKey *ff = kn_arena_calloc(a, 1, sizeof *ff);
     ff->name = kn_str_c("transaction.version");
     ff->max_version_level = 2;
@@ -119,7 +140,8 @@ static void answer_produce(fake *f, const kn_fake_request *rq, kp_ProduceRespons
             const kn_bytes *rec = &td->partition_data.items[i].records;
             kp_ProduceResponse_PartitionProduceResponse_init(&ps[i]);
             ps[i].index = td->partition_data.items[i].index;
-            ps[i].base_offset = f->next_offset;
+            ps[i].base_offset = f->produce_err ? -1 : f->next_offset;
+            ps[i].error_code = f->produce_err;
             if (rec->ptr && rec->len >= 61 && f->nproduce < MAX_SEEN) {
                 const uint8_t *b = rec->ptr;
                 seen *s = &f->produce[f->nproduce++];
@@ -137,13 +159,42 @@ static void answer_produce(fake *f, const kn_fake_request *rq, kp_ProduceRespons
     pthread_mutex_unlock(&f->mu);
 }
 
+/* Every partition answered with f->add_err (v3 and below). */
+static void answer_add_partitions(fake *f, const kn_fake_request *rq, kp_AddPartitionsToTxnResponse *r,
+                                  kn_arena *a) {
+    const kp_AddPartitionsToTxnRequest *q = kn_fake_decode_request(a, rq);
+    pthread_mutex_lock(&f->mu);
+    f->nadd++;
+    int16_t err = f->add_err;
+    pthread_mutex_unlock(&f->mu);
+    int32_t nt = q->v3_and_below_topics.count;
+    kp_AddPartitionsToTxnResponse_AddPartitionsToTxnTopicResult *tr =
+        kn_arena_calloc(a, (size_t)nt + 1, sizeof(*tr));
+    for (int32_t t = 0; t < nt; t++) {
+        const kp_AddPartitionsToTxnRequest_AddPartitionsToTxnTopic *qt = &q->v3_and_below_topics.items[t];
+        kp_AddPartitionsToTxnResponse_AddPartitionsToTxnPartitionResult *pr =
+            kn_arena_calloc(a, (size_t)qt->partitions.count + 1, sizeof(*pr));
+        for (int32_t i = 0; i < qt->partitions.count; i++) {
+            pr[i].partition_index = qt->partitions.items[i];
+            pr[i].partition_error_code = err;
+        }
+        tr[t].name = qt->name;
+        tr[t].results_by_partition.items = pr;
+        tr[t].results_by_partition.count = qt->partitions.count;
+    }
+    r->results_by_topic_v3_and_below.items = tr;
+    r->results_by_topic_v3_and_below.count = nt;
+}
+
 static void answer_end_txn(fake *f, const kn_fake_request *rq, kp_EndTxnResponse *r, kn_arena *a) {
     const kp_EndTxnRequest *q = kn_fake_decode_request(a, rq);
     pthread_mutex_lock(&f->mu);
     int i = f->nend;
     if (f->nend < MAX_SEEN)
         f->end[f->nend++] = (seen){q->producer_id, q->producer_epoch, -1, rq->ver, q->committed};
-    if (i < f->nend_script) {
+    if (rq->ver < 5) {
+        /* no producer id nor epoch in the answer before v5 */
+    } else if (i < f->nend_script) {
         r->producer_id = f->end_pid[i];
         r->producer_epoch = f->end_epoch[i];
     } else {
@@ -160,7 +211,7 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     void *body = kn_arena_alloc(&a, kp_api_get(key)->resp_size);
     kp_api_get(key)->resp_init(body);
     if (key == KP_API_API_VERSIONS) {
-        answer_api_versions(body, &a);
+        answer_api_versions(f, body, &a);
     } else if (key == KP_API_METADATA) {
         kn_fake_metadata_one_partition(body, &a, &f->port, 1, &topic_id, 0);
     } else if (key == KP_API_FIND_COORDINATOR) {
@@ -175,6 +226,8 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
         answer_produce(f, rq, body, &a);
     } else if (key == KP_API_END_TXN) {
         answer_end_txn(f, rq, body, &a);
+    } else if (key == KP_API_ADD_PARTITIONS_TO_TXN) {
+        answer_add_partitions(f, rq, body, &a);
     }
     uint8_t *out = kn_fake_frame_response(key, rq->ver, rq->corr, body, rq->ver, len);
     kn_arena_destroy(&a);
@@ -309,9 +362,120 @@ static void test_epoch_exhausted_new_producer_id(void **st) {
     kn_free(f);
 }
 
+/* ---- one failing partition answer: fatal or abortable ------------------ */
+
+static void record_error(kn_producer *p, const kn_delivery *d, void *opaque) {
+    (void)p;
+    int *err = opaque;
+    if (!*err)
+        *err = kn_delivery_error(d);
+}
+
+/* A transaction whose one record gets err from Produce (produce_err) or
+ * from AddPartitionsToTxn (add_err, version 1). Checks the record's
+ * error, then what the producer allows: fatal, every transactional call
+ * returns KN_ERR__FATAL and the state is FATAL_ERROR; abortable, commit
+ * returns KN_ERR_TRANSACTION_ABORTABLE, the abort succeeds and the next
+ * transaction commits. */
+static void run_failing_partition(bool txn_v1, int16_t produce_err, int16_t add_err, bool want_fatal) {
+    fake *f = kn_calloc(1, sizeof *f);
+    pthread_mutex_init(&f->mu, NULL);
+    f->init_pid = 1000;
+    f->init_epoch = 3;
+    f->txn_v1 = txn_v1;
+    f->produce_err = produce_err;
+    f->add_err = add_err;
+    f->fb = kn_fake_broker_start(serve_one, f);
+    f->port = kn_fake_broker_port(f->fb);
+    kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
+    char bs[64], err[512];
+    snprintf(bs, sizeof bs, "127.0.0.1:%d", f->port);
+    kn_test_conf_set(conf, "bootstrap.servers", bs);
+    kn_test_conf_set(conf, "transactional.id", "tid-pid-mapping");
+    kn_test_conf_set(conf, "linger.ms", "0");
+    kn_test_conf_set(conf, "retry.backoff.ms", "20");
+    int rec_err = 0;
+    kn_producer *p = kn_producer_new(conf, record_error, &rec_err, err, sizeof err);
+    kn_conf_destroy(conf);
+    if (!p)
+        fail_msg("kn_producer_new: %s", err);
+    must(kn_producer_init_transactions(p, 10000, err, sizeof err), "init_transactions", err);
+    assert_int_equal(stats_of(p).transaction_version, txn_v1 ? 1 : 2);
+    must(kn_producer_begin_transaction(p, err, sizeof err), "begin", err);
+    send_value(p, "v");
+    assert_int_equal(kn_producer_flush(p, 10000), 0);
+    int want_err = produce_err ? produce_err : add_err;
+    print_message("version %d, %s %s: record failed with %s, state %s\n", txn_v1 ? 1 : 2,
+                  produce_err ? "Produce" : "AddPartitionsToTxn", kn_err_name(want_err), kn_err_name(rec_err),
+                  kn_producer_transaction_state(p));
+    assert_int_equal(rec_err, want_err);
+    if (add_err) {
+        pthread_mutex_lock(&f->mu);
+        assert_true(f->nadd >= 1);
+        assert_int_equal(f->nproduce, 0); /* never sent: the partition was not added */
+        pthread_mutex_unlock(&f->mu);
+    }
+    int rc = kn_producer_commit_transaction(p, 10000, err, sizeof err);
+    print_message("commit: %s (%s), state %s\n", kn_err_name(rc), err, kn_producer_transaction_state(p));
+    if (want_fatal) {
+        assert_int_equal(rc, KN_ERR__FATAL);
+        assert_string_equal(kn_producer_transaction_state(p), "FATAL_ERROR");
+        assert_int_equal(kn_producer_abort_transaction(p, 10000, err, sizeof err), KN_ERR__FATAL);
+        assert_int_equal(kn_producer_begin_transaction(p, err, sizeof err), KN_ERR__FATAL);
+        kn_record_out r = KN_RECORD_OUT_INIT;
+        r.topic = "t";
+        r.value = "w";
+        r.value_len = 1;
+        assert_int_equal(kn_producer_send(p, &r, err, sizeof err), KN_ERR__FATAL);
+        pthread_mutex_lock(&f->mu);
+        assert_int_equal(f->nend, 0); /* no EndTxn: the producer is done */
+        pthread_mutex_unlock(&f->mu);
+    } else {
+        assert_int_equal(rc, KN_ERR_TRANSACTION_ABORTABLE);
+        assert_string_equal(kn_producer_transaction_state(p), "ABORTABLE_ERROR");
+        must(kn_producer_abort_transaction(p, 10000, err, sizeof err), "abort", err);
+        pthread_mutex_lock(&f->mu);
+        f->produce_err = 0;
+        f->add_err = 0;
+        pthread_mutex_unlock(&f->mu);
+        one_txn(p, 1, true); /* the producer goes on */
+        assert_string_equal(kn_producer_transaction_state(p), "READY");
+    }
+    kn_producer_close(p, 10000);
+    kn_producer_destroy(p);
+    kn_fake_broker_stop(f->fb);
+    pthread_mutex_destroy(&f->mu);
+    kn_free(f);
+}
+
+static void test_produce_invalid_pid_mapping_is_fatal(void **st) {
+    (void)st;
+    run_failing_partition(false, KN_ERR_INVALID_PRODUCER_ID_MAPPING, 0, true);
+}
+
+static void test_add_partitions_invalid_pid_mapping_is_fatal(void **st) {
+    (void)st;
+    run_failing_partition(true, 0, KN_ERR_INVALID_PRODUCER_ID_MAPPING, true);
+}
+
+/* The neighbours that stay abortable, so the cases above can tell. */
+static void test_produce_invalid_epoch_is_abortable(void **st) {
+    (void)st;
+    run_failing_partition(false, KN_ERR_INVALID_PRODUCER_EPOCH, 0, false);
+}
+
+static void test_add_partitions_unknown_pid_is_abortable(void **st) {
+    (void)st;
+    run_failing_partition(true, 0, KN_ERR_UNKNOWN_PRODUCER_ID, false);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_epoch_exhausted_new_producer_id),
+        cmocka_unit_test(test_produce_invalid_pid_mapping_is_fatal),
+        cmocka_unit_test(test_add_partitions_invalid_pid_mapping_is_fatal),
+        cmocka_unit_test(test_produce_invalid_epoch_is_abortable),
+        cmocka_unit_test(test_add_partitions_unknown_pid_is_abortable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
