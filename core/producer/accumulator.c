@@ -204,7 +204,8 @@ int knp_acc_topic_update(knp_acc *acc, knp_topic *t, int32_t count, const int32_
     return 0;
 }
 
-knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p) {
+/* knp_acc_partq's slow half: the queue does not exist yet. */
+knp_partq *knp_acc_partq_new(knp_acc *acc, knp_topic *t, int32_t p) {
     if (p < 0 || p >= t->partition_count)
         return NULL;
     if (t->parts[p])

@@ -190,7 +190,13 @@ int knp_acc_topic_update(knp_acc *acc, knp_topic *t, int32_t count, const int32_
                          int32_t navail);
 /* Lock held. The queue of t's partition p (< partition_count), created
  * on first use; NULL on allocation failure. */
-knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p);
+knp_partq *knp_acc_partq_new(knp_acc *acc, knp_topic *t, int32_t p);
+static inline knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p) {
+    /* Inline: after a partition's first record this is one load. */
+    if (p >= 0 && p < t->partition_count && t->parts[p])
+        return t->parts[p];
+    return knp_acc_partq_new(acc, t, p);
+}
 
 /* The record being appended (borrowed slices). */
 typedef struct knp_rec {
