@@ -638,9 +638,9 @@ static void test_varint_boundaries_sized(void **state) {
     static const int32_t lens[] = {-1, 0, 1, 63, 64, 127, 128, 8191, 8192, 16383, 16384, 70000};
     static const int64_t tsd[] = {0, 63, 64, -65, 8191, 8192, 1LL << 35, -(1LL << 40)};
     size_t nl = sizeof lens / sizeof lens[0], nt = sizeof tsd / sizeof tsd[0];
-    uint8_t *big = calloc(70000, 1);
+    uint8_t *big = calloc(70000 + 2, 1); /* values start up to 2 bytes in */
     assert_non_null(big);
-    for (size_t i = 0; i < 70000; i++)
+    for (size_t i = 0; i < 70000 + 2; i++)
         big[i] = (uint8_t)(i * 7);
     kn_rb_builder_conf c;
     kn_rb_builder_conf_init(&c);
