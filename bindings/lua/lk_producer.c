@@ -596,7 +596,7 @@ static int lk_on_send(lua_State *L) {
  * only if a report needs the name: most sends keep none). 
  * Returns KN_OK, or an error with errstr filled ("" for out of memory)
  * and nothing kept: ref stays the caller's to release. */
-static int lk_producer_enqueue(lk_producer *lp, kn_record_out *rec, size_t topic_len, int ref, char *errstr,
+static inline int lk_producer_enqueue(lk_producer *lp, kn_record_out *rec, size_t topic_len, int ref, char *errstr,
                                size_t errsize) {
     lk_report *r = NULL;
     if (ref != LUA_NOREF || lp->has_default_cb || lp->has_on_ack) {
