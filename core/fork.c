@@ -9,21 +9,19 @@
 #include "error.h"
 #include "fork.h"
 
-static atomic_uint_fast64_t kn_fork_gen;
+atomic_uint_fast64_t kn_fork_generation;
 static pthread_once_t kn_fork_once = PTHREAD_ONCE_INIT;
 
 /* Runs in the child right after fork() (async-signal-safe: one atomic). */
-static void kn_fork_child(void) { atomic_fetch_add(&kn_fork_gen, 1); }
+static void kn_fork_child(void) { atomic_fetch_add(&kn_fork_generation, 1); }
 
 static void kn_fork_register(void) { pthread_atfork(NULL, NULL, kn_fork_child); }
 
 void kn_fork_stamp_now(kn_fork_stamp *st) {
     pthread_once(&kn_fork_once, kn_fork_register);
-    st->gen = atomic_load(&kn_fork_gen);
+    st->gen = atomic_load(&kn_fork_generation);
     st->pid = getpid();
 }
-
-int kn_fork_changed(const kn_fork_stamp *st) { return atomic_load_explicit(&kn_fork_gen, memory_order_relaxed) != st->gen; }
 
 void kn_fork_errstr(const kn_fork_stamp *st, const char *what, char *errstr, size_t errstr_size) {
     kn_errstr_set(errstr, errstr_size,

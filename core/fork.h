@@ -13,6 +13,7 @@
 #ifndef KN_FORK_H
 #define KN_FORK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,8 +26,14 @@ typedef struct kn_fork_stamp {
 /* Fills *st for the current process (registers the atfork handler on
  * the first call; any thread). */
 void kn_fork_stamp_now(kn_fork_stamp *st);
-/* Non-zero when st was taken in another process (an ancestor). */
-int kn_fork_changed(const kn_fork_stamp *st);
+/* The fork generation (fork.c). Read only through kn_fork_changed. */
+extern atomic_uint_fast64_t kn_fork_generation;
+
+/* Non-zero when st was taken in another process (an ancestor). Inline:
+ * every send and poll checks it, and a call was most of its cost. */
+static inline int kn_fork_changed(const kn_fork_stamp *st) {
+    return atomic_load_explicit(&kn_fork_generation, memory_order_relaxed) != st->gen;
+}
 /* Fills errstr with the error every call on such a client returns:
  * "<what> was created in process N before a fork; this is process M: ..." */
 void kn_fork_errstr(const kn_fork_stamp *st, const char *what, char *errstr, size_t errstr_size);

@@ -140,12 +140,11 @@ static inline void kn_wr_varlong(kn_wr *w, int64_t v) {
 }
 /* Size in bytes of v as an unsigned varint / zigzag varint. */
 static inline size_t kn_uvarint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
+    /* 7 bits a byte: the bit length rounded up to sevens, no loop;
+     * most record fields (deltas, counts, null lengths) take one. */
+    if (v < 0x80)
+        return 1;
+    return (size_t)(70 - __builtin_clzll(v)) / 7;
 }
 static inline size_t kn_varint_size(int64_t v) {
     return kn_uvarint_size(((uint64_t)v << 1) ^ (uint64_t)(v >> 63));

@@ -592,12 +592,16 @@ static int lk_on_send(lua_State *L) {
  * path (lk_producer_send_ffi): allocates the record's report when a
  * Lua callback will want one (ref: the per-record on_delivery's
  * reference, or LUA_NOREF), then hands the record to the library.
+ * topic_len: the topic's length, or SIZE_MAX when not known (measured
+ * only if a report needs the name: most sends keep none). 
  * Returns KN_OK, or an error with errstr filled ("" for out of memory)
  * and nothing kept: ref stays the caller's to release. */
-static int lk_producer_enqueue(lk_producer *lp, kn_record_out *rec, size_t topic_len, int ref, char *errstr,
+static inline int lk_producer_enqueue(lk_producer *lp, kn_record_out *rec, size_t topic_len, int ref, char *errstr,
                                size_t errsize) {
     lk_report *r = NULL;
     if (ref != LUA_NOREF || lp->has_default_cb || lp->has_on_ack) {
+        if (topic_len == SIZE_MAX)
+            topic_len = strlen(rec->topic);
         r = (lk_report *)kn_malloc(sizeof(*r) + topic_len + 1);
         if (!r) {
             errstr[0] = '\0';
@@ -728,7 +732,7 @@ static int lk_producer_send_ffi(void *ud, const char *topic, const char *value, 
     rec.value = value;
     rec.value_len = value_len;
     lp->send_errstr[0] = '\0';
-    lp->send_err = lk_producer_enqueue(lp, &rec, strlen(topic), LUA_NOREF, lp->send_errstr, sizeof lp->send_errstr);
+    lp->send_err = lk_producer_enqueue(lp, &rec, SIZE_MAX, LUA_NOREF, lp->send_errstr, sizeof lp->send_errstr);
     return lp->send_err ? 2 : 0;
 }
 

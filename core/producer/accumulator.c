@@ -131,11 +131,8 @@ static uint32_t topic_hash(const char *s) {
     return h;
 }
 
-knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create) {
-    /* Most producers send to one topic again and again: one strcmp
-     * instead of hashing the name per record. */
-    if (acc->last_topic && strcmp(acc->last_topic->name, name) == 0)
-        return acc->last_topic;
+/* knp_acc_topic's slow half: not the last topic used. */
+knp_topic *knp_acc_topic_find(knp_acc *acc, const char *name, bool create) {
     uint32_t h = topic_hash(name);
     for (knp_topic *t = acc->buckets[h % acc->nbuckets]; t; t = t->hnext)
         if (strcmp(t->name, name) == 0)
@@ -204,7 +201,8 @@ int knp_acc_topic_update(knp_acc *acc, knp_topic *t, int32_t count, const int32_
     return 0;
 }
 
-knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p) {
+/* knp_acc_partq's slow half: the queue does not exist yet. */
+knp_partq *knp_acc_partq_new(knp_acc *acc, knp_topic *t, int32_t p) {
     if (p < 0 || p >= t->partition_count)
         return NULL;
     if (t->parts[p])
@@ -262,6 +260,18 @@ int32_t knp_rec_size(const knp_rec *rec, int32_t offset_delta, int64_t ts_delta)
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
+/* rec's size as the next record of b (NULL: a new batch's first), and
+ * its body's size for kn_rb_builder_append_body: the record is sized
+ * once, for the batch.size check and for its encoding. The deltas are
+ * the ones the builder derives (its record count and base timestamp). */
+static int32_t rec_size_in(const knp_rec *rec, const knp_batch *b, size_t *body) {
+    int32_t od = b ? b->b.count : 0;
+    int64_t td = b && b->b.count ? (int64_t)((uint64_t)rec->timestamp - (uint64_t)b->b.base_timestamp) : 0;
+    *body = kn_rb_record_body_size(od, td, rec->key, rec->value, rec->headers, rec->header_count);
+    size_t n = kn_varint_size((int64_t)*body) + *body;
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
 static bool batch_open(const knp_batch *b) { return b && !b->full && !b->built; }
 
 int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec *rec,
@@ -301,8 +311,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
         if (!pq)
             return KN_ERR__NOMEM;
         knp_batch *b = batch_open(pq->tail) ? pq->tail : NULL;
-        int32_t rsize = knp_rec_size(rec, b ? b->count : 0,
-                                     b ? rec->timestamp - b->b.base_timestamp : 0);
+        size_t body;
+        int32_t rsize = rec_size_in(rec, b, &body);
         int64_t alone = KN_RB_HEADER_SIZE + (int64_t)rsize;
         if (alone > c->max_request_size) {
             kn_errstr_set(errstr, errsize,
@@ -318,7 +328,7 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
             if (acc->wake)
                 acc->wake(acc->hook_opaque);
             b = NULL;
-            rsize = knp_rec_size(rec, 0, 0);
+            rsize = rec_size_in(rec, NULL, &body);
         }
         int64_t charge = rsize + (int64_t)sizeof(knp_rec_meta) + (b ? 0 : KNP_BATCH_OVERHEAD);
         if (charge > c->buffer_memory) {
@@ -382,8 +392,8 @@ int knp_acc_append(knp_acc *acc, knp_topic *t, int32_t partition, const knp_rec 
             b->meta = m;
             b->meta_cap = cap;
         }
-        int rc = kn_rb_builder_append(&b->b, b->count, rec->timestamp, rec->key, rec->value,
-                                      rec->headers, rec->header_count);
+        int rc = kn_rb_builder_append_body(&b->b, b->b.count, rec->timestamp, rec->key, rec->value,
+                                           rec->headers, rec->header_count, body);
         if (rc) {
             if (fresh)
                 knp_batch_free(b);

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kafka_native.h"
 #include "producer/bufpool.h"
@@ -183,14 +184,27 @@ void knp_acc_destroy(knp_acc *acc);
 
 /* Lock held. The entry for `name`, created if `create` (else NULL when
  * absent). Returns NULL on allocation failure. */
-knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create);
+knp_topic *knp_acc_topic_find(knp_acc *acc, const char *name, bool create);
+static inline knp_topic *knp_acc_topic(knp_acc *acc, const char *name, bool create) {
+    /* Most producers send to one topic again and again: one strcmp
+     * instead of hashing the name per record, and no call. */
+    if (acc->last_topic && strcmp(acc->last_topic->name, name) == 0)
+        return acc->last_topic;
+    return knp_acc_topic_find(acc, name, create);
+}
 /* Lock held. Sets the partition count (only grows, as Kafka's does) and
  * the partitions that have a leader. Returns 0 or KN_ERR__NOMEM. */
 int knp_acc_topic_update(knp_acc *acc, knp_topic *t, int32_t count, const int32_t *avail,
                          int32_t navail);
 /* Lock held. The queue of t's partition p (< partition_count), created
  * on first use; NULL on allocation failure. */
-knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p);
+knp_partq *knp_acc_partq_new(knp_acc *acc, knp_topic *t, int32_t p);
+static inline knp_partq *knp_acc_partq(knp_acc *acc, knp_topic *t, int32_t p) {
+    /* Inline: after a partition's first record this is one load. */
+    if (p >= 0 && p < t->partition_count && t->parts[p])
+        return t->parts[p];
+    return knp_acc_partq_new(acc, t, p);
+}
 
 /* The record being appended (borrowed slices). */
 typedef struct knp_rec {

@@ -64,27 +64,18 @@ static int32_t sticky_next(knp_sticky *s, knp_rng *rng, const int32_t *avail, in
     return part < n ? part : random % n;
 }
 
-int32_t knp_sticky_peek(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail,
-                        int32_t n) {
-    if (s->current < 0 || s->current >= n) {
-        s->current = sticky_next(s, rng, avail, navail, n);
-        s->produced_bytes = 0;
-    }
+/* knp_sticky_peek's slow half: no current partition (or one past a
+ * partition-count shrink): choose one. */
+int32_t knp_sticky_choose(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail, int32_t n) {
+    s->current = sticky_next(s, rng, avail, navail, n);
+    s->produced_bytes = 0;
     return s->current;
 }
 
-void knp_sticky_update(knp_sticky *s, knp_rng *rng, int32_t appended, int32_t batch_size,
-                       bool enable_switch, const int32_t *avail, int32_t navail, int32_t n) {
-    if (s->current < 0)
-        return;
-    int64_t produced = (int64_t)s->produced_bytes + appended;
-    s->produced_bytes = produced > INT32_MAX ? INT32_MAX : (int32_t)produced;
-    /* The 2x cap keeps a partition from staying sticky forever when its
-     * last batch never fills (e.g. keyed records interleaved). */
-    if ((produced >= batch_size && enable_switch) || produced >= 2 * (int64_t)batch_size) {
-        s->current = sticky_next(s, rng, avail, navail, n);
-        s->produced_bytes = 0;
-    }
+/* knp_sticky_update's slow half: the partition had its bytes. */
+void knp_sticky_switch(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail, int32_t n) {
+    s->current = sticky_next(s, rng, avail, navail, n);
+    s->produced_bytes = 0;
 }
 
 int knp_sticky_load_stats(knp_sticky *s, int32_t *queue_sizes, const int32_t *ids, int32_t len,

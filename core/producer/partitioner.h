@@ -50,15 +50,31 @@ int32_t knp_part_keyed(const void *key, size_t len, int32_t n);
 /* The sticky partition for the next null-key record: the current one,
  * or a newly chosen one. avail[0..navail) are the partitions with a
  * leader; n is the partition count (> 0). */
-int32_t knp_sticky_peek(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail,
-                        int32_t n);
+int32_t knp_sticky_choose(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail, int32_t n);
+static inline int32_t knp_sticky_peek(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail,
+                                      int32_t n) {
+    /* Inline: per record this is only the test (a call cost more). */
+    if (s->current >= 0 && s->current < n)
+        return s->current;
+    return knp_sticky_choose(s, rng, avail, navail, n);
+}
 
 /* Accounts `appended` bytes to the current partition and switches to a
  * new one once batch_size bytes went to it and enable_switch (the
  * partition's batches are all full), or unconditionally at twice
  * batch_size. */
-void knp_sticky_update(knp_sticky *s, knp_rng *rng, int32_t appended, int32_t batch_size,
-                       bool enable_switch, const int32_t *avail, int32_t navail, int32_t n);
+void knp_sticky_switch(knp_sticky *s, knp_rng *rng, const int32_t *avail, int32_t navail, int32_t n);
+static inline void knp_sticky_update(knp_sticky *s, knp_rng *rng, int32_t appended, int32_t batch_size,
+                                     bool enable_switch, const int32_t *avail, int32_t navail, int32_t n) {
+    if (s->current < 0)
+        return;
+    int64_t produced = (int64_t)s->produced_bytes + appended;
+    s->produced_bytes = produced > INT32_MAX ? INT32_MAX : (int32_t)produced;
+    /* The 2x cap keeps a partition from staying sticky forever when its
+     * last batch never fills (e.g. keyed records interleaved). */
+    if ((produced >= batch_size && enable_switch) || produced >= 2 * (int64_t)batch_size)
+        knp_sticky_switch(s, rng, avail, navail, n);
+}
 
 /* New load stats from queue depths: queue_sizes[0..len) for partitions
  * ids[0..len) (the usable ones, in order), out of total partitions.

@@ -515,10 +515,14 @@ static void ack_all(kn_producer *p, const kn_delivery *d) {
     p->cb_depth--, p->hook_depth--;
 }
 
-int kn_producer_forked(const kn_producer *p) { return p && kn_fork_changed(&p->fork); }
+/* The check every call makes, inline: kn_producer_forked is exported,
+ * so calls to it from inside the library go through the PLT. */
+static inline int producer_forked(const kn_producer *p) { return p && kn_fork_changed(&p->fork); }
+
+int kn_producer_forked(const kn_producer *p) { return producer_forked(p); }
 
 int kn_producer_send(kn_producer *p, const kn_record_out *rec, char *errstr, size_t errstr_size) {
-    if (kn_producer_forked(p)) {
+    if (producer_forked(p)) {
         kn_fork_errstr(&p->fork, "the producer", errstr, errstr_size);
         return KN_ERR__FORKED;
     }
@@ -624,7 +628,7 @@ static void deadline_ts(int64_t deadline_ms, struct timespec *ts) {
 int kn_producer_poll(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
-    if (kn_producer_forked(p))
+    if (producer_forked(p))
         return KN_ERR__FORKED;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* from a callback that poll, flush or close runs */
@@ -662,7 +666,7 @@ int kn_producer_poll(kn_producer *p, int timeout_ms) {
 int knp_flush(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
-    if (kn_producer_forked(p))
+    if (producer_forked(p))
         return KN_ERR__FORKED;
     if (p->cb_depth > 0)
         return KN_ERR__STATE; /* e.g. a flush from a callback that close runs */
@@ -718,7 +722,7 @@ int kn_producer_flush(kn_producer *p, int timeout_ms) {
 int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size) {
     if (errstr && errstr_size)
         errstr[0] = 0;
-    if (kn_producer_forked(p)) {
+    if (producer_forked(p)) {
         kn_fork_errstr(&p->fork, "the producer", errstr, errstr_size);
         return KN_ERR__FORKED;
     }
@@ -726,7 +730,7 @@ int kn_producer_fatal_error(kn_producer *p, char *errstr, size_t errstr_size) {
 }
 
 int64_t kn_producer_outstanding(kn_producer *p) {
-    if (!p || kn_producer_forked(p))
+    if (!p || producer_forked(p))
         return 0; /* forked: the records are the parent's */
     pthread_mutex_lock(&p->acc.lock);
     int64_t n = p->acc.outstanding;
@@ -737,7 +741,7 @@ int64_t kn_producer_outstanding(kn_producer *p) {
 int kn_producer_fd(kn_producer *p) {
     if (!p || p->efd < 0)
         return -1;
-    if (kn_producer_forked(p))
+    if (producer_forked(p))
         return p->efd; /* the parent's locks may be held: as it was */
     /* The eventfd is signalled only once someone asked for it: otherwise
      * every batch of reports cost a write and a read of it. Reports
@@ -756,7 +760,7 @@ int kn_producer_fd(kn_producer *p) {
 }
 
 void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *opaque) {
-    if (!p || kn_producer_forked(p))
+    if (!p || producer_forked(p))
         return;
     /* Under acc.lock, where on_done calls it: once set, the old hook is
      * not running. */
@@ -769,7 +773,7 @@ void kn_producer_set_ready_cb(kn_producer *p, kn_producer_ready_cb *fn, void *op
 int kn_producer_close(kn_producer *p, int timeout_ms) {
     if (!p)
         return 0;
-    if (kn_producer_forked(p)) {
+    if (producer_forked(p)) {
         /* The threads are the parent's and its locks may be held by
          * them: flushing or joining would hang, freeing could corrupt.
          * The copy is left as it is (leaked). */
@@ -817,7 +821,7 @@ int kn_producer_close(kn_producer *p, int timeout_ms) {
 }
 
 void kn_producer_destroy(kn_producer *p) {
-    if (!p || kn_producer_forked(p))
+    if (!p || producer_forked(p))
         return; /* a fork child's copy: the threads are the parent's (leaked) */
     if (p->cb_depth > 0) {
         kn_log(knw_client_logger(p->wire), KN_LOG_ERROR,
@@ -844,7 +848,7 @@ int kn_producer_get_stats(kn_producer *p, kn_producer_stats *caller) {
      * the caller's caller->size bytes are copied out. */
     if (!p || !caller || caller->size < sizeof caller->size)
         return KN_ERR__INVALID_ARG;
-    if (kn_producer_forked(p))
+    if (producer_forked(p))
         return KN_ERR__FORKED;
     kn_producer_stats st;
     memset(&st, 0, sizeof st);
@@ -895,7 +899,7 @@ void *kn_delivery_opaque(const kn_delivery *d) { return d->opaque; }
 int kn_producer_metrics(kn_producer *p, kn_metric_visit_fn fn, void *ctx) {
     if (!p || !fn)
         return KN_ERR__INVALID_ARG;
-    if (kn_producer_forked(p))
+    if (producer_forked(p))
         return KN_ERR__FORKED;
     return knm_visit(knw_client_metrics(p->wire), fn, ctx);
 }

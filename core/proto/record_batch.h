@@ -130,6 +130,20 @@ int kn_rb_builder_keep_header(kn_rb_builder *b);
 int kn_rb_builder_append(kn_rb_builder *b, int32_t offset_delta, int64_t timestamp, kn_bytes key,
                          kn_bytes value, const kn_rb_kv *headers, size_t header_count);
 
+/* kn_rb_builder_append with the record's body size already known:
+ * body must be what kn_rb_record_body_size returns for the same record
+ * with timestamp_delta = timestamp - the batch's base timestamp (0 for
+ * the first record). The record is encoded into that many bytes plus
+ * its length varint, so a wrong body corrupts the batch. For a caller
+ * that sized the record anyway (the producer checks it against
+ * batch.size before appending). */
+int kn_rb_builder_append_body(kn_rb_builder *b, int32_t offset_delta, int64_t timestamp, kn_bytes key,
+                              kn_bytes value, const kn_rb_kv *headers, size_t header_count, size_t body);
+
+/* Size of a record's body: everything after its length varint. */
+size_t kn_rb_record_body_size(int32_t offset_delta, int64_t timestamp_delta, kn_bytes key, kn_bytes value,
+                              const kn_rb_kv *headers, size_t header_count);
+
 /* Size the record would add to the uncompressed section. */
 size_t kn_rb_record_size(int32_t offset_delta, int64_t timestamp_delta, kn_bytes key,
                          kn_bytes value, const kn_rb_kv *headers, size_t header_count);

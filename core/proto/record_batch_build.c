@@ -56,15 +56,15 @@ int kn_rb_builder_keep_header(kn_rb_builder *b) {
 
 static size_t rb_bytes_size(kn_bytes v) {
     if (v.len < 0)
-        return kn_varint_size(-1);
+        return 1; /* -1 as a zigzag varint */
     return kn_varint_size(v.len) + (size_t)v.len;
 }
 
 /* Size of the record body (everything after the length varint). */
-static size_t rb_body_size(int32_t offset_delta, int64_t timestamp_delta, kn_bytes key,
-                           kn_bytes value, const kn_rb_kv *headers, size_t header_count) {
-    size_t n = 1 + kn_varint_size(timestamp_delta) + kn_varint_size(offset_delta) +
-               rb_bytes_size(key) + rb_bytes_size(value) + kn_varint_size((int64_t)header_count);
+size_t kn_rb_record_body_size(int32_t offset_delta, int64_t timestamp_delta, kn_bytes key, kn_bytes value,
+                              const kn_rb_kv *headers, size_t header_count) {
+    size_t n = 1 + kn_varint_size(timestamp_delta) + kn_varint_size(offset_delta) + rb_bytes_size(key) +
+               rb_bytes_size(value) + kn_varint_size((int64_t)header_count);
     for (size_t i = 0; i < header_count; i++) {
         kn_bytes k = {(const uint8_t *)headers[i].key.ptr, headers[i].key.len};
         n += rb_bytes_size(k) + rb_bytes_size(headers[i].value);
@@ -74,21 +74,46 @@ static size_t rb_body_size(int32_t offset_delta, int64_t timestamp_delta, kn_byt
 
 size_t kn_rb_record_size(int32_t offset_delta, int64_t timestamp_delta, kn_bytes key,
                          kn_bytes value, const kn_rb_kv *headers, size_t header_count) {
-    size_t body = rb_body_size(offset_delta, timestamp_delta, key, value, headers, header_count);
+    size_t body = kn_rb_record_body_size(offset_delta, timestamp_delta, key, value, headers, header_count);
     return kn_varint_size((int64_t)body) + body;
 }
 
-static void rb_put_bytes(kn_wr *w, kn_bytes v) {
-    if (v.len < 0) {
-        kn_wr_varint(w, -1);
-        return;
+/* The record's fields are written straight into room reserved once for
+ * the whole record (its size is known before the first byte): no
+ * capacity check and no staging copy per field, which were most of a
+ * 100-byte record's encoding cost. */
+static inline uint8_t *rb_uvarint_at(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
     }
-    kn_wr_varint(w, v.len);
-    kn_wr_raw(w, v.ptr, (size_t)v.len);
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint8_t *rb_varint_at(uint8_t *p, int64_t v) {
+    return rb_uvarint_at(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static inline uint8_t *rb_bytes_at(uint8_t *p, kn_bytes v) {
+    if (v.len < 0)
+        return rb_varint_at(p, -1);
+    p = rb_varint_at(p, v.len);
+    if (v.len > 0)
+        memcpy(p, v.ptr, (size_t)v.len);
+    return p + v.len;
 }
 
 int kn_rb_builder_append(kn_rb_builder *b, int32_t offset_delta, int64_t timestamp, kn_bytes key,
                          kn_bytes value, const kn_rb_kv *headers, size_t header_count) {
+    int64_t base_ts = b->count ? b->base_timestamp : timestamp;
+    int64_t ts_delta = (int64_t)((uint64_t)timestamp - (uint64_t)base_ts);
+    size_t body = kn_rb_record_body_size(offset_delta, ts_delta, key, value, headers, header_count);
+    return kn_rb_builder_append_body(b, offset_delta, timestamp, key, value, headers, header_count, body);
+}
+
+int kn_rb_builder_append_body(kn_rb_builder *b, int32_t offset_delta, int64_t timestamp, kn_bytes key,
+                              kn_bytes value, const kn_rb_kv *headers, size_t header_count, size_t body) {
     if (offset_delta <= b->last_offset_delta || b->count == INT32_MAX ||
         header_count > INT32_MAX || (key.len > 0 && !key.ptr) || (value.len > 0 && !value.ptr))
         return KN_ERR__INVALID_ARG;
@@ -96,34 +121,34 @@ int kn_rb_builder_append(kn_rb_builder *b, int32_t offset_delta, int64_t timesta
         if (headers[i].key.len < 0 || (headers[i].key.len > 0 && !headers[i].key.ptr) ||
             (headers[i].value.len > 0 && !headers[i].value.ptr))
             return KN_ERR__INVALID_ARG;
-    int64_t base_ts = b->count ? b->base_timestamp : timestamp;
-    int64_t ts_delta = (int64_t)((uint64_t)timestamp - (uint64_t)base_ts);
-    size_t body = rb_body_size(offset_delta, ts_delta, key, value, headers, header_count);
     if (body > INT32_MAX)
         return KN_ERR__INVALID_ARG;
+    int64_t base_ts = b->count ? b->base_timestamp : timestamp;
+    int64_t ts_delta = (int64_t)((uint64_t)timestamp - (uint64_t)base_ts);
 
     kn_wr *w = &b->records;
-    size_t start = w->len;
-    kn_wr_varint(w, (int32_t)body);
-    kn_wr_i8(w, 0); /* record attributes: unused, always 0 */
-    kn_wr_varlong(w, ts_delta);
-    kn_wr_varint(w, offset_delta);
-    rb_put_bytes(w, key);
-    rb_put_bytes(w, value);
-    kn_wr_varint(w, (int32_t)header_count);
-    for (size_t i = 0; i < header_count; i++) {
-        kn_bytes k = {(const uint8_t *)headers[i].key.ptr, headers[i].key.len};
-        rb_put_bytes(w, k);
-        rb_put_bytes(w, headers[i].value);
-    }
-    if (!kn_wr_ok(w)) {
-        /* Undo the partial record; the writer's sticky error is cleared
-         * so the batch built so far stays usable. */
+    size_t total = kn_varint_size((int64_t)body) + body;
+    if (!kn_wr_grow(w, total)) {
+        /* Nothing written; the writer's sticky error is cleared so the
+         * batch built so far stays usable. */
         int err = w->err;
-        w->len = start;
         w->err = 0;
         return err;
     }
+    uint8_t *p = w->buf + w->len;
+    p = rb_varint_at(p, (int32_t)body);
+    *p++ = 0; /* record attributes: unused, always 0 */
+    p = rb_varint_at(p, ts_delta);
+    p = rb_varint_at(p, offset_delta);
+    p = rb_bytes_at(p, key);
+    p = rb_bytes_at(p, value);
+    p = rb_varint_at(p, (int64_t)header_count);
+    for (size_t i = 0; i < header_count; i++) {
+        kn_bytes k = {(const uint8_t *)headers[i].key.ptr, headers[i].key.len};
+        p = rb_bytes_at(p, k);
+        p = rb_bytes_at(p, headers[i].value);
+    }
+    w->len += total;
     if (b->count == 0)
         b->base_timestamp = timestamp;
     if (b->count == 0 || timestamp > b->max_timestamp)

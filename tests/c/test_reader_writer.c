@@ -66,6 +66,26 @@ static void test_varint_known_bytes(void **state) {
     }
 }
 
+/* kn_uvarint_size computes the length without a loop: at every 7-bit
+ * boundary it must match what the writer actually writes. */
+static void test_varint_size_boundaries(void **state) {
+    for (int bits = 0; bits <= 64; bits++) {
+        uint64_t top = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+        uint64_t vals[] = {top, top + 1, top ? top - 1 : 0};
+        for (size_t i = 0; i < 3; i++) {
+            kn_wr w;
+            kn_wr_init(&w, 0, 0);
+            kn_wr_uvarlong(&w, vals[i]);
+            assert_int_equal(kn_uvarint_size(vals[i]), w.len);
+            kn_wr_free(&w);
+            kn_wr_init(&w, 0, 0);
+            kn_wr_varlong(&w, (int64_t)vals[i]);
+            assert_int_equal(kn_varint_size((int64_t)vals[i]), w.len);
+            kn_wr_free(&w);
+        }
+    }
+}
+
 static void test_truncated_is_sticky_with_offset(void **state) {
     const uint8_t buf[] = {0x00, 0x05, 'a', 'b'}; /* string says 5, has 2 */
     kn_rd r;
@@ -139,6 +159,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_varint_known_bytes),
+        cmocka_unit_test(test_varint_size_boundaries),
         cmocka_unit_test(test_truncated_is_sticky_with_offset),
         cmocka_unit_test(test_overlong_varint),
         cmocka_unit_test(test_negative_length_bytes_is_null_not_huge),

@@ -629,6 +629,76 @@ static void test_offset_wraps(void **state) {
 }
 
 
+/* The encoder writes each record into room reserved for its computed
+ * size: lengths, deltas and counts at every varint-length boundary must
+ * come out as the reader reads them, and the sized append
+ * (kn_rb_builder_append_body, the producer's) must write the same
+ * bytes as the plain one. */
+static void test_varint_boundaries_sized(void **state) {
+    static const int32_t lens[] = {-1, 0, 1, 63, 64, 127, 128, 8191, 8192, 16383, 16384, 70000};
+    static const int64_t tsd[] = {0, 63, 64, -65, 8191, 8192, 1LL << 35, -(1LL << 40)};
+    size_t nl = sizeof lens / sizeof lens[0], nt = sizeof tsd / sizeof tsd[0];
+    uint8_t *big = calloc(70000 + 2, 1); /* values start up to 2 bytes in */
+    assert_non_null(big);
+    for (size_t i = 0; i < 70000 + 2; i++)
+        big[i] = (uint8_t)(i * 7);
+    kn_rb_builder_conf c;
+    kn_rb_builder_conf_init(&c);
+    kn_rb_builder plain, sized;
+    kn_rb_builder_init(&plain, &c, 0);
+    kn_rb_builder_init(&sized, &c, 0);
+    const int64_t base = 1700000000000LL;
+    int32_t n = 0;
+    for (size_t i = 0; i < nl; i++) {
+        for (size_t j = 0; j < nt; j++) {
+            int32_t kl = lens[(i + j) % nl] < 0 ? -1 : lens[(i + j) % nl] % 300;
+            kn_bytes key = {kl < 0 ? NULL : big, kl};
+            kn_bytes val = {lens[i] < 0 ? NULL : big + 1, lens[i]};
+            kn_rb_kv h = {{"h", 1}, {big + 2, lens[j % nl]}};
+            size_t nh = (i + j) % 2;
+            int64_t ts = n == 0 ? base : base + tsd[j];
+            int32_t od = n * 37; /* offset deltas crossing varint lengths */
+            assert_int_equal(kn_rb_builder_append(&plain, od, ts, key, val, &h, nh), 0);
+            int64_t d = n == 0 ? 0 : ts - base;
+            size_t body = kn_rb_record_body_size(od, d, key, val, &h, nh);
+            assert_int_equal(kn_varint_size((int64_t)body) + body, kn_rb_record_size(od, d, key, val, &h, nh));
+            size_t before = sized.records.len;
+            assert_int_equal(kn_rb_builder_append_body(&sized, od, ts, key, val, &h, nh, body), 0);
+            assert_int_equal(sized.records.len - before, kn_varint_size((int64_t)body) + body);
+            n++;
+        }
+    }
+    assert_int_equal(plain.records.len, sized.records.len);
+    assert_memory_equal(plain.records.buf, sized.records.buf, plain.records.len);
+    kn_wr out;
+    kn_wr_init(&out, 0, 0);
+    char es[256];
+    assert_int_equal(kn_rb_builder_finish(&sized, &out, es, sizeof es), 0);
+    kn_rb rb;
+    assert_int_equal(kn_rb_parse(&rb, out.buf, out.len, 0, es, sizeof es), 0);
+    assert_int_equal(kn_rb_records_begin(&rb, NULL, es, sizeof es), 0);
+    kn_record r;
+    int32_t k = 0;
+    for (size_t i = 0; i < nl; i++) {
+        for (size_t j = 0; j < nt; j++, k++) {
+            assert_int_equal(kn_rb_next(&rb, &r, es, sizeof es), 1);
+            assert_true(r.offset == (int64_t)k * 37);
+            assert_true(r.timestamp == (k == 0 ? base : base + tsd[j]));
+            int32_t kl = lens[(i + j) % nl] < 0 ? -1 : lens[(i + j) % nl] % 300;
+            assert_int_equal(r.key.len, kl);
+            assert_int_equal(r.value.len, lens[i]);
+            if (lens[i] > 0)
+                assert_memory_equal(r.value.ptr, big + 1, (size_t)lens[i]);
+            assert_int_equal(r.header_count, (int32_t)((i + j) % 2));
+        }
+    }
+    assert_int_equal(kn_rb_next(&rb, &r, es, sizeof es), 0);
+    kn_wr_free(&out);
+    kn_rb_builder_free(&plain);
+    kn_rb_builder_free(&sized);
+    free(big);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_built),
@@ -643,6 +713,7 @@ int main(void) {
         cmocka_unit_test(test_decompress_cap),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_offset_wraps),
+        cmocka_unit_test(test_varint_boundaries_sized),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     kn_codec_thread_cleanup();
