@@ -504,6 +504,16 @@ void knw_conn_io(knw_conn *conn, short revents, int64_t now_ms) {
             snprintf(full, sizeof full, "connect to %s: %s",
                      knw_addr_str(&conn->addrs.addrs[conn->addr_idx], as, sizeof as), err);
             conn->tp.ops->close(&conn->tp);
+            if (code == KN_ERR__SSL) {
+                /* The broker was reached and the TLS handshake failed
+                 * (an untrusted or misnamed certificate, a refused
+                 * client certificate): decisive, as in Java. Trying the
+                 * name's other addresses would only replace that reason
+                 * with theirs (localhost's ::1 refusing, say) and wait
+                 * out the request timeout instead of failing fast. */
+                connect_failed(conn, code, full, now_ms);
+                return;
+            }
             conn->addr_idx++;
             try_addrs(conn, now_ms, full, code);
         }
