@@ -20,6 +20,11 @@ local last_error
 
 function M.configure(conf)
   cfg = conf
+  -- Loaded here, in the master (init_by_lua, as docs/openresty.md
+  -- advises), so the workers inherit the modules: a worker runs as an
+  -- unprivileged user that may not be able to read a checkout in root's
+  -- home (tools/deps/fresh-debian's clone is in /root).
+  if cfg.client == "kn" then require("kafka_native.resty") end
 end
 
 local function init_kn()
