@@ -126,7 +126,8 @@ static void answer_find_coordinator(fake *f, const kn_fake_request *rq, kp_FindC
     }
 }
 
-static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
+static uint8_t *answer(void *opaque, const kn_fake_request *rq, size_t *len) {
+    fake *f = opaque;
     int16_t key = rq->key;
     kn_arena a;
     kn_arena_init(&a, 0);
@@ -151,18 +152,6 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     uint8_t *out = kn_fake_frame_response(key, rq->ver, rq->corr, body, rq->ver, len);
     kn_arena_destroy(&a);
     return out;
-}
-
-static bool serve_one(int fd, void *opaque) {
-    kn_fake_request rq;
-    if (!kn_fake_read_request(fd, &rq))
-        return false;
-    size_t len;
-    uint8_t *out = answer(opaque, &rq, &len);
-    kn_free(rq.buf);
-    kn_fake_write_all(fd, out, len);
-    kn_free(out);
-    return true;
 }
 
 /* ---- the event loop ----------------------------------------------------- */
@@ -225,7 +214,7 @@ static void start_with(env *e, int16_t fetch_error, int64_t committed, const cha
     pthread_mutex_init(&e->f->mu, NULL);
     e->f->fetch_error = fetch_error;
     e->f->committed = committed;
-    e->f->fb = kn_fake_broker_start(serve_one, e->f);
+    e->f->fb = kn_fake_broker_start_answering(answer, e->f);
     e->f->port = kn_fake_broker_port(e->f->fb);
     assert_int_equal(pipe(e->lp.fds), 0);
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);

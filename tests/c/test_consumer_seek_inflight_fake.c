@@ -167,7 +167,8 @@ static void answer_find_coordinator(fake *f, const kn_fake_request *rq, kp_FindC
     }
 }
 
-static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
+static uint8_t *answer(void *opaque, const kn_fake_request *rq, size_t *len) {
+    fake *f = opaque;
     int16_t key = rq->key;
     kn_arena a;
     kn_arena_init(&a, 0);
@@ -194,18 +195,6 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     return out;
 }
 
-static bool serve_one(int fd, void *opaque) {
-    kn_fake_request rq;
-    if (!kn_fake_read_request(fd, &rq))
-        return false;
-    size_t len;
-    uint8_t *out = answer(opaque, &rq, &len);
-    kn_free(rq.buf);
-    kn_fake_write_all(fd, out, len);
-    kn_free(out);
-    return true;
-}
-
 typedef struct env {
     fake *f;
     kn_consumer *c;
@@ -216,7 +205,7 @@ static void start(env *e, int16_t hold_key, const char *reset, const char *group
     pthread_mutex_init(&e->f->mu, NULL);
     pthread_cond_init(&e->f->cond, NULL);
     e->f->hold_key = hold_key;
-    e->f->fb = kn_fake_broker_start(serve_one, e->f);
+    e->f->fb = kn_fake_broker_start_answering(answer, e->f);
     e->f->port = kn_fake_broker_port(e->f->fb);
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char bs[64], es[512];

@@ -144,7 +144,8 @@ static void answer_commit(fake *f, const kp_OffsetCommitRequest *q, kp_OffsetCom
     }
 }
 
-static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
+static uint8_t *answer(void *opaque, const kn_fake_request *rq, size_t *len) {
+    fake *f = opaque;
     int16_t key = rq->key;
     kn_arena a;
     kn_arena_init(&a, 0);
@@ -253,23 +254,11 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
 }
 
 /* One request on fd (kn_fake_serve_fn). */
-static bool serve_one(int fd, void *opaque) {
-    kn_fake_request rq;
-    if (!kn_fake_read_request(fd, &rq))
-        return false;
-    size_t len;
-    uint8_t *out = answer(opaque, &rq, &len);
-    kn_free(rq.buf);
-    kn_fake_write_all(fd, out, len);
-    kn_free(out);
-    return true;
-}
-
 static fake *fake_start(void) {
     fake *f = kn_calloc(1, sizeof *f);
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
-    f->fb = kn_fake_broker_start(serve_one, f);
+    f->fb = kn_fake_broker_start_answering(answer, f);
     f->port = kn_fake_broker_port(f->fb);
     return f;
 }
@@ -395,7 +384,7 @@ static void test_revoke_commit_retries_stale_epoch(void **state) {
 static void test_commit_finds_coordinator_that_moved(void **state) {
     (void)state;
     fake *f = fake_start();
-    f->fb2 = kn_fake_broker_start(serve_one, f);
+    f->fb2 = kn_fake_broker_start_answering(answer, f);
     f->port2 = kn_fake_broker_port(f->fb2);
     listener l = {.f = f};
     const char *extra[] = {"enable.auto.commit", "false", "metadata.max.age.ms", "100",

@@ -204,7 +204,8 @@ static void answer_end_txn(fake *f, const kn_fake_request *rq, kp_EndTxnResponse
     pthread_mutex_unlock(&f->mu);
 }
 
-static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
+static uint8_t *answer(void *opaque, const kn_fake_request *rq, size_t *len) {
+    fake *f = opaque;
     int16_t key = rq->key;
     kn_arena a;
     kn_arena_init(&a, 0);
@@ -232,18 +233,6 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     uint8_t *out = kn_fake_frame_response(key, rq->ver, rq->corr, body, rq->ver, len);
     kn_arena_destroy(&a);
     return out;
-}
-
-static bool serve_one(int fd, void *opaque) {
-    kn_fake_request rq;
-    if (!kn_fake_read_request(fd, &rq))
-        return false;
-    size_t len;
-    uint8_t *out = answer(opaque, &rq, &len);
-    kn_free(rq.buf);
-    kn_fake_write_all(fd, out, len);
-    kn_free(out);
-    return true;
 }
 
 static void must(int rc, const char *what, const char *err) {
@@ -291,7 +280,7 @@ static void test_epoch_exhausted_new_producer_id(void **st) {
     f->end_pid[0] = 2000;          /* the coordinator's new id ... */
     f->end_epoch[0] = 0;           /* ... at epoch 0 */
     f->nend_script = 1;
-    f->fb = kn_fake_broker_start(serve_one, f);
+    f->fb = kn_fake_broker_start_answering(answer, f);
     f->port = kn_fake_broker_port(f->fb);
 
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
@@ -385,7 +374,7 @@ static void run_failing_partition(bool txn_v1, int16_t produce_err, int16_t add_
     f->txn_v1 = txn_v1;
     f->produce_err = produce_err;
     f->add_err = add_err;
-    f->fb = kn_fake_broker_start(serve_one, f);
+    f->fb = kn_fake_broker_start_answering(answer, f);
     f->port = kn_fake_broker_port(f->fb);
     kn_conf *conf = kn_conf_new(KN_CLIENT_PRODUCER);
     char bs[64], err[512];

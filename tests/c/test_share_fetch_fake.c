@@ -245,7 +245,8 @@ static void answer_share_ack(fake *f, const kn_fake_request *rq, kp_ShareAcknowl
     pthread_mutex_unlock(&f->mu);
 }
 
-static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
+static uint8_t *answer(void *opaque, const kn_fake_request *rq, size_t *len) {
+    fake *f = opaque;
     int16_t key = rq->key;
     kn_arena a;
     kn_arena_init(&a, 0);
@@ -271,18 +272,6 @@ static uint8_t *answer(fake *f, const kn_fake_request *rq, size_t *len) {
     return out;
 }
 
-static bool serve_one(int fd, void *opaque) {
-    kn_fake_request rq;
-    if (!kn_fake_read_request(fd, &rq))
-        return false;
-    size_t len;
-    uint8_t *out = answer(opaque, &rq, &len);
-    kn_free(rq.buf);
-    kn_fake_write_all(fd, out, len);
-    kn_free(out);
-    return true;
-}
-
 /* ---- the application side ---------------------------------------------- */
 
 typedef struct env {
@@ -300,7 +289,7 @@ static void start_with(env *e, const char *acquire_mode, kn_log_cb *log_fn) {
     e->f->ack_via = kn_calloc(MAX_OFFSETS, 1);
     assert_non_null(e->f->acked_at);
     pthread_mutex_init(&e->f->mu, NULL);
-    e->f->fb = kn_fake_broker_start(serve_one, e->f);
+    e->f->fb = kn_fake_broker_start_answering(answer, e->f);
     e->f->port = kn_fake_broker_port(e->f->fb);
     kn_conf *conf = kn_conf_new(KN_CLIENT_CONSUMER);
     char bs[64], es[512], mpr[16];

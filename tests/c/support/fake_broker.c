@@ -31,6 +31,8 @@ struct kn_fake_broker {
     _Atomic bool stop;
     kn_fake_serve_fn serve;
     void *opaque;
+    kn_fake_answer_fn answer; /* kn_fake_broker_start_answering's */
+    void *answer_opaque;
 };
 
 static void *listener_main(void *arg) {
@@ -68,10 +70,13 @@ static void *listener_main(void *arg) {
     return NULL;
 }
 
-kn_fake_broker *kn_fake_broker_start(kn_fake_serve_fn serve, void *opaque) {
+static kn_fake_broker *start(kn_fake_serve_fn serve, void *opaque, kn_fake_answer_fn answer,
+                             void *answer_opaque) {
     kn_fake_broker *fb = kn_calloc(1, sizeof *fb);
     fb->serve = serve;
-    fb->opaque = opaque;
+    fb->opaque = opaque ? opaque : fb;
+    fb->answer = answer;
+    fb->answer_opaque = answer_opaque;
     fb->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fb->lfd >= 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
@@ -83,6 +88,28 @@ kn_fake_broker *kn_fake_broker_start(kn_fake_serve_fn serve, void *opaque) {
     fb->port = ntohs(sa.sin_port);
     assert_int_equal(pthread_create(&fb->th, NULL, listener_main, fb), 0);
     return fb;
+}
+
+kn_fake_broker *kn_fake_broker_start(kn_fake_serve_fn serve, void *opaque) {
+    return start(serve, opaque, NULL, NULL);
+}
+
+/* One request in, the test's answer frame out. */
+static bool serve_answer(int fd, void *opaque) {
+    kn_fake_broker *fb = opaque;
+    kn_fake_request rq;
+    if (!kn_fake_read_request(fd, &rq))
+        return false;
+    size_t len;
+    uint8_t *out = fb->answer(fb->answer_opaque, &rq, &len);
+    kn_free(rq.buf);
+    kn_fake_write_all(fd, out, len);
+    kn_free(out);
+    return true;
+}
+
+kn_fake_broker *kn_fake_broker_start_answering(kn_fake_answer_fn answer, void *opaque) {
+    return start(serve_answer, NULL, answer, opaque);
 }
 
 int kn_fake_broker_port(const kn_fake_broker *fb) { return fb->port; }

@@ -1,6 +1,6 @@
 /*
  * fake_broker.h: the loopback listener behind the fake-broker unit tests
- * (test_wire_fake.c, test_group_commit_fake.c). It owns the socket, the
+ * (test_*_fake.c). It owns the socket, the
  * accept/poll thread and the request framing; what a fake answers, and
  * how (damaged, late, not at all), stays in each test's serve function.
  */
@@ -32,6 +32,11 @@ typedef struct kn_fake_broker kn_fake_broker;
 /* Listens on 127.0.0.1 (a free port) and serves up to 16 connections on
  * one thread until kn_fake_broker_stop. */
 kn_fake_broker *kn_fake_broker_start(kn_fake_serve_fn serve, void *opaque);
+/* The same for a fake that answers every request with one frame:
+ * answer(opaque, rq, &len) returns the whole response frame (kn_free'd
+ * after it is written; kn_fake_frame_response makes one). */
+typedef uint8_t *(*kn_fake_answer_fn)(void *opaque, const kn_fake_request *rq, size_t *len);
+kn_fake_broker *kn_fake_broker_start_answering(kn_fake_answer_fn answer, void *opaque);
 int kn_fake_broker_port(const kn_fake_broker *fb);
 /* Stops the thread, closes every connection and the listener, frees fb. */
 void kn_fake_broker_stop(kn_fake_broker *fb);
