@@ -254,12 +254,6 @@ static knp_batch *batch_new(knp_acc *acc, knp_partq *pq, int64_t now_ms) {
     return b;
 }
 
-int32_t knp_rec_size(const knp_rec *rec, int32_t offset_delta, int64_t ts_delta) {
-    size_t n = kn_rb_record_size(offset_delta, ts_delta, rec->key, rec->value, rec->headers,
-                                 rec->header_count);
-    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
-}
-
 /* rec's size as the next record of b (NULL: a new batch's first), and
  * its body's size for kn_rb_builder_append_body: the record is sized
  * once, for the batch.size check and for its encoding. The deltas are

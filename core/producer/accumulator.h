@@ -284,7 +284,4 @@ void knp_acc_complete(knp_acc *acc, knp_batch *b, int err, int64_t base_offset,
 knp_batch *knp_acc_take_done(knp_acc *acc);
 void knp_batch_free(knp_batch *b);
 
-/* Bytes a record adds to a batch (the size the partitioner counts). */
-int32_t knp_rec_size(const knp_rec *rec, int32_t offset_delta, int64_t ts_delta);
-
 #endif
