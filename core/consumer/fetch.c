@@ -64,6 +64,8 @@ int knc_fill_fetch(const knc_config *cfg, knc_node *node, const knw_metadata *md
         want[i].topic = req->names[req->parts[i].topic_idx];
         want[i].partition = req->parts[i].partition;
         want[i].offset = req->parts[i].offset;
+        knc_part tmp = {.topic = want[i].topic, .partition = want[i].partition};
+        knc_leader(md, &tmp, &want[i].leader_epoch, NULL);
     }
     knc_sess_part *forgotten;
     int32_t nforgotten;
@@ -94,11 +96,8 @@ int knc_fill_fetch(const knc_config *cfg, knc_node *node, const knw_metadata *md
                 continue;
             const knc_req_part *rp = &req->parts[i];
             kp_FetchRequest_FetchPartition *fp = &ft->partitions.items[ft->partitions.count++];
-            knc_part tmp = {.topic = req->names[t], .partition = rp->partition};
-            int32_t epoch;
-            knc_leader(md, &tmp, &epoch, NULL);
             fp->partition = rp->partition;
-            fp->current_leader_epoch = epoch;
+            fp->current_leader_epoch = want[i].leader_epoch;
             fp->fetch_offset = rp->offset;
             fp->last_fetched_epoch = -1;
             fp->log_start_offset = -1;
@@ -219,6 +218,8 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
     } else if (resp->err || !r || r->error_code != 0) {
         int err = resp->err ? resp->err : r ? r->error_code : KN_ERR__PROTOCOL;
         c->stats.fetch_errors++;
+        kn_log(knc_logger(c), KN_LOG_DEBUG, "Fetch from broker %d (session epoch %d) failed: %s",
+               (int)req->node_id, (int)req->sent_epoch, kn_err_name(err));
         if (node)
             node->backoff_until_ms = now + c->cfg.retry_backoff_ms;
         refresh = err != KN_ERR__CLOSED;
@@ -247,6 +248,8 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                 }
                 if (p->fetched && act != KNC_ACT_OK) {
                     /* Read-ahead: the buffered records come first. */
+                    kn_log(knc_logger(c), KN_LOG_DEBUG, "%s [%d]: read-ahead Fetch at offset %lld: %s",
+                           p->topic, (int)p->partition, (long long)rp->offset, kn_err_name(pd->error_code));
                     refresh |= act == KNC_ACT_REFRESH_METADATA;
                     p->retry_at_ms = now + c->cfg.retry_backoff_ms;
                     continue;
@@ -299,6 +302,9 @@ static void knc_fetch_done(knw_client *client, knw_resp *resp, void *opaque) {
                     refresh = true;
                     /* fall through */
                 case KNC_ACT_RETRY:
+                    kn_log(knc_logger(c), KN_LOG_DEBUG, "%s [%d]: Fetch at offset %lld from broker %d: %s",
+                           p->topic, (int)p->partition, (long long)rp->offset, (int)req->node_id,
+                           kn_err_name(pd->error_code));
                     p->retry_at_ms = now + c->cfg.retry_backoff_ms;
                     break;
                 case KNC_ACT_RESET:

@@ -3,13 +3,15 @@
  *
  *   no session --full fetch (id 0, epoch 0)--> answer with id != 0:
  *       session (id, epoch 1)
- *   session --incremental (id, epoch n): only new or moved partitions,
+ *   session --incremental (id, epoch n): only new, moved or re-led partitions,
  *       plus a forgotten list--> success: epoch n+1
  *   any error (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
  *       a lost connection, ...) --> no session: the next fetch is full
  *
  * The session remembers what the broker remembers: every partition of
- * the last request plan with the fetch offset last sent for it, sorted
+ * the last request plan with the fetch offset and leader epoch last sent
+ * for it (as Java's session handler, a partition whose epoch changed is
+ * listed again: the broker answers from the epoch it holds), sorted
  * by (topic, partition) so each plan is one merge. A
  * partition the plan no longer wants (paused, reset, moved, unassigned)
  * is listed as forgotten so the broker stops reading it for us.
@@ -100,7 +102,8 @@ int knc_session_plan(knc_session *s, const knc_sess_part *want, int32_t n, bool 
         if (o < old_count &&
             knc_sess_cmp(s->parts[o].topic, s->parts[o].partition, w->topic, w->partition) == 0)
             at = o++;
-        include[refs[k].idx] = at < 0 || s->parts[at].offset != w->offset;
+        include[refs[k].idx] =
+            at < 0 || s->parts[at].offset != w->offset || s->parts[at].leader_epoch != w->leader_epoch;
         if (at >= 0) {
             next[m].topic = s->parts[at].topic;
             lent[at] = true;
@@ -109,6 +112,7 @@ int knc_session_plan(knc_session *s, const knc_sess_part *want, int32_t n, bool 
         }
         next[m].partition = w->partition;
         next[m].offset = w->offset;
+        next[m].leader_epoch = w->leader_epoch;
         m++;
     }
     while (o < old_count)

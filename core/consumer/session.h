@@ -13,7 +13,8 @@
 typedef struct knc_sess_part {
     char *topic; /* owned */
     int32_t partition;
-    int64_t offset; /* the fetch offset last sent */
+    int64_t offset;       /* the fetch offset last sent */
+    int32_t leader_epoch; /* the current_leader_epoch last sent */
 } knc_sess_part;
 
 typedef struct knc_session {
@@ -26,7 +27,10 @@ typedef struct knc_session {
 
 /* Plans the next Fetch to the broker for the partitions want[0..n)
  * (topic strings are copied): include[i] tells whether partition i must
- * be listed (new to the session or moved; always for a full fetch);
+ * be listed (new to the session, moved, or with another leader epoch:
+ * the broker checks the epoch it holds in the session, so one it never
+ * hears of would answer FENCED_LEADER_EPOCH for ever; always for a full
+ * fetch);
  * *forgotten (owned by the caller: knc_session_forgotten_free) lists
  * the session's partitions no longer wanted. *session_id and *epoch go
  * into the request (epoch 0 with id 0: a full fetch opening a session).

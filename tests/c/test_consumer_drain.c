@@ -279,11 +279,11 @@ static void test_committed_states(void **state) {
     knc_part_free(p);
 }
 
-/* KIP-227: full fetch, then only moved or new partitions plus the
+/* KIP-227: full fetch, then only moved, new or re-led partitions plus the
  * forgotten ones; errors fall back to a full fetch. */
 static void test_fetch_session(void **state) {
     knc_session s = {0};
-    knc_sess_part want[3] = {{"a", 0, 10}, {"a", 1, 20}, {"b", 0, 30}};
+    knc_sess_part want[3] = {{"a", 0, 10, 3}, {"a", 1, 20, 3}, {"b", 0, 30, 3}};
     bool inc[3];
     knc_sess_part *forgot;
     int32_t nf, id, epoch;
@@ -296,7 +296,7 @@ static void test_fetch_session(void **state) {
     assert_int_equal(s.id, 777);
     assert_int_equal(s.epoch, 1);
     /* a/1 moved, b/0 dropped (paused), a/0 unchanged, c/5 new */
-    knc_sess_part want2[3] = {{"a", 0, 10}, {"a", 1, 25}, {"c", 5, 0}};
+    knc_sess_part want2[3] = {{"a", 0, 10, 3}, {"a", 1, 25, 3}, {"c", 5, 0, 3}};
     assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
     assert_int_equal(id, 777);
     assert_int_equal(epoch, 1);
@@ -314,6 +314,20 @@ static void test_fetch_session(void **state) {
     assert_int_equal(epoch, 2);
     assert_false(inc[0] || inc[1] || inc[2]);
     assert_int_equal(nf, 0);
+    knc_session_answer(&s, 2, 0, 777);
+    /* a/0's leader epoch moved on (a restarted broker leads it again), at
+     * the same offset: listed again, or the broker would keep checking
+     * the epoch it holds and answer FENCED_LEADER_EPOCH for ever */
+    want2[0].leader_epoch = 7;
+    assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_int_equal(epoch, 3);
+    assert_true(inc[0]);
+    assert_false(inc[1] || inc[2]);
+    knc_session_answer(&s, 3, 0, 777);
+    assert_int_equal(knc_session_plan(&s, want2, 3, true, inc, &forgot, &nf, &id, &epoch), 0);
+    assert_false(inc[0] || inc[1] || inc[2]);
+    knc_session_answer(&s, 4, 0, 777);
+    assert_int_equal(s.epoch, 5);
     /* a stale session: back to a full fetch that lists everything */
     knc_session_answer(&s, 2, KN_ERR_INVALID_FETCH_SESSION_EPOCH, 0);
     assert_int_equal(s.id, 0);

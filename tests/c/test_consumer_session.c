@@ -133,9 +133,9 @@ static void *fail_realloc(void *p, size_t n) { return alloc_countdown-- == 0 ? N
 
 static void test_session_nomem(void **state) {
     (void)state;
-    knc_sess_part first[4] = {{"a", 0, 10}, {"a", 1, 20}, {"b", 0, 30}, {"b", 1, 40}};
+    knc_sess_part first[4] = {{"a", 0, 10, 0}, {"a", 1, 20, 0}, {"b", 0, 30, 0}, {"b", 1, 40, 0}};
     /* a/1 moved, b/0 dropped, a/0 kept, c/5 and c/6 new, b/1 kept */
-    knc_sess_part second[5] = {{"c", 5, 0}, {"a", 0, 10}, {"a", 1, 25}, {"b", 1, 40}, {"c", 6, 1}};
+    knc_sess_part second[5] = {{"c", 5, 0, 0}, {"a", 0, 10, 0}, {"a", 1, 25, 0}, {"b", 1, 40, 0}, {"c", 6, 1, 0}};
     kn_allocator a = {fail_malloc, fail_realloc, free};
     int saw_nomem = 0;
     for (int fail_at = 0; fail_at < 40; fail_at++) {
