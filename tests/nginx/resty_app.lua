@@ -45,8 +45,8 @@ local function handler(records)
   end
 end
 
--- Library log records into error.log (WARN and up): what the test
--- prints when it fails.
+-- Library log records into error.log (WARN and up, or the level the
+-- test's KN_RESTY_LOG_LEVEL names): what the test prints when it fails.
 local function log_to_nginx(level, message)
   ngx.log(level == "ERROR" and ngx.ERR or ngx.WARN, "kafka-native: ", message)
 end
@@ -60,9 +60,9 @@ function M.init_worker()
   for k, v in pairs(common) do pconf[k] = v; cconf[k] = v end
   local ok, err = resty.init_worker({
     producer = pconf,
-    producer_options = { failed_records = true, log = log_to_nginx, log_level = "warn" },
+    producer_options = { failed_records = true, log = log_to_nginx, log_level = cfg.log_level },
     consumer = cconf,
-    consumer_options = { log = log_to_nginx, log_level = "warn" },
+    consumer_options = { log = log_to_nginx, log_level = cfg.log_level },
     subscribe = { cfg.topic },
     handler = handler,
     socket_dir = cfg.socket_dir,

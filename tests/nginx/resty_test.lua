@@ -157,6 +157,7 @@ local function run()
     LUA_PATH = root .. "/bindings/lua/?.lua;" .. root .. "/tests/nginx/?.lua;;",
     LUA_CPATH = jit_dir .. "/?.so;;",
     BOOTSTRAP = bootstrap, TOPIC = topic, GROUP = group,
+    LOG_LEVEL = os.getenv("KN_RESTY_LOG_LEVEL") or "warn",
   }
   conf = conf:gsub("%${([%u_]+)}", function(k) return assert(fields[k], "no field " .. k) end)
   write_file(prefix .. "/nginx.conf", conf)
