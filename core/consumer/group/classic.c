@@ -367,8 +367,24 @@ static void kng_sync_done(knw_client *client, knw_resp *resp, void *opaque) {
     int err = resp->err ? resp->err : !sr ? KN_ERR__PROTOCOL : sr->error_code;
     kn_log(knc_logger(c), KN_LOG_DEBUG, "group %s: SyncGroup generation %d: %s", c->cfg.group_id,
            (int)r->u.sync.generation_id, err ? kn_err_name(err) : "ok");
-    if (knc_closed(c) || g->state != KNG_SYNCING || r->u.sync.generation_id != g->generation)
+    if (knc_closed(c) || g->state != KNG_SYNCING)
         goto out;
+    if (r->u.sync.generation_id != g->generation) {
+        /* Fenced while syncing: a heartbeat for this generation was
+         * answered ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID after the
+         * JoinGroup answer, and kng_hb_done dropped the generation but
+         * left SYNCING to this answer. It is the last thing in flight:
+         * ignoring it left the member in SYNCING for ever. Join again,
+         * as Java does when the heartbeat cleared the generation; what
+         * a cooperative member still owns is lost, as after any
+         * fencing heartbeat. */
+        bool known = g->member_id && g->member_id[0]; /* UNKNOWN_MEMBER_ID cleared it */
+        kng_join_failed(c, known ? KN_ERR_ILLEGAL_GENERATION : KN_ERR_UNKNOWN_MEMBER_ID,
+                        "SyncGroup answered after the member was fenced");
+        if (g->state == KNG_UNJOINED && knc_table_count(&c->table))
+            kng_set_state(c, KNG_LOST);
+        goto out;
+    }
     if (err) {
         kng_join_failed(c, err, "SyncGroup");
         goto out;
@@ -524,6 +540,9 @@ static void kng_hb_done(knw_client *client, knw_resp *resp, void *opaque) {
             kng_set_member_id(c, NULL, 0);
         kng_set_generation(c, -1);
         snprintf(g->reason, sizeof g->reason, "heartbeat: %s", kn_err_name(err));
+        /* A join round in flight is left to its answer: JoinGroup's
+         * sets a new generation; SyncGroup's, now for a dropped one,
+         * sends the member back to join (kng_sync_done). */
         if (g->state != KNG_JOINING && g->state != KNG_SYNCING)
             kng_set_state(c, knc_table_count(&c->table) ? KNG_LOST : KNG_UNJOINED);
     } else if (err == KN_ERR_FENCED_INSTANCE_ID) {
