@@ -60,12 +60,17 @@ int knc_fill_fetch(const knc_config *cfg, knc_node *node, const knw_metadata *md
     bool *include = kn_arena_alloc(&req->arena, (size_t)n * sizeof(*include));
     if (!want || !include)
         return KN_ERR__NOMEM;
-    for (int32_t i = 0; i < n; i++) {
-        want[i].topic = req->names[req->parts[i].topic_idx];
-        want[i].partition = req->parts[i].partition;
-        want[i].offset = req->parts[i].offset;
-        knc_part tmp = {.topic = want[i].topic, .partition = want[i].partition};
-        knc_leader(md, &tmp, &want[i].leader_epoch, NULL);
+    /* The leader epoch goes into the plan too (the broker checks the one
+     * its session holds); one metadata lookup per topic. */
+    for (int32_t t = 0; t < req->topic_count; t++) {
+        const knw_topic *kt = knw_metadata_topic(md, req->names[t]);
+        for (int32_t i = req->topic_start[t]; i < req->topic_start[t + 1]; i++) {
+            const knw_partition *kp = knc_md_partition(kt, req->parts[i].partition);
+            want[i].topic = req->names[t];
+            want[i].partition = req->parts[i].partition;
+            want[i].offset = req->parts[i].offset;
+            want[i].leader_epoch = kp ? kp->leader_epoch : -1;
+        }
     }
     knc_sess_part *forgotten;
     int32_t nforgotten;

@@ -18,15 +18,20 @@ void knc_req_free(knc_req *req) {
     kn_free(req);
 }
 
+const knw_partition *knc_md_partition(const knw_topic *t, int32_t partition) {
+    if (!t || partition < 0 || partition >= t->partition_count)
+        return NULL;
+    const knw_partition *kp = &t->partitions[partition];
+    return kp->partition == partition ? kp : NULL;
+}
+
 /* The leader of p in md, or -1 (then *epoch is -1 too). */
 int32_t knc_leader(const knw_metadata *md, const knc_part *p, int32_t *epoch,
                           kn_uuid *topic_id) {
     *epoch = -1;
     const knw_topic *t = knw_metadata_topic(md, p->topic);
-    if (!t || p->partition >= t->partition_count)
-        return -1;
-    const knw_partition *kp = &t->partitions[p->partition];
-    if (kp->partition != p->partition)
+    const knw_partition *kp = knc_md_partition(t, p->partition);
+    if (!kp)
         return -1;
     *epoch = kp->leader_epoch;
     if (topic_id)

@@ -53,6 +53,9 @@ void knc_req_free(knc_req *req);
 /* The leader of p in md, or -1 (then *epoch is -1 too); *topic_id (if
  * not NULL) gets the topic's id. */
 int32_t knc_leader(const knw_metadata *md, const knc_part *p, int32_t *epoch, kn_uuid *topic_id);
+/* Partition `partition` of t (NULL when t is NULL or lacks it): one
+ * topic lookup serves all of a request's partitions of that topic. */
+const knw_partition *knc_md_partition(const knw_topic *t, int32_t partition);
 /* Builds the request skeleton for chosen[0..n) (all led by node_id),
  * remembering c for the answer (its callback takes c->lock):
  * topics in first-seen order, partitions in chosen order within each;
