@@ -430,7 +430,11 @@ static void test_offset_queries(void **state) {
     /* lag from the fetch responses */
     int64_t lag;
     assign_all(c, known_topic, 1);
-    assert_int_equal(kn_consumer_lag(c, known_topic, 0, &lag), KN_ERR__NOT_FOUND);
+    /* Unknown until a Fetch answers; the network thread may already have
+     * had one answered by now (a fast broker: Kafka 3.9.2 in CI's version
+     * matrix did), so either is right here, but never another error. */
+    int lrc = kn_consumer_lag(c, known_topic, 0, &lag);
+    assert_true(lrc == KN_ERR__NOT_FOUND || lrc == KN_OK);
     assert_int_equal(read_known(c, 0, 100, 10000), 100);
     assert_int_equal(kn_consumer_lag(c, known_topic, 0, &lag), KN_OK);
     assert_int_equal(lag, 900);
